@@ -1,0 +1,342 @@
+//! Configuration: every environment variable the server reads, read once at start-up.
+//!
+//! Nothing else in the program reads the environment: `Config` is passed down as plain values.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+/// A configuration value that could not be used. The message names the variable and says
+/// what would be accepted, so the user knows exactly what to change.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid {var}={value:?}: {expected}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub value: String,
+    pub expected: String,
+}
+
+/// The API key. Its `Debug` and `Display` never show the key, so it cannot leak into a log
+/// line or an error message by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+    /// The key itself: only for the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Retry behaviour for requests that are safe to repeat.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryConfig {
+    /// Total number of attempts for one request (the first one included).
+    pub max_attempts: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+    /// A server-requested wait (`Retry-After`, `Backoff`) longer than this is not slept
+    /// through: the call fails at once with `ZOTERO_RATE_LIMITED`.
+    pub max_wait: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheConfig {
+    pub ttl: Duration,
+    pub max_entries: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub api_key: Option<ApiKey>,
+    pub user_id: Option<u64>,
+    /// Base URL without a trailing slash, `http://` or `https://`.
+    pub api_base: String,
+    pub debug: bool,
+    /// A `tracing` filter directive such as `info` or `debug`.
+    pub log_level: String,
+    pub retry: RetryConfig,
+    /// `None` when the read cache is off.
+    pub read_cache: Option<CacheConfig>,
+    pub upload_max_bytes: u64,
+    pub timeout: Duration,
+}
+
+pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
+
+/// The variables a user must set before any tool can reach Zotero.
+pub const CREDENTIAL_VARS: [&str; 2] = ["ZOTERO_API_KEY", "ZOTERO_USER_ID"];
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_map(&std::env::vars().collect())
+    }
+
+    /// Reads configuration from a map of variables (the environment, or a test's map).
+    pub fn from_map(env: &HashMap<String, String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| {
+            env.get(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+
+        let api_key = get("ZOTERO_API_KEY").map(ApiKey::new);
+        let user_id = match get("ZOTERO_USER_ID") {
+            None => None,
+            Some(v) => Some(v.parse::<u64>().map_err(|_| ConfigError {
+                var: "ZOTERO_USER_ID",
+                value: v.clone(),
+                expected:
+                    "the numeric user ID shown at https://www.zotero.org/settings/keys".into(),
+            })?),
+        };
+
+        let api_base = match get("ZOTERO_API_BASE") {
+            None => DEFAULT_API_BASE.to_string(),
+            Some(v) => parse_base(&v)?,
+        };
+
+        let debug = parse_bool(&get, "ZOTERO_MCP_DEBUG", false)?;
+        let log_level = match get("ZOTERO_MCP_LOG_LEVEL") {
+            None => "info".to_string(),
+            Some(v) => {
+                let lower = v.to_ascii_lowercase();
+                let level = match lower.as_str() {
+                    "warning" => "warn",
+                    "critical" | "fatal" => "error",
+                    other => other,
+                };
+                if !["trace", "debug", "info", "warn", "error", "off"].contains(&level) {
+                    return Err(ConfigError {
+                        var: "ZOTERO_MCP_LOG_LEVEL",
+                        value: v,
+                        expected: "one of TRACE, DEBUG, INFO, WARN, ERROR, OFF".into(),
+                    });
+                }
+                level.to_string()
+            }
+        };
+
+        let max_attempts = parse_num::<u32>(&get, "ZOTERO_RETRY_MAX_ATTEMPTS", 3)?;
+        if max_attempts == 0 {
+            return Err(ConfigError {
+                var: "ZOTERO_RETRY_MAX_ATTEMPTS",
+                value: "0".into(),
+                expected: "a whole number of at least 1 (1 means no retry)".into(),
+            });
+        }
+        let retry = RetryConfig {
+            max_attempts,
+            base_delay: parse_secs(&get, "ZOTERO_RETRY_BASE_DELAY", 0.5)?,
+            max_delay: parse_secs(&get, "ZOTERO_RETRY_MAX_DELAY", 4.0)?,
+            max_wait: parse_secs(&get, "ZOTERO_RETRY_MAX_WAIT", 30.0)?,
+        };
+
+        let read_cache = if parse_bool(&get, "ZOTERO_READ_CACHE", false)? {
+            let ttl = parse_secs(&get, "ZOTERO_READ_CACHE_TTL", 30.0)?;
+            let max_entries = parse_num::<usize>(&get, "ZOTERO_READ_CACHE_MAX", 128)?;
+            Some(CacheConfig { ttl, max_entries })
+        } else {
+            // Still validate them: a typo should not wait until the cache is switched on.
+            parse_secs(&get, "ZOTERO_READ_CACHE_TTL", 30.0)?;
+            parse_num::<usize>(&get, "ZOTERO_READ_CACHE_MAX", 128)?;
+            None
+        };
+
+        let upload_max_bytes = parse_num::<u64>(&get, "ZOTERO_UPLOAD_MAX_BYTES", 52_428_800)?;
+        let timeout = parse_secs(&get, "ZOTERO_TIMEOUT_SECONDS", 30.0)?;
+        if timeout.is_zero() {
+            return Err(ConfigError {
+                var: "ZOTERO_TIMEOUT_SECONDS",
+                value: "0".into(),
+                expected: "a positive number of seconds".into(),
+            });
+        }
+
+        Ok(Config {
+            api_key,
+            user_id,
+            api_base,
+            debug,
+            log_level,
+            retry,
+            read_cache,
+            upload_max_bytes,
+            timeout,
+        })
+    }
+
+    /// The credential variables that are not set, in the order a user should set them.
+    pub fn missing_credentials(&self) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        if self.api_key.is_none() {
+            missing.push(CREDENTIAL_VARS[0]);
+        }
+        if self.user_id.is_none() {
+            missing.push(CREDENTIAL_VARS[1]);
+        }
+        missing
+    }
+}
+
+fn parse_base(v: &str) -> Result<String, ConfigError> {
+    let lower = v.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with('/') && !v.contains(['?', '#']) => {
+            Ok(v.trim_end_matches('/').to_string())
+        }
+        _ => Err(ConfigError {
+            var: "ZOTERO_API_BASE",
+            value: v.to_string(),
+            expected: "an http:// or https:// URL such as https://api.zotero.org".into(),
+        }),
+    }
+}
+
+fn parse_bool(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    match get(var) {
+        None => Ok(default),
+        Some(v) => match v.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(ConfigError {
+                var,
+                value: v,
+                expected: "1 or 0 (true/false, yes/no, on/off)".into(),
+            }),
+        },
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: T,
+) -> Result<T, ConfigError> {
+    match get(var) {
+        None => Ok(default),
+        Some(v) => v.parse::<T>().map_err(|_| ConfigError {
+            var,
+            value: v,
+            expected: "a non-negative whole number".into(),
+        }),
+    }
+}
+
+fn parse_secs(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: f64,
+) -> Result<Duration, ConfigError> {
+    let secs = match get(var) {
+        None => default,
+        Some(v) => match v.parse::<f64>() {
+            Ok(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => s,
+            _ => {
+                return Err(ConfigError {
+                    var,
+                    value: v,
+                    expected: "a number of seconds between 0 and 86400, such as 0.5".into(),
+                })
+            }
+        },
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_map(
+            &pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn defaults_match_the_documented_ones() {
+        let c = cfg(&[]).unwrap();
+        assert!(c.api_key.is_none() && c.user_id.is_none());
+        assert_eq!(c.api_base, "https://api.zotero.org");
+        assert_eq!(c.log_level, "info");
+        assert_eq!(c.retry.max_attempts, 3);
+        assert_eq!(c.retry.base_delay, Duration::from_millis(500));
+        assert_eq!(c.retry.max_delay, Duration::from_secs(4));
+        assert_eq!(c.retry.max_wait, Duration::from_secs(30));
+        assert!(c.read_cache.is_none());
+        assert_eq!(c.upload_max_bytes, 52_428_800);
+        assert_eq!(c.timeout, Duration::from_secs(30));
+        assert_eq!(
+            c.missing_credentials(),
+            vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]
+        );
+    }
+
+    #[test]
+    fn malformed_values_name_the_variable() {
+        for (var, value) in [
+            ("ZOTERO_RETRY_MAX_ATTEMPTS", "abc"),
+            ("ZOTERO_RETRY_MAX_ATTEMPTS", "0"),
+            ("ZOTERO_RETRY_BASE_DELAY", "-1"),
+            ("ZOTERO_READ_CACHE", "maybe"),
+            ("ZOTERO_READ_CACHE_TTL", "x"),
+            ("ZOTERO_USER_ID", "alice"),
+            ("ZOTERO_API_BASE", "ftp://example.org"),
+            ("ZOTERO_MCP_LOG_LEVEL", "loud"),
+            ("ZOTERO_TIMEOUT_SECONDS", "0"),
+            ("ZOTERO_UPLOAD_MAX_BYTES", "1e9"),
+        ] {
+            let err = cfg(&[(var, value)]).unwrap_err();
+            assert_eq!(err.var, var);
+            assert!(err.to_string().contains(var), "{err}");
+        }
+    }
+
+    #[test]
+    fn cache_and_base_are_parsed() {
+        let c = cfg(&[
+            ("ZOTERO_READ_CACHE", "1"),
+            ("ZOTERO_READ_CACHE_TTL", "5"),
+            ("ZOTERO_READ_CACHE_MAX", "7"),
+            ("ZOTERO_API_BASE", "http://127.0.0.1:8080/"),
+            ("ZOTERO_MCP_LOG_LEVEL", "DEBUG"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.read_cache,
+            Some(CacheConfig {
+                ttl: Duration::from_secs(5),
+                max_entries: 7
+            })
+        );
+        assert_eq!(c.api_base, "http://127.0.0.1:8080");
+        assert_eq!(c.log_level, "debug");
+    }
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::new("supersecret");
+        assert!(!format!("{key:?}").contains("supersecret"));
+    }
+}

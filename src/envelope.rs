@@ -1,0 +1,159 @@
+//! The response envelope every tool answers with: `{ok, data, error}`, and the public error codes.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+/// The public error codes of the seed's "Error Mapping", plus `ZOTERO_INTERNAL_ERROR` for a
+/// defect inside the server itself (a panic caught at the tool boundary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ErrorCode {
+    #[serde(rename = "ZOTERO_AUTH_ERROR")]
+    Auth,
+    #[serde(rename = "ZOTERO_NOT_FOUND")]
+    NotFound,
+    #[serde(rename = "ZOTERO_RATE_LIMITED")]
+    RateLimited,
+    #[serde(rename = "ZOTERO_VALIDATION_ERROR")]
+    Validation,
+    #[serde(rename = "ZOTERO_UPSTREAM_ERROR")]
+    Upstream,
+    #[serde(rename = "ZOTERO_INTERNAL_ERROR")]
+    Internal,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Auth => "ZOTERO_AUTH_ERROR",
+            ErrorCode::NotFound => "ZOTERO_NOT_FOUND",
+            ErrorCode::RateLimited => "ZOTERO_RATE_LIMITED",
+            ErrorCode::Validation => "ZOTERO_VALIDATION_ERROR",
+            ErrorCode::Upstream => "ZOTERO_UPSTREAM_ERROR",
+            ErrorCode::Internal => "ZOTERO_INTERNAL_ERROR",
+        }
+    }
+
+    /// The code for an HTTP status that Zotero answered with, as the seed maps it.
+    pub fn for_status(status: u16) -> ErrorCode {
+        match status {
+            401 | 403 => ErrorCode::Auth,
+            404 => ErrorCode::NotFound,
+            429 => ErrorCode::RateLimited,
+            400 | 409 | 412 | 413 | 415 | 422 => ErrorCode::Validation,
+            _ => ErrorCode::Upstream,
+        }
+    }
+}
+
+/// A failed tool call, as the caller sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Map<String, Value>,
+}
+
+impl ToolError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: Map::new(),
+        }
+    }
+
+    /// A local validation failure naming the offending field.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        let mut e = Self::new(ErrorCode::Validation, message);
+        e.details
+            .insert("field".into(), Value::String(field.into()));
+        e
+    }
+
+    pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.into(), value.into());
+        self
+    }
+}
+
+/// The envelope for a successful call.
+pub fn ok(data: Value) -> Value {
+    json!({ "ok": true, "data": data, "error": null })
+}
+
+/// The envelope for a failed call.
+pub fn err(e: &ToolError) -> Value {
+    json!({
+        "ok": false,
+        "data": null,
+        "error": { "code": e.code.as_str(), "message": e.message, "details": e.details }
+    })
+}
+
+/// The JSON Schema of the envelope around a tool's `data` schema (the tool's output schema).
+pub fn output_schema(data_schema: Value, defs: Value) -> Value {
+    json!({
+        "type": "object",
+        "$defs": defs,
+        "properties": {
+            "ok": { "type": "boolean" },
+            "data": { "anyOf": [data_schema, { "type": "null" }] },
+            "error": {
+                "anyOf": [
+                    {
+                        "type": "object",
+                        "properties": {
+                            "code": { "type": "string" },
+                            "message": { "type": "string" },
+                            "details": { "type": "object" }
+                        },
+                        "required": ["code", "message", "details"]
+                    },
+                    { "type": "null" }
+                ]
+            }
+        },
+        "required": ["ok", "data", "error"]
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_mapping_follows_the_seed() {
+        for (s, c) in [
+            (401, "ZOTERO_AUTH_ERROR"),
+            (403, "ZOTERO_AUTH_ERROR"),
+            (404, "ZOTERO_NOT_FOUND"),
+            (429, "ZOTERO_RATE_LIMITED"),
+            (400, "ZOTERO_VALIDATION_ERROR"),
+            (409, "ZOTERO_VALIDATION_ERROR"),
+            (412, "ZOTERO_VALIDATION_ERROR"),
+            (413, "ZOTERO_VALIDATION_ERROR"),
+            (415, "ZOTERO_VALIDATION_ERROR"),
+            (422, "ZOTERO_VALIDATION_ERROR"),
+            (500, "ZOTERO_UPSTREAM_ERROR"),
+            (503, "ZOTERO_UPSTREAM_ERROR"),
+            (302, "ZOTERO_UPSTREAM_ERROR"),
+            (418, "ZOTERO_UPSTREAM_ERROR"),
+        ] {
+            assert_eq!(ErrorCode::for_status(s).as_str(), c, "status {s}");
+        }
+    }
+
+    #[test]
+    fn envelopes_have_the_seed_shape() {
+        let e = ToolError::invalid("limit", "limit must be between 1 and 100");
+        let v = err(&e);
+        assert_eq!(v["ok"], false);
+        assert_eq!(v["data"], Value::Null);
+        assert_eq!(v["error"]["code"], "ZOTERO_VALIDATION_ERROR");
+        assert_eq!(v["error"]["details"]["field"], "limit");
+        let v = ok(json!({"x": 1}));
+        assert_eq!(v["ok"], true);
+        assert_eq!(v["error"], Value::Null);
+        assert_eq!(v["data"]["x"], 1);
+    }
+}

@@ -1,0 +1,177 @@
+//! The MCP server: the `ServerHandler` that lists the tools and runs each call inside a
+//! span carrying its `correlation_id`, turning every outcome (a panic included) into the
+//! `{ok, data, error}` envelope.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::envelope::{self, ErrorCode, ToolError};
+use crate::tools::{ToolContext, ToolName, ToolSpec};
+use crate::zotero::api::ZoteroClient;
+
+#[derive(Clone)]
+pub struct ZoteroServer {
+    client: Arc<ZoteroClient>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl ZoteroServer {
+    pub fn new(client: ZoteroClient) -> Self {
+        Self {
+            client: Arc::new(client),
+            tools: Arc::new(tool_definitions()),
+        }
+    }
+}
+
+/// The tools as `tools/list` publishes them.
+pub fn tool_definitions() -> Vec<Tool> {
+    ToolName::ALL.iter().map(|t| definition(t.spec())).collect()
+}
+
+fn as_object(v: Value) -> serde_json::Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn definition(spec: &ToolSpec) -> Tool {
+    let output = envelope::output_schema((spec.data_schema)(), crate::tools::schema::defs());
+    let annotations = ToolAnnotations::with_title(spec.title)
+        .read_only(spec.read_only)
+        .destructive(false)
+        .idempotent(spec.read_only)
+        .open_world(spec.open_world);
+    Tool::new_with_raw(
+        spec.name,
+        Some(Cow::Borrowed(spec.description)),
+        Arc::new(as_object((spec.input_schema)())),
+    )
+    .with_title(spec.title)
+    .with_raw_output_schema(Arc::new(as_object(output)))
+    .with_annotations(annotations)
+}
+
+/// A short random id that ties together every log line of one tool call.
+fn correlation_id() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+impl ServerHandler for ZoteroServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(
+                "Tools for the user's personal Zotero library. Search with \
+                 zotero_search_items before adding anything; fetch one item with \
+                 zotero_get_item; list collections with zotero_list_collections. Every tool \
+                 answers {ok, data, error}; error.code is one of ZOTERO_AUTH_ERROR, \
+                 ZOTERO_NOT_FOUND, ZOTERO_RATE_LIMITED, ZOTERO_VALIDATION_ERROR, \
+                 ZOTERO_UPSTREAM_ERROR.",
+            )
+    }
+
+    /// Protocol versions from 2025-03-26 on.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Owned(
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .filter(|v| v.as_str() >= ProtocolVersion::V_2025_03_26.as_str())
+                .cloned()
+                .collect(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(tool) = ToolName::from_name(&request.name) else {
+            let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.spec().name).collect();
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool '{}'; known tools: {}",
+                    request.name,
+                    known.join(", ")
+                ),
+                None,
+            ));
+        };
+        let name = tool.spec().name;
+        let span =
+            tracing::info_span!("tool_call", correlation_id = %correlation_id(), tool = name);
+        let ctx = ToolContext {
+            client: self.client.clone(),
+            cancel: context.ct.clone(),
+        };
+        let arguments = request.arguments;
+        let call = async move {
+            let started = Instant::now();
+            tracing::info!("tool call started");
+            let result = tool.run(&ctx, arguments.as_ref()).await;
+            let elapsed_ms = started.elapsed().as_millis() as u64;
+            match &result {
+                Ok(_) => tracing::info!(ok = true, elapsed_ms, "tool call finished"),
+                Err(e) => tracing::info!(
+                    ok = false, elapsed_ms, code = e.code.as_str(), message = %e.message,
+                    "tool call finished"
+                ),
+            }
+            result
+        }
+        .instrument(span.clone());
+
+        // A panic inside a tool ends that task only; the caller gets an error envelope and
+        // the server keeps serving.
+        let result = match tokio::spawn(call).await {
+            Ok(result) => result,
+            Err(join) => {
+                tracing::error!(parent: &span, panicked = join.is_panic(), "tool call aborted");
+                Err(ToolError::new(
+                    ErrorCode::Internal,
+                    format!("{name} failed inside the server; the server is still running"),
+                ))
+            }
+        };
+        Ok(tool_result(result).into())
+    }
+}
+
+/// The envelope as structured content, the same JSON as text, and `isError` when not ok.
+pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
+    let (envelope, is_error) = match &result {
+        Ok(data) => (envelope::ok(data.clone()), false),
+        Err(e) => (envelope::err(e), true),
+    };
+    let text = envelope.to_string();
+    let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
+    out.structured_content = Some(envelope);
+    out.is_error = Some(is_error);
+    out
+}

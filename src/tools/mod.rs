@@ -1,0 +1,82 @@
+//! The MCP tools: one file per tool, each with its spec (name, description, schemas, hints)
+//! and one function from raw arguments to the envelope's `data`.
+
+pub mod args;
+pub mod get_item;
+pub mod get_sort_values;
+pub mod list_collections;
+pub mod schema;
+pub mod search_items;
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::envelope::ToolError;
+use crate::zotero::api::ZoteroClient;
+
+/// What a tool publishes about itself.
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub input_schema: fn() -> Value,
+    /// The schema of the envelope's `data` on success.
+    pub data_schema: fn() -> Value,
+    /// Reads only (also: not destructive, idempotent).
+    pub read_only: bool,
+    /// Talks to Zotero (outside the server).
+    pub open_world: bool,
+}
+
+/// What a running tool call gets.
+pub struct ToolContext {
+    pub client: Arc<ZoteroClient>,
+    /// Cancelled when the MCP client cancels the call.
+    pub cancel: CancellationToken,
+}
+
+/// Every tool, so that dispatch is checked by the compiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolName {
+    SearchItems,
+    ListCollections,
+    GetItem,
+    GetSortValues,
+}
+
+impl ToolName {
+    pub const ALL: [ToolName; 4] = [
+        ToolName::SearchItems,
+        ToolName::ListCollections,
+        ToolName::GetItem,
+        ToolName::GetSortValues,
+    ];
+
+    pub fn spec(self) -> &'static ToolSpec {
+        match self {
+            ToolName::SearchItems => &search_items::SPEC,
+            ToolName::ListCollections => &list_collections::SPEC,
+            ToolName::GetItem => &get_item::SPEC,
+            ToolName::GetSortValues => &get_sort_values::SPEC,
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.spec().name == name)
+    }
+
+    pub async fn run(
+        self,
+        ctx: &ToolContext,
+        args: Option<&Map<String, Value>>,
+    ) -> Result<Value, ToolError> {
+        match self {
+            ToolName::SearchItems => search_items::run(ctx, args).await,
+            ToolName::ListCollections => list_collections::run(ctx, args).await,
+            ToolName::GetItem => get_item::run(ctx, args).await,
+            ToolName::GetSortValues => get_sort_values::run(ctx, args).await,
+        }
+    }
+}

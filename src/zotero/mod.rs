@@ -1,0 +1,7 @@
+//! The Zotero Web API client. Knows nothing about MCP.
+
+pub mod api;
+pub mod cache;
+pub mod error;
+pub mod http;
+pub mod model;
