@@ -1,0 +1,357 @@
+//! A stateful emulator of the Zotero Web API v3 (api.zotero.org) for integration tests.
+//!
+//! One wiremock `MockServer` with a single catch-all responder that dispatches on method and
+//! path over shared state. Behaviour follows the real server (github.com/zotero/dataserver):
+//! parameter validation and error bodies, quick search, tag/itemType filters, sorting, paging
+//! with `Total-Results` and `Link`, plus injectable faults (429, 503, 500, dropped connections,
+//! slow answers, `Backoff`). See `fixtures/README.md` for the default library.
+#![allow(dead_code)]
+// Test support: failing loudly is the right thing here, whatever the crate's lints say.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod library;
+mod params;
+mod routes;
+mod search;
+
+pub use library::Library;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
+
+/// The library owner's user id (the recordings' user, "Z public library").
+pub const USER_ID: u64 = 475425;
+/// The only API key the emulator accepts (24 characters, like real keys).
+pub const API_KEY: &str = "EmuKey0123456789abcdefAB";
+
+/// One request as the emulator received it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub method: String,
+    pub path: String,
+    pub query: Vec<(String, String)>,
+    /// Header names are lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Recorded {
+    /// The first value of a header (name compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        let name = name.to_ascii_lowercase();
+        self.headers
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// How a `Retry-After` header is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAfter {
+    /// `Retry-After: N`
+    Seconds(u64),
+    /// `Retry-After: <HTTP-date N seconds from now>`
+    HttpDate(u64),
+}
+
+/// What an injected fault does to a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FaultKind {
+    /// `429 Too Many Requests` with `Retry-After`; the request is not processed.
+    RateLimited { retry_after: RetryAfter },
+    /// `503 Service unavailable`, optionally with `Retry-After` and `Backoff`; not processed.
+    Unavailable {
+        retry_after: Option<RetryAfter>,
+        backoff: Option<u64>,
+    },
+    /// `500 An error occurred`; not processed.
+    ServerError,
+    /// Any status with a plain-text body; not processed.
+    Status(u16),
+    /// The request is processed normally, then the connection is cut mid-answer.
+    Drop,
+    /// The normal answer, delayed by this much (on top of the latency).
+    Slow(Duration),
+    /// The normal answer (even a 200) carrying `Backoff: N`.
+    BackoffHeader(u64),
+}
+
+/// A fault for the next `times` requests whose path starts with `path_prefix` (all if `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub kind: FaultKind,
+    pub path_prefix: Option<String>,
+    pub times: usize,
+}
+
+impl Fault {
+    /// A fault for the next request (any path).
+    pub fn once(kind: FaultKind) -> Fault {
+        Fault::times(kind, 1)
+    }
+    /// A fault for the next `n` requests (any path).
+    pub fn times(kind: FaultKind, n: usize) -> Fault {
+        Fault {
+            kind,
+            path_prefix: None,
+            times: n,
+        }
+    }
+    /// Restricts the fault to paths starting with `prefix`.
+    pub fn on(mut self, prefix: &str) -> Fault {
+        self.path_prefix = Some(prefix.to_string());
+        self
+    }
+}
+
+/// The emulator's mutable state, shared by the responder and the test.
+pub(crate) struct State {
+    /// Items in creation order (the order is the tie-breaker `itemID` of the real server).
+    pub(crate) items: Vec<serde_json::Value>,
+    pub(crate) collections: Vec<serde_json::Value>,
+    /// The library version: the highest version of any object; bumped by every write.
+    pub(crate) version: u64,
+    /// Full-text content per item key (only `qmode=everything` searches it).
+    pub(crate) fulltext: HashMap<String, String>,
+    requests: Vec<Recorded>,
+    faults: VecDeque<Fault>,
+    latency: Duration,
+}
+
+/// A running emulator. Dropping it stops the server.
+pub struct Emulator {
+    server: MockServer,
+    state: Arc<Mutex<State>>,
+}
+
+impl Emulator {
+    /// An emulator serving the default library of `fixtures/library/`.
+    pub async fn start() -> Emulator {
+        Emulator::with_library(Library::from_fixtures()).await
+    }
+
+    /// An emulator serving `lib`.
+    pub async fn with_library(lib: Library) -> Emulator {
+        let version = lib.effective_version();
+        let state = Arc::new(Mutex::new(State {
+            items: lib.items,
+            collections: lib.collections,
+            version,
+            fulltext: HashMap::new(),
+            requests: Vec::new(),
+            faults: VecDeque::new(),
+            latency: Duration::ZERO,
+        }));
+        let server = MockServer::start().await;
+        let responder = Responder {
+            base: server.uri(),
+            state: state.clone(),
+        };
+        Mock::given(wiremock::matchers::any())
+            .respond_with(responder)
+            .mount(&server)
+            .await;
+        Emulator { server, state }
+    }
+
+    /// The base URI clients use (as `ZOTERO_API_BASE`), e.g. `http://127.0.0.1:PORT`.
+    pub fn uri(&self) -> String {
+        self.server.uri()
+    }
+
+    /// Every request received so far, in order (including those that hit a fault).
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    /// How many requests with this method had a path starting with `path_prefix`.
+    pub fn count(&self, method: &str, path_prefix: &str) -> usize {
+        let st = self.state.lock().unwrap();
+        st.requests
+            .iter()
+            .filter(|r| r.method.eq_ignore_ascii_case(method) && r.path.starts_with(path_prefix))
+            .count()
+    }
+
+    /// Forgets the recorded requests.
+    pub fn reset_counts(&self) {
+        self.state.lock().unwrap().requests.clear();
+    }
+
+    /// Queues a fault (faults are matched first-in, first-out).
+    pub fn inject(&self, fault: Fault) {
+        if fault.times > 0 {
+            self.state.lock().unwrap().faults.push_back(fault);
+        }
+    }
+
+    /// A delay added to every answer.
+    pub fn set_latency(&self, d: Duration) {
+        self.state.lock().unwrap().latency = d;
+    }
+
+    /// Sets the full-text content of an item (searched by `qmode=everything`).
+    pub fn set_fulltext(&self, item_key: &str, text: &str) {
+        let mut st = self.state.lock().unwrap();
+        st.fulltext.insert(item_key.to_string(), text.to_string());
+    }
+
+    /// The current library version.
+    pub fn library_version(&self) -> u64 {
+        self.state.lock().unwrap().version
+    }
+
+    /// The stored JSON of an item (as kept, before derived `meta`/`links` are filled in).
+    pub fn item(&self, key: &str) -> Option<serde_json::Value> {
+        let st = self.state.lock().unwrap();
+        st.items.iter().find(|i| i["key"] == key).cloned()
+    }
+}
+
+/// An answer before it becomes a wiremock `ResponseTemplate`.
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Vec<u8>,
+    pub(crate) content_type: Option<&'static str>,
+}
+
+impl Answer {
+    /// A plain-text error answer, as the real server writes them.
+    pub(crate) fn text(status: u16, body: &str) -> Answer {
+        Answer {
+            status,
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+            content_type: Some("text/plain; charset=utf-8"),
+        }
+    }
+
+    pub(crate) fn json(value: &serde_json::Value) -> Answer {
+        Answer {
+            status: 200,
+            headers: Vec::new(),
+            body: serde_json::to_vec_pretty(value).unwrap(),
+            content_type: Some("application/json"),
+        }
+    }
+
+    pub(crate) fn header(mut self, name: &str, value: impl ToString) -> Answer {
+        self.headers.push((name.to_string(), value.to_string()));
+        self
+    }
+}
+
+struct Responder {
+    base: String,
+    state: Arc<Mutex<State>>,
+}
+
+fn retry_after_value(r: RetryAfter) -> String {
+    match r {
+        RetryAfter::Seconds(s) => s.to_string(),
+        RetryAfter::HttpDate(s) => {
+            httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(s))
+        }
+    }
+}
+
+impl Respond for Responder {
+    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
+        let recorded = Recorded {
+            method: request.method.as_str().to_string(),
+            path: request.url.path().to_string(),
+            query: request.url.query_pairs().into_owned().collect(),
+            headers: request
+                .headers
+                .iter()
+                .map(|(k, v)| {
+                    let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                    (k.as_str().to_ascii_lowercase(), v)
+                })
+                .collect(),
+            body: request.body.clone(),
+        };
+        let mut st = self.state.lock().unwrap();
+        st.requests.push(recorded.clone());
+        let latency = st.latency;
+        let fault = take_fault(&mut st.faults, &recorded.path);
+
+        let mut answer = match &fault {
+            Some(FaultKind::RateLimited { retry_after }) => Answer::text(429, "Too many requests")
+                .header("Retry-After", retry_after_value(*retry_after)),
+            Some(FaultKind::Unavailable {
+                retry_after,
+                backoff,
+            }) => {
+                let mut a = Answer::text(503, "Service unavailable");
+                if let Some(r) = retry_after {
+                    a = a.header("Retry-After", retry_after_value(*r));
+                }
+                if let Some(b) = backoff {
+                    a = a.header("Backoff", b);
+                }
+                a
+            }
+            Some(FaultKind::ServerError) => Answer::text(500, "An error occurred"),
+            Some(FaultKind::Status(code)) => {
+                Answer::text(*code, &format!("Emulated status {code}"))
+            }
+            _ => routes::handle(&mut st, &self.base, &recorded),
+        };
+        drop(st);
+
+        let mut delay = latency;
+        match fault {
+            Some(FaultKind::Slow(d)) => delay += d,
+            Some(FaultKind::BackoffHeader(n)) => answer = answer.header("Backoff", n),
+            _ => {}
+        }
+        let dropped = matches!(fault, Some(FaultKind::Drop));
+        to_template(answer, delay, dropped)
+    }
+}
+
+fn take_fault(faults: &mut VecDeque<Fault>, path: &str) -> Option<FaultKind> {
+    let idx = faults.iter().position(|f| match &f.path_prefix {
+        Some(p) => path.starts_with(p.as_str()),
+        None => true,
+    })?;
+    let f = &mut faults[idx];
+    let kind = f.kind.clone();
+    f.times -= 1;
+    if f.times == 0 {
+        faults.remove(idx);
+    }
+    Some(kind)
+}
+
+fn to_template(answer: Answer, delay: Duration, dropped: bool) -> ResponseTemplate {
+    let mut t = ResponseTemplate::new(answer.status).insert_header("Zotero-API-Version", "3");
+    for (k, v) in &answer.headers {
+        t = t.append_header(k.as_str(), v.as_str());
+    }
+    if dropped {
+        // Promise more bytes than are sent: hyper ends the body early and aborts the
+        // connection, so the client never receives a complete answer.
+        let promised = answer.body.len() + 4096;
+        t = t.insert_header("Content-Length", promised.to_string().as_str());
+    }
+    t = match answer.content_type {
+        Some(ct) if answer.status != 304 => t.set_body_raw(answer.body, ct),
+        _ => t,
+    };
+    if !delay.is_zero() {
+        t = t.set_delay(delay);
+    }
+    t
+}
