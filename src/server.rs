@@ -139,7 +139,7 @@ impl ServerHandler for ZoteroServer {
             match &result {
                 Ok(_) => tracing::info!(ok = true, elapsed_ms, "tool call finished"),
                 Err(e) => tracing::info!(
-                    ok = false, elapsed_ms, code = e.code.as_str(), message = %e.message,
+                    ok = false, elapsed_ms, code = e.code.as_str(), error = %e.message,
                     "tool call finished"
                 ),
             }

@@ -364,6 +364,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn answers_keep_status_body_retry_after_and_request_id() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("120"));
+        headers.insert("x-zotero-requestid", HeaderValue::from_static("abc123"));
+        let resp = ApiResponse {
+            status: 429,
+            headers,
+            body: Bytes::from_static(b"Too many requests"),
+            retries: 2,
+        };
+        let a = resp.answer();
+        assert_eq!(a.status, 429);
+        assert_eq!(a.body, "Too many requests");
+        assert_eq!(a.retry_after.as_deref(), Some("120"));
+        assert_eq!(a.request_id.as_deref(), Some("abc123"));
+    }
+
+    #[test]
     fn backoff_grows_and_is_capped() {
         let base = Duration::from_millis(500);
         let max = Duration::from_secs(4);
