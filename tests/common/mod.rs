@@ -179,3 +179,90 @@ pub fn to_answer(result: CallToolResult) -> Answer {
 pub fn obj(v: Value) -> Map<String, Value> {
     v.as_object().cloned().unwrap_or_default()
 }
+
+/// What a raw JSON-RPC session printed: every stdout line and every stderr line.
+pub struct RawSession {
+    pub responses: Vec<Value>,
+    pub stdout: String,
+    pub stderr: String,
+    pub status: std::process::ExitStatus,
+}
+
+/// Speaks raw JSON-RPC to the binary: sends `initialize` (with `protocol`), the
+/// `initialized` notification, then `requests` (each gets id 2, 3, ...), waits for every
+/// answer, closes stdin and collects everything the process printed.
+pub fn raw_session(env: &[(String, String)], protocol: &str, requests: &[Value]) -> RawSession {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.env_clear();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let send = |stdin: &mut std::process::ChildStdin, v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion": protocol, "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}}),
+    );
+    let mut reader = BufReader::new(stdout);
+    let mut stdout_text = String::new();
+    let mut responses = Vec::new();
+    let mut read_until = |id: u64, reader: &mut BufReader<std::process::ChildStdout>| loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("server closed stdout before answering id {id}");
+        }
+        stdout_text.push_str(&line);
+        let v: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
+        if v["id"] == id {
+            responses.push(v);
+            return;
+        }
+    };
+    read_until(1, &mut reader);
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    for (i, r) in requests.iter().enumerate() {
+        let id = i as u64 + 2;
+        let mut msg = r.clone();
+        msg["jsonrpc"] = "2.0".into();
+        msg["id"] = id.into();
+        send(&mut stdin, msg);
+        read_until(id, &mut reader);
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    let _ = reader.read_to_string(&mut rest);
+    stdout_text.push_str(&rest);
+    let status = child.wait().unwrap();
+    RawSession {
+        responses,
+        stdout: stdout_text,
+        stderr: err_thread.join().unwrap(),
+        status,
+    }
+}
+
+pub fn tool_call(name: &str, args: Value) -> Value {
+    serde_json::json!({"method": "tools/call", "params": {"name": name, "arguments": args}})
+}
