@@ -1,6 +1,13 @@
 //! Conformance of the four read tools, through the built binary over stdio: mapping of
 //! Zotero's items and collections, search parameters, pagination, sort fallback, attachments.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod common;
 mod emulator;
 
@@ -80,7 +87,10 @@ async fn the_sort_fallback_is_remembered_for_the_process() {
     assert_eq!(first.expect_ok()["sort_used"], "dateModified");
     assert_eq!(emu.count("GET", &path), 2);
     let second = server
-        .call("zotero_search_items", json!({"query": "holmes", "sort": "relevance"}))
+        .call(
+            "zotero_search_items",
+            json!({"query": "holmes", "sort": "relevance"}),
+        )
         .await;
     assert_eq!(second.expect_ok()["sort_used"], "dateModified");
     assert_eq!(emu.count("GET", &path), 3, "one request, not two");
@@ -88,7 +98,10 @@ async fn the_sort_fallback_is_remembered_for_the_process() {
     assert!(last.query.contains(&("sort".into(), "dateModified".into())));
     // A real sort key is forwarded as is, with no sort_used.
     let titled = server
-        .call("zotero_search_items", json!({"query": "sherlock", "sort": "title"}))
+        .call(
+            "zotero_search_items",
+            json!({"query": "sherlock", "sort": "title"}),
+        )
         .await;
     let data = titled.expect_ok();
     assert!(data.get("sort_used").is_none());
@@ -101,13 +114,18 @@ async fn the_sort_fallback_is_remembered_for_the_process() {
     let mut sorted = titles.clone();
     sorted.sort();
     assert_eq!(titles, sorted);
-    // An unknown sort is Zotero's 400, explained.
+    // An unknown sort is refused before any request, listing the valid keys.
+    let before = emu.requests().len();
     let bad = server
-        .call("zotero_search_items", json!({"query": "x", "sort": "bogus"}))
+        .call(
+            "zotero_search_items",
+            json!({"query": "x", "sort": "bogus"}),
+        )
         .await;
     let err = bad.expect_err("ZOTERO_VALIDATION_ERROR");
-    assert_eq!(err["details"]["status"], 400);
+    assert_eq!(err["details"]["field"], "sort");
     assert!(err["message"].as_str().unwrap().contains("dateAdded"));
+    assert_eq!(emu.requests().len(), before);
     server.stop().await;
 }
 
@@ -181,10 +199,16 @@ async fn search_pages_with_next_start_and_offset_alias() {
     assert_eq!(pages, total.unwrap().div_ceil(20));
     // offset is an alias of start.
     let by_start = server
-        .call("zotero_search_items", json!({"query": "a", "start": 20, "sort": "title"}))
+        .call(
+            "zotero_search_items",
+            json!({"query": "a", "start": 20, "sort": "title"}),
+        )
         .await;
     let by_offset = server
-        .call("zotero_search_items", json!({"query": "a", "offset": 20, "sort": "title"}))
+        .call(
+            "zotero_search_items",
+            json!({"query": "a", "offset": 20, "sort": "title"}),
+        )
         .await;
     assert_eq!(by_start.data(), by_offset.data());
     server.stop().await;
@@ -239,7 +263,10 @@ async fn collections_map_parent_and_item_counts_and_page() {
     let mut start = 0;
     loop {
         let a = server
-            .call("zotero_list_collections", json!({"limit": 7, "start": start}))
+            .call(
+                "zotero_list_collections",
+                json!({"limit": 7, "start": start}),
+            )
             .await;
         let d = a.expect_ok().clone();
         assert!(d["collections"].as_array().unwrap().len() <= 7);
@@ -287,23 +314,81 @@ async fn invalid_arguments_are_refused_without_any_request() {
         ("zotero_search_items", json!({}), "query"),
         ("zotero_search_items", json!({"query": ""}), "query"),
         ("zotero_search_items", json!({"query": 5}), "query"),
-        ("zotero_search_items", json!({"query": "x", "limit": 0}), "limit"),
-        ("zotero_search_items", json!({"query": "x", "limit": 101}), "limit"),
-        ("zotero_search_items", json!({"query": "x", "limit": "10"}), "limit"),
-        ("zotero_search_items", json!({"query": "x", "start": -1}), "start"),
-        ("zotero_search_items", json!({"query": "x", "start": 1, "offset": 1}), "offset"),
-        ("zotero_search_items", json!({"query": "x", "tags": ["a", "a"]}), "tags"),
-        ("zotero_search_items", json!({"query": "x", "tags": [""]}), "tags"),
-        ("zotero_search_items", json!({"query": "x", "tags": "nlp"}), "tags"),
-        ("zotero_search_items", json!({"query": "x", "sort": ""}), "sort"),
-        ("zotero_search_items", json!({"query": "x", "qmode": "everything"}), "qmode"),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "limit": 0}),
+            "limit",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "limit": 101}),
+            "limit",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "limit": "10"}),
+            "limit",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "start": -1}),
+            "start",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "start": 1, "offset": 1}),
+            "offset",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "tags": ["a", "a"]}),
+            "tags",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "tags": [""]}),
+            "tags",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "tags": "nlp"}),
+            "tags",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "sort": ""}),
+            "sort",
+        ),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "sort": "relevancy"}),
+            "sort",
+        ),
+        ("zotero_search_items", json!({"query": "  "}), "query"),
+        (
+            "zotero_search_items",
+            json!({"query": "x", "qmode": "everything"}),
+            "qmode",
+        ),
         ("zotero_list_collections", json!({"limit": 1000}), "limit"),
         ("zotero_list_collections", json!({"start": 1.5}), "start"),
         ("zotero_get_item", json!({}), "item_key"),
         ("zotero_get_item", json!({"item_key": "abc"}), "item_key"),
-        ("zotero_get_item", json!({"item_key": "../keys/"}), "item_key"),
-        ("zotero_get_item", json!({"item_key": "VASWANI7", "x": 1}), "x"),
-        ("zotero_get_sort_values", json!({"anything": true}), "anything"),
+        (
+            "zotero_get_item",
+            json!({"item_key": "../keys/"}),
+            "item_key",
+        ),
+        (
+            "zotero_get_item",
+            json!({"item_key": "VASWANI7", "x": 1}),
+            "x",
+        ),
+        (
+            "zotero_get_sort_values",
+            json!({"anything": true}),
+            "anything",
+        ),
     ];
     for (tool, args, field) in cases {
         let a = server.call(tool, args.clone()).await;

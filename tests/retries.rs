@@ -2,6 +2,13 @@
 //! retries on 429/5xx/dropped connections, `Retry-After` (seconds and HTTP-date), `Backoff`
 //! on any answer, waits too long to sit through, timeouts, cancellation and the read cache.
 
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
 mod common;
 mod emulator;
 

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use super::args::Args;
 use super::{schema, ToolContext, ToolSpec};
 use crate::envelope::ToolError;
-use crate::zotero::api::{SearchQuery, DEFAULT_SORT};
+use crate::zotero::api::{SearchQuery, DEFAULT_SORT, SORT_VALUES};
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "zotero_search_items",
@@ -58,6 +58,12 @@ fn data_schema() -> Value {
 pub fn parse(raw: Option<&Map<String, Value>>) -> Result<SearchQuery, ToolError> {
     let args = Args::new(raw, &FIELDS)?;
     let query = args.required_string("query", 1)?;
+    if query.trim().is_empty() {
+        return Err(ToolError::invalid(
+            "query",
+            "'query' must contain a word to search for, not only spaces",
+        ));
+    }
     let limit = args.integer("limit", 1, 100)?.unwrap_or(25) as u32;
     let start = args.integer("start", 0, u64::MAX)?;
     let offset = args.integer("offset", 0, u64::MAX)?;
@@ -70,6 +76,15 @@ pub fn parse(raw: Option<&Map<String, Value>>) -> Result<SearchQuery, ToolError>
     let sort = args
         .string("sort", 1)?
         .unwrap_or_else(|| DEFAULT_SORT.to_string());
+    if sort != DEFAULT_SORT && !SORT_VALUES.contains(&sort.as_str()) {
+        return Err(ToolError::invalid(
+            "sort",
+            format!(
+                "'sort' must be one of {DEFAULT_SORT}, {}; got '{sort}'",
+                SORT_VALUES.join(", ")
+            ),
+        ));
+    }
     let tags = args.string_array("tags", true)?;
     Ok(SearchQuery {
         query,
