@@ -33,28 +33,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config as ProptestConfig;
 use serde_json::{json, Map, Value};
 
-const WORDS: [&str; 20] = [
-    "neural",
-    "graph",
-    "quantum",
-    "protein",
-    "language",
-    "vision",
-    "ocean",
-    "climate",
-    "market",
-    "theory",
-    "learning",
-    "models",
-    "networks",
-    "dynamics",
-    "analysis",
-    "systems",
-    "evolution",
-    "memory",
-    "attention",
-    "sparse",
-];
+const WORDS: [&str; 20] = emulator::TITLE_WORDS;
 const TAGS: [&str; 6] = ["tag-a", "tag-b", "tag-c", "tag-d", "tag-e", "tag-f"];
 const KEY_ALPHABET: &str = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ";
 

@@ -19,6 +19,30 @@ const WWW: &str = "https://www.zotero.org/z_public_library";
 /// Characters of Zotero object keys (no 0, 1 or O).
 const KEY_CHARS: &[u8] = b"23456789ABCDEFGHIJKLMNPQRSTUVWXYZ";
 
+/// The words synthetic titles are made of (tests pick queries from them).
+pub const TITLE_WORDS: [&str; 20] = [
+    "neural",
+    "graph",
+    "quantum",
+    "protein",
+    "language",
+    "vision",
+    "ocean",
+    "climate",
+    "market",
+    "theory",
+    "learning",
+    "models",
+    "networks",
+    "dynamics",
+    "analysis",
+    "systems",
+    "evolution",
+    "memory",
+    "attention",
+    "sparse",
+];
+
 /// A library to serve: items and collections in the recorded JSON shape.
 #[derive(Debug, Clone)]
 pub struct Library {
@@ -46,28 +70,7 @@ impl Library {
     /// (`tag-a` .. `tag-f`, varied), spread over three collections; deterministic per `seed`.
     pub fn synthetic(n_items: usize, seed: u64) -> Library {
         let mut rng = StdRng::seed_from_u64(seed);
-        let words = [
-            "neural",
-            "graph",
-            "quantum",
-            "protein",
-            "language",
-            "vision",
-            "ocean",
-            "climate",
-            "market",
-            "theory",
-            "learning",
-            "models",
-            "networks",
-            "dynamics",
-            "analysis",
-            "systems",
-            "evolution",
-            "memory",
-            "attention",
-            "sparse",
-        ];
+        let words = TITLE_WORDS;
         let last_names = [
             "Smith",
             "Garcia",

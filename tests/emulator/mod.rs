@@ -19,7 +19,7 @@ mod params;
 mod routes;
 mod search;
 
-pub use library::Library;
+pub use library::{Library, TITLE_WORDS};
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
