@@ -147,19 +147,28 @@ impl ServerHandler for ZoteroServer {
         }
         .instrument(span.clone());
 
-        // A panic inside a tool ends that task only; the caller gets an error envelope and
-        // the server keeps serving.
-        let result = match tokio::spawn(call).await {
-            Ok(result) => result,
-            Err(join) => {
-                tracing::error!(parent: &span, panicked = join.is_panic(), "tool call aborted");
-                Err(ToolError::new(
-                    ErrorCode::Internal,
-                    format!("{name} failed inside the server; the server is still running"),
-                ))
+        let result = guarded(name, call).await;
+        if let Err(e) = &result {
+            if e.code == ErrorCode::Internal {
+                tracing::error!(parent: &span, "tool call aborted");
             }
-        };
+        }
         Ok(tool_result(result).into())
+    }
+}
+
+/// Runs a tool call in its own task: a panic inside it ends that task only, the caller gets
+/// a `ZOTERO_INTERNAL_ERROR` envelope and the server keeps serving.
+pub async fn guarded<F>(name: &str, call: F) -> Result<Value, ToolError>
+where
+    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    match tokio::spawn(call).await {
+        Ok(result) => result,
+        Err(_) => Err(ToolError::new(
+            ErrorCode::Internal,
+            format!("{name} failed inside the server; the server is still running"),
+        )),
     }
 }
 
@@ -174,4 +183,32 @@ pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
     out.structured_content = Some(envelope);
     out.is_error = Some(is_error);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_tool_becomes_an_internal_error_envelope() {
+        let r = guarded("zotero_boom", async {
+            if std::hint::black_box(true) {
+                panic!("boom");
+            }
+            Ok(Value::Null)
+        })
+        .await;
+        let e = r.unwrap_err();
+        assert_eq!(e.code, ErrorCode::Internal);
+        assert!(e.message.contains("zotero_boom"));
+        let out = tool_result(Err(e));
+        assert_eq!(out.is_error, Some(true));
+        assert_eq!(
+            out.structured_content.unwrap()["error"]["code"],
+            "ZOTERO_INTERNAL_ERROR"
+        );
+        // The runtime is still fine after the panic.
+        let ok = guarded("zotero_fine", async { Ok(Value::Bool(true)) }).await;
+        assert_eq!(ok.unwrap(), Value::Bool(true));
+    }
 }

@@ -19,6 +19,7 @@ mod params;
 mod routes;
 mod search;
 
+#[allow(unused_imports)] // not every test crate uses every re-export
 pub use library::{Library, TITLE_WORDS};
 
 use std::collections::{HashMap, VecDeque};
