@@ -1,0 +1,77 @@
+//! The Zotero Web API emulator of the integration tests, as a stand-alone process.
+//!
+//! Prints the emulator's base URI (use it as `ZOTERO_API_BASE`) on stdout as one line, then
+//! serves until stdin closes or the process gets SIGTERM / Ctrl-C. The library is the default
+//! one of `fixtures/library/`; the only accepted credentials are user 475425 with the key
+//! `EmuKey0123456789abcdefAB`.
+//!
+//! ```sh
+//! cargo run --example emulator            # prints e.g. http://127.0.0.1:41234
+//! ```
+//!
+//! `.ci/packaging.sh` uses it to drive the static binary inside an empty chroot.
+
+// The module is shared with the tests; this binary uses only part of it.
+#[allow(unused_imports)]
+#[path = "../tests/emulator/mod.rs"]
+mod emulator;
+
+use std::io::Write;
+
+use tokio::io::AsyncReadExt;
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let emu = emulator::Emulator::start().await;
+    {
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{}", emu.uri())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            eprintln!("emulator: cannot write the URI to stdout");
+            return std::process::ExitCode::FAILURE;
+        }
+    }
+    eprintln!(
+        "emulator: serving {} (user {}); stops when stdin closes or on SIGTERM",
+        emu.uri(),
+        emulator::USER_ID
+    );
+
+    let stdin_closed = async {
+        let mut stdin = tokio::io::stdin();
+        let mut buf = [0u8; 256];
+        // Read and discard until EOF (or an error, which means the same: nobody is there).
+        while let Ok(n) = stdin.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    let terminated = async {
+        #[cfg(unix)]
+        {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending::<()>().await,
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending::<()>().await;
+    };
+
+    tokio::select! {
+        () = stdin_closed => eprintln!("emulator: stdin closed, stopping"),
+        () = terminated => eprintln!("emulator: SIGTERM, stopping"),
+        r = tokio::signal::ctrl_c() => {
+            if r.is_ok() {
+                eprintln!("emulator: interrupted, stopping");
+            }
+        }
+    }
+    drop(emu);
+    std::process::ExitCode::SUCCESS
+}
