@@ -32,6 +32,17 @@ fn config(emu: &Emulator) -> Config {
     Config::from_map(&env).unwrap()
 }
 
+/// A write that is not safe to repeat (what the emulator answers does not matter here).
+fn post_collections() -> ApiRequest {
+    ApiRequest {
+        method: Method::POST,
+        path: format!("/users/{USER_ID}/collections"),
+        headers: Vec::new(),
+        body: Some(("application/json", Bytes::from_static(b"[]"))),
+        repeatable: false,
+    }
+}
+
 #[tokio::test]
 async fn any_write_empties_the_read_cache() {
     let emu = Emulator::start().await;
@@ -43,13 +54,7 @@ async fn any_write_empties_the_read_cache() {
     assert_eq!(emu.count("GET", "/users/475425/collections"), 1);
 
     // Whatever the write answers, it may have changed what the cache holds.
-    let write = ApiRequest {
-        method: Method::POST,
-        path: format!("/users/{USER_ID}/collections"),
-        headers: Vec::new(),
-        body: Some(("application/json", Bytes::from_static(b"[]"))),
-        repeatable: false,
-    };
+    let write = post_collections();
     http.send(&write, &cancel).await.unwrap();
     assert_eq!(http.send(&get, &cancel).await.unwrap().status, 200);
     assert_eq!(emu.count("GET", "/users/475425/collections"), 2);
@@ -60,13 +65,7 @@ async fn a_write_is_not_retried_unless_marked_repeatable() {
     let emu = Emulator::start().await;
     let http = HttpClient::new(&config(&emu)).unwrap();
     emu.inject(emulator::Fault::times(emulator::FaultKind::ServerError, 3));
-    let write = ApiRequest {
-        method: Method::POST,
-        path: format!("/users/{USER_ID}/collections"),
-        headers: Vec::new(),
-        body: Some(("application/json", Bytes::from_static(b"[]"))),
-        repeatable: false,
-    };
+    let write = post_collections();
     let resp = http.send(&write, &CancellationToken::new()).await.unwrap();
     assert_eq!(resp.status, 500);
     assert_eq!(emu.count("POST", "/users/475425/collections"), 1);
