@@ -32,11 +32,21 @@ const SEARCHES: usize = 200;
 const QUERY: &str = "graph";
 const LIMIT: u32 = 25;
 
-/// `target/release/zotero-mcp` if it was built, else the binary next to this bench's build dir.
+/// `$ZOTERO_MCP_BENCH_BIN` if set; else the shipped static binary
+/// (`target/x86_64-unknown-linux-musl/release`) or `target/release/zotero-mcp`, whichever was
+/// built; else the binary next to this bench's build dir.
 fn server_binary() -> PathBuf {
-    let release = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/release/zotero-mcp");
-    if release.is_file() {
-        return release;
+    if let Some(bin) = std::env::var_os("ZOTERO_MCP_BENCH_BIN") {
+        return PathBuf::from(bin);
+    }
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
+    for built in [
+        "x86_64-unknown-linux-musl/release/zotero-mcp",
+        "release/zotero-mcp",
+    ] {
+        if target.join(built).is_file() {
+            return target.join(built);
+        }
     }
     let exe = std::env::current_exe().expect("current_exe");
     // target/<profile>/deps/overhead-<hash> → target/<profile>/zotero-mcp
