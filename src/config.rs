@@ -142,16 +142,13 @@ impl Config {
             max_wait: parse_secs(&get, "ZOTERO_RETRY_MAX_WAIT", 30.0)?,
         };
 
-        let read_cache = if parse_bool(&get, "ZOTERO_READ_CACHE", false)? {
-            let ttl = parse_secs(&get, "ZOTERO_READ_CACHE_TTL", 30.0)?;
-            let max_entries = parse_num::<usize>(&get, "ZOTERO_READ_CACHE_MAX", 128)?;
-            Some(CacheConfig { ttl, max_entries })
-        } else {
-            // Still validate them: a typo should not wait until the cache is switched on.
-            parse_secs(&get, "ZOTERO_READ_CACHE_TTL", 30.0)?;
-            parse_num::<usize>(&get, "ZOTERO_READ_CACHE_MAX", 128)?;
-            None
+        // TTL and size are validated even while the cache is off: a typo should not wait
+        // until the cache is switched on.
+        let cache = CacheConfig {
+            ttl: parse_secs(&get, "ZOTERO_READ_CACHE_TTL", 30.0)?,
+            max_entries: parse_num::<usize>(&get, "ZOTERO_READ_CACHE_MAX", 128)?,
         };
+        let read_cache = parse_bool(&get, "ZOTERO_READ_CACHE", false)?.then_some(cache);
 
         let upload_max_bytes = parse_num::<u64>(&get, "ZOTERO_UPLOAD_MAX_BYTES", 52_428_800)?;
         let timeout = parse_secs(&get, "ZOTERO_TIMEOUT_SECONDS", 30.0)?;

@@ -146,14 +146,12 @@ impl ZoteroClient {
         cancel: &CancellationToken,
     ) -> Result<SearchResult, ZoteroError> {
         let prefix = self.prefix()?;
+        let (limit, start) = (q.limit.to_string(), q.start.to_string());
         let build = |sort: &str| {
             let mut query = vec![("q", q.query.as_str()), ("sort", sort), ("format", "json")];
             query.extend(q.tags.iter().map(|t| ("tag", t.as_str())));
-            let limit = q.limit.to_string();
-            let start = q.start.to_string();
-            let mut path = format!("{prefix}/items/top?{}", encode_query(&query));
-            path.push_str(&format!("&limit={limit}&start={start}"));
-            ApiRequest::get(path)
+            query.extend([("limit", limit.as_str()), ("start", start.as_str())]);
+            ApiRequest::get(format!("{prefix}/items/top?{}", encode_query(&query)))
         };
 
         let mut sort_used = None;
@@ -261,7 +259,7 @@ impl ZoteroClient {
 
     /// `GET /keys/current`: who the key belongs to and what it may do.
     pub async fn key_info(&self, cancel: &CancellationToken) -> Result<KeyInfo, ZoteroError> {
-        if !self.missing.is_empty() && self.missing.contains(&"ZOTERO_API_KEY") {
+        if self.missing.contains(&"ZOTERO_API_KEY") {
             return Err(ZoteroError::MissingCredentials {
                 missing: self.missing.clone(),
             });

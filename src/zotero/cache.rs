@@ -39,18 +39,18 @@ impl ReadCache {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.tick += 1;
         let tick = inner.tick;
-        let fresh = match inner.entries.get_mut(key) {
-            Some(e) if e.stored.elapsed() < self.ttl => {
+        let ttl = self.ttl;
+        match inner.entries.get_mut(key) {
+            Some(e) if e.stored.elapsed() < ttl => {
                 e.last_used = tick;
-                return Some(e.response.clone());
+                Some(e.response.clone())
             }
-            Some(_) => false,
-            None => return None,
-        };
-        if !fresh {
-            inner.entries.remove(key);
+            Some(_) => {
+                inner.entries.remove(key);
+                None
+            }
+            None => None,
         }
-        None
     }
 
     pub fn put(&self, key: String, response: ApiResponse) {
