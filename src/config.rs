@@ -69,9 +69,18 @@ pub struct Config {
     pub read_cache: Option<CacheConfig>,
     pub upload_max_bytes: u64,
     pub timeout: Duration,
+    /// `file_url` and arXiv fetches may reach loopback, private, link-local and unspecified
+    /// addresses (`ZOTERO_FETCH_ALLOW_PRIVATE=1`; tests use it to reach the emulator).
+    pub fetch_allow_private: bool,
+    /// Where arXiv PDFs are fetched from: `{arxiv_base}/pdf/<id>` (`ZOTERO_ARXIV_BASE`).
+    pub arxiv_base: String,
+    /// Where downloads are spooled before they are hashed and uploaded (`TMPDIR`, read once
+    /// here; a scratch image may have none, and then downloads are held in memory).
+    pub temp_dir: std::path::PathBuf,
 }
 
 pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
+pub const DEFAULT_ARXIV_BASE: &str = "https://arxiv.org";
 
 /// The variables a user must set before any tool can reach Zotero.
 pub const CREDENTIAL_VARS: [&str; 2] = ["ZOTERO_API_KEY", "ZOTERO_USER_ID"];
@@ -103,8 +112,16 @@ impl Config {
 
         let api_base = match get("ZOTERO_API_BASE") {
             None => DEFAULT_API_BASE.to_string(),
-            Some(v) => parse_base(&v)?,
+            Some(v) => parse_base("ZOTERO_API_BASE", &v)?,
         };
+        let arxiv_base = match get("ZOTERO_ARXIV_BASE") {
+            None => DEFAULT_ARXIV_BASE.to_string(),
+            Some(v) => parse_base("ZOTERO_ARXIV_BASE", &v)?,
+        };
+        let fetch_allow_private = parse_bool(&get, "ZOTERO_FETCH_ALLOW_PRIVATE", false)?;
+        let temp_dir = get("TMPDIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from("/tmp"));
 
         let debug = parse_bool(&get, "ZOTERO_MCP_DEBUG", false)?;
         let log_level = match get("ZOTERO_MCP_LOG_LEVEL") {
@@ -170,6 +187,9 @@ impl Config {
             read_cache,
             upload_max_bytes,
             timeout,
+            fetch_allow_private,
+            arxiv_base,
+            temp_dir,
         })
     }
 
@@ -186,7 +206,7 @@ impl Config {
     }
 }
 
-fn parse_base(v: &str) -> Result<String, ConfigError> {
+fn parse_base(var: &'static str, v: &str) -> Result<String, ConfigError> {
     let lower = v.to_ascii_lowercase();
     let rest = lower
         .strip_prefix("https://")
@@ -196,7 +216,7 @@ fn parse_base(v: &str) -> Result<String, ConfigError> {
             Ok(v.trim_end_matches('/').to_string())
         }
         _ => Err(ConfigError {
-            var: "ZOTERO_API_BASE",
+            var,
             value: v.to_string(),
             expected: "an http:// or https:// URL such as https://api.zotero.org".into(),
         }),
@@ -303,6 +323,8 @@ mod tests {
             ("ZOTERO_MCP_LOG_LEVEL", "loud"),
             ("ZOTERO_TIMEOUT_SECONDS", "0"),
             ("ZOTERO_UPLOAD_MAX_BYTES", "1e9"),
+            ("ZOTERO_FETCH_ALLOW_PRIVATE", "sometimes"),
+            ("ZOTERO_ARXIV_BASE", "arxiv.org"),
         ] {
             let err = cfg(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
