@@ -34,13 +34,12 @@ fn config(emu: &Emulator) -> Config {
 
 /// A write that is not safe to repeat (what the emulator answers does not matter here).
 fn post_collections() -> ApiRequest {
-    ApiRequest {
-        method: Method::POST,
-        path: format!("/users/{USER_ID}/collections"),
-        headers: Vec::new(),
-        body: Some(("application/json", Bytes::from_static(b"[]"))),
-        repeatable: false,
-    }
+    ApiRequest::with_body(
+        Method::POST,
+        format!("/users/{USER_ID}/collections"),
+        "application/json",
+        Bytes::from_static(b"[]"),
+    )
 }
 
 #[tokio::test]

@@ -114,10 +114,11 @@ impl SortFallback {
 }
 
 pub struct ZoteroClient {
-    http: Arc<HttpClient>,
+    pub(crate) http: Arc<HttpClient>,
     user_id: Option<u64>,
     missing: Vec<&'static str>,
     sort_fallback: SortFallback,
+    pub(crate) templates: super::write::TemplateCache,
 }
 
 impl ZoteroClient {
@@ -127,11 +128,12 @@ impl ZoteroClient {
             user_id: config.user_id,
             missing: config.missing_credentials(),
             sort_fallback: SortFallback::default(),
+            templates: super::write::TemplateCache::default(),
         })
     }
 
     /// `/users/{id}`, or the error that says which variables to set.
-    fn prefix(&self) -> Result<String, ZoteroError> {
+    pub(crate) fn prefix(&self) -> Result<String, ZoteroError> {
         match (self.missing.is_empty(), self.user_id) {
             (true, Some(id)) => Ok(format!("/users/{id}")),
             _ => Err(ZoteroError::MissingCredentials {
@@ -308,7 +310,9 @@ pub fn unexpected(resp: &ApiResponse, what: &str) -> ZoteroError {
     }
 }
 
-fn parse_json<T: serde::de::DeserializeOwned>(resp: &ApiResponse) -> Result<T, ZoteroError> {
+pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
+    resp: &ApiResponse,
+) -> Result<T, ZoteroError> {
     serde_json::from_slice(&resp.body).map_err(|e| ZoteroError::BadResponse {
         reason: e.to_string(),
         status: resp.status,

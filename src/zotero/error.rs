@@ -1,8 +1,9 @@
 //! `ZoteroError`, everything that can go wrong talking to Zotero, and its one mapping to the
 //! public error codes.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
+use super::model::Collection;
 use crate::envelope::{ErrorCode, ToolError};
 
 /// Response bodies are cut to this many bytes in error details: enough to read Zotero's
@@ -18,7 +19,7 @@ pub struct UpstreamAnswer {
     pub request_id: Option<String>,
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ZoteroError {
     #[error("Zotero credentials are not configured: set {}", .missing.join(" and "))]
     MissingCredentials { missing: Vec<&'static str> },
@@ -52,6 +53,87 @@ pub enum ZoteroError {
 
     #[error("invalid request: {reason}")]
     InvalidRequest { reason: String },
+
+    /// The bytes being uploaded could not be read, or changed after they were hashed.
+    #[error("the file could not be sent: {reason}")]
+    Source { reason: String },
+
+    #[error("{message}")]
+    NotFound { message: String },
+
+    #[error("'{item_type}' is not a Zotero item type; use one of: {}", .valid.join(", "))]
+    UnknownItemType {
+        item_type: String,
+        valid: Vec<String>,
+    },
+
+    /// A write answered 200 but listed the object under `failed`.
+    #[error("{message}")]
+    Rejected {
+        code: u16,
+        message: String,
+        answer: UpstreamAnswer,
+    },
+
+    /// A create whose answers were all lost, and the check afterwards failed too.
+    #[error("could not tell whether item {key} was created: {reason}; look it up with zotero_get_item before trying again")]
+    OutcomeUnknown { key: String, reason: String },
+
+    #[error("{what} kept changing while it was being updated ({attempts} attempts); try again")]
+    KeptChanging { what: String, attempts: usize },
+
+    #[error("no collection is named '{name}'{}", closest_hint(.closest))]
+    CollectionNotFound { name: String, closest: Vec<String> },
+
+    #[error("{} collections are named '{name}'; pass collection_key instead, one of: {}", .candidates.len(), .candidates.iter().map(|c| c.collection_key.as_str()).collect::<Vec<_>>().join(", "))]
+    AmbiguousCollection {
+        name: String,
+        candidates: Vec<Collection>,
+    },
+
+    /// `413` on an upload authorization: the user's Zotero storage cannot take the file.
+    #[error("Zotero file storage is full: the file needs {size} bytes{}; free space or upgrade the storage plan at https://www.zotero.org/storage", storage_hint(.usage_mb.as_deref(), .quota_mb.as_deref()))]
+    StorageFull {
+        size: u64,
+        usage_mb: Option<String>,
+        quota_mb: Option<String>,
+        answer: Box<UpstreamAnswer>,
+    },
+
+    /// An upload failed after its attachment item was created; the item was removed again
+    /// (or could not be, and the message says which key to delete).
+    #[error("{error}{}", abandoned_hint(.attachment_key, .removed))]
+    AttachmentAbandoned {
+        error: Box<ZoteroError>,
+        attachment_key: String,
+        removed: bool,
+    },
+}
+
+fn closest_hint(closest: &[String]) -> String {
+    if closest.is_empty() {
+        "; the library has no collections".into()
+    } else {
+        format!("; the closest names are: {}", closest.join(", "))
+    }
+}
+
+fn storage_hint(usage: Option<&str>, quota: Option<&str>) -> String {
+    match (usage, quota) {
+        (Some(u), Some(q)) => format!(" and {u} MB of the {q} MB quota are used"),
+        (None, Some(q)) => format!(" and the quota is {q} MB"),
+        _ => String::new(),
+    }
+}
+
+fn abandoned_hint(key: &str, removed: &bool) -> String {
+    if *removed {
+        format!(" (the attachment item {key} created for it was removed again; nothing was left behind)")
+    } else {
+        format!(
+            " (the attachment item {key} created for it could not be removed; delete it in Zotero)"
+        )
+    }
 }
 
 impl ZoteroError {
@@ -64,7 +146,18 @@ impl ZoteroError {
             | ZoteroError::Timeout { .. }
             | ZoteroError::Cancelled
             | ZoteroError::BadResponse { .. } => ErrorCode::Upstream,
-            ZoteroError::InvalidRequest { .. } => ErrorCode::Validation,
+            ZoteroError::InvalidRequest { .. }
+            | ZoteroError::Source { .. }
+            | ZoteroError::UnknownItemType { .. }
+            | ZoteroError::AmbiguousCollection { .. }
+            | ZoteroError::KeptChanging { .. }
+            | ZoteroError::StorageFull { .. } => ErrorCode::Validation,
+            ZoteroError::NotFound { .. } | ZoteroError::CollectionNotFound { .. } => {
+                ErrorCode::NotFound
+            }
+            ZoteroError::Rejected { code, .. } => ErrorCode::for_status(*code),
+            ZoteroError::OutcomeUnknown { .. } => ErrorCode::Upstream,
+            ZoteroError::AttachmentAbandoned { error, .. } => error.code(),
         }
     }
 }
@@ -121,10 +214,56 @@ impl From<ZoteroError> for ToolError {
             ZoteroError::BadResponse { status, .. } => {
                 e.details.insert("status".into(), Value::from(*status));
             }
+            ZoteroError::UnknownItemType { valid, .. } => {
+                e.details.insert("field".into(), json!("item_type"));
+                e.details.insert("valid_item_types".into(), json!(valid));
+            }
+            ZoteroError::Rejected { code, answer, .. } => {
+                answer_details(&mut e, answer);
+                e.details.insert("object_code".into(), json!(code));
+            }
+            ZoteroError::OutcomeUnknown { key, .. } => {
+                e.details.insert("item_key".into(), json!(key));
+                e.details.insert("created".into(), json!("unknown"));
+            }
+            ZoteroError::CollectionNotFound { closest, .. } => {
+                e.details.insert("field".into(), json!("collection_name"));
+                e.details.insert("closest_names".into(), json!(closest));
+            }
+            ZoteroError::AmbiguousCollection { candidates, .. } => {
+                e.details.insert("field".into(), json!("collection_name"));
+                e.details.insert("candidates".into(), json!(candidates));
+            }
+            ZoteroError::StorageFull {
+                size,
+                usage_mb,
+                quota_mb,
+                answer,
+            } => {
+                answer_details(&mut e, answer);
+                e.details.insert("file_size".into(), json!(size));
+                e.details.insert("storage_usage_mb".into(), json!(usage_mb));
+                e.details.insert("storage_quota_mb".into(), json!(quota_mb));
+            }
+            ZoteroError::AttachmentAbandoned {
+                error,
+                attachment_key,
+                removed,
+            } => {
+                let inner = ToolError::from((**error).clone());
+                e.details = inner.details;
+                e.details
+                    .insert("attachment_key".into(), json!(attachment_key));
+                e.details
+                    .insert("attachment_removed".into(), json!(removed));
+            }
             ZoteroError::Network { .. }
             | ZoteroError::Timeout { .. }
             | ZoteroError::Cancelled
-            | ZoteroError::InvalidRequest { .. } => {}
+            | ZoteroError::InvalidRequest { .. }
+            | ZoteroError::Source { .. }
+            | ZoteroError::NotFound { .. }
+            | ZoteroError::KeptChanging { .. } => {}
         }
         e
     }
