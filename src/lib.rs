@@ -4,5 +4,6 @@ pub mod config;
 pub mod envelope;
 pub mod log;
 pub mod server;
+pub mod sources;
 pub mod tools;
 pub mod zotero;

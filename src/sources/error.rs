@@ -1,0 +1,268 @@
+//! `SourceError`, everything that can go wrong turning a source into a file, and its one
+//! mapping to the public error codes.
+
+use serde_json::Value;
+
+use crate::envelope::{ErrorCode, ToolError};
+
+/// Examples of the arXiv identifiers `ArxivId::parse` accepts, for error messages.
+pub(crate) const ARXIV_EXAMPLES: &str = "2301.00001, 2301.00001v2, arXiv:1706.03762, \
+hep-th/9901001, math.CA/0611800v2, https://arxiv.org/abs/1706.03762, \
+https://arxiv.org/pdf/1706.03762v1.pdf";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    // ---- the caller's input cannot be used (ZOTERO_VALIDATION_ERROR, details.field) ----
+    #[error("{field} is not a URL that can be fetched: {reason}")]
+    InvalidUrl { field: &'static str, reason: String },
+
+    /// The URL (or a redirect) leads to a loopback, private, link-local or otherwise
+    /// non-public address, and `ZOTERO_FETCH_ALLOW_PRIVATE` is off.
+    #[error("{field} leads to {host} ({ip}), a {reason} address; only public internet addresses are fetched (the server's operator can allow private ones with ZOTERO_FETCH_ALLOW_PRIVATE=1)")]
+    Forbidden {
+        field: &'static str,
+        host: String,
+        ip: String,
+        reason: &'static str,
+    },
+
+    #[error("{}", too_large_message(.size, *.max_bytes))]
+    TooLarge {
+        field: &'static str,
+        /// The size when it is known (file metadata, `Content-Length`, base64 length);
+        /// `None` when the limit was passed while reading.
+        size: Option<u64>,
+        max_bytes: u64,
+    },
+
+    #[error("{field} is not valid base64: {reason}")]
+    InvalidBase64 { field: &'static str, reason: String },
+
+    #[error("{field} cannot be used as a file name: {reason}")]
+    InvalidFilename { field: &'static str, reason: String },
+
+    #[error(
+        "content_type {value:?} is not a media type; give it as type/subtype, e.g. application/pdf"
+    )]
+    InvalidContentType { value: String },
+
+    #[error("{input:?} is not an arXiv identifier ({reason}); accepted forms: {ARXIV_EXAMPLES}")]
+    InvalidArxivId { input: String, reason: String },
+
+    #[error("{field}: no such file; check the path (it is read by the server process, which may run on another machine or in a container){hint}")]
+    PathNotFound {
+        field: &'static str,
+        hint: &'static str,
+    },
+
+    #[error("{field}: permission denied; the server process may not read this file")]
+    PathPermissionDenied { field: &'static str },
+
+    #[error("{field} is {kind}, not a regular file; give the path of a file")]
+    NotARegularFile {
+        field: &'static str,
+        kind: &'static str,
+    },
+
+    #[error("{field} could not be read: {reason}")]
+    Unreadable { field: &'static str, reason: String },
+
+    /// The file changed after it was hashed; nothing was uploaded under the old hash.
+    #[error("{field} changed while it was being uploaded ({reason}); nothing was stored, call again to upload the current content")]
+    Changed { field: &'static str, reason: String },
+
+    /// `require_pdf` and the bytes do not start with `%PDF-`. From a URL this is an upstream
+    /// problem; from a path or base64 it is the caller's input.
+    #[error("expected a PDF, but {} (content type {content_type})", match .url { Some(_) => "the server sent something else", None => "the content does not start with %PDF-" })]
+    NotPdf {
+        field: &'static str,
+        content_type: String,
+        url: Option<String>,
+    },
+
+    // ---- the remote side (ZOTERO_NOT_FOUND / ZOTERO_UPSTREAM_ERROR) ----
+    #[error("{}", remote_status_message(*.status, .host))]
+    RemoteStatus {
+        status: u16,
+        url: String,
+        host: String,
+    },
+
+    #[error(
+        "more than {max} redirects while fetching from {host}; give the final URL of the file"
+    )]
+    TooManyRedirects {
+        max: usize,
+        url: String,
+        host: String,
+    },
+
+    #[error("{host} redirected to a URL that cannot be followed: {reason}")]
+    BadRedirect {
+        url: String,
+        host: String,
+        reason: String,
+    },
+
+    #[error("could not fetch from {host}: {reason}")]
+    Network { host: String, reason: String },
+
+    #[error("{host} did not answer within {secs} s (ZOTERO_TIMEOUT_SECONDS)")]
+    Timeout { host: String, secs: f64 },
+
+    #[error("the call was cancelled by the client")]
+    Cancelled,
+
+    // ---- a defect or broken environment (ZOTERO_INTERNAL_ERROR) ----
+    #[error("internal error while preparing the file: {reason}")]
+    Internal { reason: String },
+}
+
+fn too_large_message(size: &Option<u64>, max: u64) -> String {
+    match size {
+        Some(size) => format!(
+            "the file is {size} bytes, more than the {max} bytes ZOTERO_UPLOAD_MAX_BYTES allows; \
+             upload a smaller file (or the server's operator can raise ZOTERO_UPLOAD_MAX_BYTES)"
+        ),
+        None => format!(
+            "the file is larger than the {max} bytes ZOTERO_UPLOAD_MAX_BYTES allows; \
+             upload a smaller file (or the server's operator can raise ZOTERO_UPLOAD_MAX_BYTES)"
+        ),
+    }
+}
+
+fn remote_status_message(status: u16, host: &str) -> String {
+    match status {
+        404 | 410 => format!("{host} answered {status}: there is no file at this URL; check it"),
+        500..=599 => format!("{host} answered {status} (a server error); try again later"),
+        _ => format!("{host} answered {status} instead of the file"),
+    }
+}
+
+impl SourceError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            SourceError::InvalidUrl { .. }
+            | SourceError::Forbidden { .. }
+            | SourceError::TooLarge { .. }
+            | SourceError::InvalidBase64 { .. }
+            | SourceError::InvalidFilename { .. }
+            | SourceError::InvalidContentType { .. }
+            | SourceError::InvalidArxivId { .. }
+            | SourceError::PathNotFound { .. }
+            | SourceError::PathPermissionDenied { .. }
+            | SourceError::NotARegularFile { .. }
+            | SourceError::Unreadable { .. }
+            | SourceError::Changed { .. } => ErrorCode::Validation,
+            SourceError::NotPdf { url, .. } => match url {
+                Some(_) => ErrorCode::Upstream,
+                None => ErrorCode::Validation,
+            },
+            SourceError::RemoteStatus { status: 404, .. }
+            | SourceError::RemoteStatus { status: 410, .. } => ErrorCode::NotFound,
+            SourceError::RemoteStatus { .. }
+            | SourceError::TooManyRedirects { .. }
+            | SourceError::BadRedirect { .. }
+            | SourceError::Network { .. }
+            | SourceError::Timeout { .. }
+            | SourceError::Cancelled => ErrorCode::Upstream,
+            SourceError::Internal { .. } => ErrorCode::Internal,
+        }
+    }
+
+    /// The input field the error is about, when it is about one.
+    pub fn field(&self) -> Option<&'static str> {
+        match self {
+            SourceError::InvalidUrl { field, .. }
+            | SourceError::Forbidden { field, .. }
+            | SourceError::TooLarge { field, .. }
+            | SourceError::InvalidBase64 { field, .. }
+            | SourceError::InvalidFilename { field, .. }
+            | SourceError::PathNotFound { field, .. }
+            | SourceError::PathPermissionDenied { field }
+            | SourceError::NotARegularFile { field, .. }
+            | SourceError::Unreadable { field, .. }
+            | SourceError::Changed { field, .. }
+            | SourceError::NotPdf { field, .. } => Some(field),
+            SourceError::InvalidContentType { .. } => Some("content_type"),
+            SourceError::InvalidArxivId { .. } => Some("arxiv_id"),
+            _ => None,
+        }
+    }
+
+    /// Recognises the error a `PreparedFile::stream` ends with when the file changed after
+    /// it was hashed (look for it in the source chain of the upload's error).
+    pub fn from_stream_error(err: &(dyn std::error::Error + 'static)) -> Option<SourceError> {
+        let mut current = Some(err);
+        while let Some(e) = current {
+            if let Some(changed) = e.downcast_ref::<super::SourceChanged>() {
+                return Some(SourceError::Changed {
+                    field: changed.field,
+                    reason: changed.reason.to_string(),
+                });
+            }
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                if let Some(changed) = io
+                    .get_ref()
+                    .and_then(|inner| inner.downcast_ref::<super::SourceChanged>())
+                {
+                    return Some(SourceError::Changed {
+                        field: changed.field,
+                        reason: changed.reason.to_string(),
+                    });
+                }
+            }
+            current = e.source();
+        }
+        None
+    }
+}
+
+impl From<SourceError> for ToolError {
+    fn from(e: SourceError) -> Self {
+        let mut t = ToolError::new(e.code(), e.to_string());
+        if let Some(field) = e.field() {
+            t = t.with_detail("field", field);
+        }
+        match e {
+            SourceError::TooLarge {
+                size, max_bytes, ..
+            } => {
+                if let Some(size) = size {
+                    t = t.with_detail("size", size);
+                }
+                t = t.with_detail("max_bytes", max_bytes);
+            }
+            SourceError::Forbidden { host, ip, .. } => {
+                t = t.with_detail("host", host).with_detail("ip", ip);
+            }
+            SourceError::InvalidContentType { value } => {
+                t = t.with_detail("value", value);
+            }
+            SourceError::NotPdf {
+                content_type, url, ..
+            } => {
+                t = t.with_detail("content_type", content_type);
+                if let Some(url) = url {
+                    t = t.with_detail("url", url);
+                }
+            }
+            SourceError::RemoteStatus { status, url, .. } => {
+                t = t.with_detail("status", status).with_detail("url", url);
+            }
+            SourceError::TooManyRedirects { max, url, .. } => {
+                t = t
+                    .with_detail("max_redirects", max as u64)
+                    .with_detail("url", url);
+            }
+            SourceError::BadRedirect { url, .. } => {
+                t = t.with_detail("url", url);
+            }
+            SourceError::Network { host, .. } | SourceError::Timeout { host, .. } => {
+                t = t.with_detail("host", Value::String(host));
+            }
+            _ => {}
+        }
+        t
+    }
+}

@@ -1,0 +1,281 @@
+//! The SSRF guard: which addresses a `file_url` (or arXiv) fetch may connect to.
+//!
+//! Checked twice, because hyper-util's `HttpConnector` skips the resolver for IP literals:
+//! on IP-literal hosts before each request (redirects included), and in `GuardedResolver`,
+//! the connector's resolver, on every address a name resolves to. The connection only ever
+//! goes to addresses that passed the check, so a name that resolves differently on a
+//! second lookup (DNS rebinding) gains nothing.
+
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use hyper_util::client::legacy::connect::dns::Name;
+
+/// Why an address may not be fetched from, or `None` for a public unicast address.
+pub fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
+    match ip {
+        IpAddr::V4(v4) => v4_reason(v4),
+        IpAddr::V6(v6) => v6_reason(v6),
+    }
+}
+
+fn v4_reason(ip: Ipv4Addr) -> Option<&'static str> {
+    let [a, b, c, _] = ip.octets();
+    let reason = match (a, b, c) {
+        (0, _, _) => "unspecified (0.0.0.0/8)",
+        (127, _, _) => "loopback",
+        (10, _, _) => "private (10.0.0.0/8)",
+        (172, 16..=31, _) => "private (172.16.0.0/12)",
+        (192, 168, _) => "private (192.168.0.0/16)",
+        (169, 254, _) => "link-local",
+        (100, 64..=127, _) => "shared carrier-grade NAT (100.64.0.0/10)",
+        (192, 0, 0) => "reserved (192.0.0.0/24)",
+        (192, 0, 2) | (198, 51, 100) | (203, 0, 113) => "documentation",
+        (192, 88, 99) => "reserved (6to4 relay anycast)",
+        (198, 18..=19, _) => "benchmarking (198.18.0.0/15)",
+        (224..=239, _, _) => "multicast",
+        _ if ip.is_broadcast() => "broadcast",
+        (240..=255, _, _) => "reserved (240.0.0.0/4)",
+        _ => return None,
+    };
+    Some(reason)
+}
+
+fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return v4_reason(v4);
+    }
+    let [s0, s1, s2, s3, s4, s5, s6, s7] = ip.segments();
+    let embedded = |hi: u16, lo: u16| {
+        let [a, b] = hi.to_be_bytes();
+        let [c, d] = lo.to_be_bytes();
+        Ipv4Addr::new(a, b, c, d)
+    };
+    if ip.is_unspecified() {
+        return Some("unspecified (::)");
+    }
+    if ip.is_loopback() {
+        return Some("loopback");
+    }
+    // IPv4-compatible ::a.b.c.d (deprecated): judged by the IPv4 address, and refused anyway.
+    if s0 == 0 && s1 == 0 && s2 == 0 && s3 == 0 && s4 == 0 && s5 == 0 {
+        return Some(v4_reason(embedded(s6, s7)).unwrap_or("reserved (IPv4-compatible IPv6)"));
+    }
+    // NAT64 well-known prefix: the IPv4 address inside decides.
+    if (s0, s1, s2, s3, s4, s5) == (0x64, 0xff9b, 0, 0, 0, 0) {
+        return v4_reason(embedded(s6, s7));
+    }
+    // 6to4: the IPv4 address in bits 16..48 decides.
+    if s0 == 0x2002 {
+        return v4_reason(embedded(s1, s2));
+    }
+    let reason = match (s0, s1) {
+        (0x64, 0xff9b) if s2 == 1 => "reserved (NAT64 local use)",
+        (0x100, 0) if (s2, s3) == (0, 0) => "reserved (discard prefix)",
+        (0x2001, 0xdb8) => "documentation",
+        (0x3fff, 0..=0x0fff) => "documentation",
+        (0x2001, 0) => "Teredo tunnelling",
+        (0x2001, 0x10..=0x2f) => "reserved (ORCHID)",
+        (0xfc00..=0xfdff, _) => "unique local (fc00::/7)",
+        (0xfe80..=0xfebf, _) => "link-local",
+        (0xfec0..=0xfeff, _) => "site-local (deprecated)",
+        (0xff00..=0xffff, _) => "multicast",
+        _ => return None,
+    };
+    Some(reason)
+}
+
+/// A host that resolved to an address the guard refuses; found again in the connect
+/// error's source chain to give the caller a clear answer.
+#[derive(Debug, thiserror::Error)]
+#[error("{host} resolves to {ip}, a {reason} address")]
+pub(crate) struct ForbiddenAddress {
+    pub host: String,
+    pub ip: IpAddr,
+    pub reason: &'static str,
+}
+
+/// Finds a `ForbiddenAddress` in an error's source chain.
+pub(crate) fn find_forbidden<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> Option<&'a ForbiddenAddress> {
+    let mut current = Some(err);
+    while let Some(e) = current {
+        if let Some(f) = e.downcast_ref::<ForbiddenAddress>() {
+            return Some(f);
+        }
+        current = e.source();
+    }
+    None
+}
+
+/// The IP address of a URL host when the host is an IP literal (with or without brackets).
+pub(crate) fn literal_ip(host: &str) -> Option<IpAddr> {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    bare.parse::<IpAddr>().ok()
+}
+
+/// The resolver of the fetch client: `tokio::net::lookup_host`, then every address is
+/// checked; one forbidden address fails the whole lookup (a public name has no business
+/// resolving to a private address, and refusing is clearer than quietly picking another).
+#[derive(Debug, Clone)]
+pub(crate) struct GuardedResolver {
+    pub allow_private: bool,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl tower_service::Service<Name> for GuardedResolver {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        let host = name.as_str().to_string();
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let addrs: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if addrs.is_empty() {
+                return Err(format!("{host} has no addresses").into());
+            }
+            if !allow_private {
+                for addr in &addrs {
+                    if let Some(reason) = forbidden_reason(addr.ip()) {
+                        return Err(Box::new(ForbiddenAddress {
+                            host,
+                            ip: addr.ip(),
+                            reason,
+                        }) as BoxError);
+                    }
+                }
+            }
+            Ok(addrs.into_iter())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(s: &str) -> Option<&'static str> {
+        forbidden_reason(s.parse().unwrap())
+    }
+
+    #[test]
+    fn non_public_addresses_are_refused() {
+        for addr in [
+            "0.0.0.0",
+            "0.1.2.3",
+            "127.0.0.1",
+            "127.255.255.254",
+            "10.0.0.1",
+            "10.255.255.255",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "100.127.255.255",
+            "192.0.0.8",
+            "192.0.2.1",
+            "198.51.100.7",
+            "203.0.113.9",
+            "198.18.0.1",
+            "198.19.255.255",
+            "224.0.0.1",
+            "239.255.255.250",
+            "240.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.1.2.3",
+            "::ffff:169.254.169.254",
+            "::ffff:0.0.0.0",
+            "::127.0.0.1",
+            "::8.8.8.8",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "2002:7f00:1::1",
+            "2002:c0a8:101::1",
+            "fc00::1",
+            "fd12:3456::1",
+            "fe80::1",
+            "febf::1",
+            "fec0::1",
+            "ff02::1",
+            "ff05::2",
+            "2001:db8::1",
+            "3fff::1",
+            "2001::1",
+            "2001:10::1",
+            "100::1",
+        ] {
+            assert!(reason(addr).is_some(), "{addr} should be refused");
+        }
+    }
+
+    #[test]
+    fn public_addresses_pass() {
+        for addr in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "93.184.216.34",
+            "172.15.255.255",
+            "172.32.0.1",
+            "100.63.255.255",
+            "100.128.0.1",
+            "192.169.0.1",
+            "169.253.1.1",
+            "11.0.0.1",
+            "223.255.255.254",
+            "::ffff:8.8.8.8",
+            "64:ff9b::808:808",
+            "2002:808:808::1",
+            "2606:4700:4700::1111",
+            "2a00:1450:4001:80b::200e",
+            "2001:4860:4860::8888",
+            "4000::1",
+        ] {
+            assert_eq!(reason(addr), None, "{addr} should pass");
+        }
+    }
+
+    #[test]
+    fn literal_hosts_are_recognised() {
+        assert_eq!(literal_ip("[::1]"), Some("::1".parse().unwrap()));
+        assert_eq!(literal_ip("127.0.0.1"), Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(literal_ip("example.org"), None);
+        // Not a strict literal: goes to the resolver, which checks what it resolves to.
+        assert_eq!(literal_ip("2130706433"), None);
+    }
+
+    #[tokio::test]
+    async fn the_resolver_refuses_localhost_and_allows_it_when_told() {
+        use tower_service::Service;
+        let name: Name = "localhost".parse().unwrap();
+        let mut strict = GuardedResolver {
+            allow_private: false,
+        };
+        let err = strict.call(name.clone()).await.unwrap_err();
+        let forbidden = find_forbidden(err.as_ref()).expect("a ForbiddenAddress");
+        assert_eq!(forbidden.reason, "loopback");
+        let mut lax = GuardedResolver {
+            allow_private: true,
+        };
+        let addrs: Vec<_> = lax.call(name).await.unwrap().collect();
+        assert!(addrs.iter().all(|a| a.ip().is_loopback()));
+    }
+}

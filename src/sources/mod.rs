@@ -1,0 +1,402 @@
+//! Where an upload's bytes come from: a file on the server's disk, a URL, inline base64, or an
+//! arXiv PDF (a URL). `Fetcher::prepare` turns any of them into a `PreparedFile` whose size
+//! and MD5 are known before the upload starts, and whose `stream()` hands the same bytes
+//! out again for each upload attempt, checking on the way that they did not change.
+//!
+//! Limits: `ZOTERO_UPLOAD_MAX_BYTES` is enforced before anything is read or decoded (file
+//! metadata, `Content-Length`, the base64 length) and again while reading. A path is never
+//! held in memory; a download is spooled to an unlinked temp file (memory if `TMPDIR` cannot
+//! be used); base64 is decoded into memory (the text already is).
+//!
+//! Downloads use their own HTTP client, which never carries the Zotero API key, and refuse
+//! non-public addresses (see `guard`) unless `ZOTERO_FETCH_ALLOW_PRIVATE` is on. Nothing here
+//! logs file contents or paths: at most sizes and hosts.
+
+mod arxiv;
+mod error;
+mod fetch;
+mod guard;
+mod local;
+mod names;
+mod store;
+#[cfg(test)]
+mod tests;
+mod weburl;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use md5::{Digest, Md5};
+use tokio_util::sync::CancellationToken;
+
+pub use arxiv::ArxivId;
+pub use error::SourceError;
+pub use fetch::MAX_REDIRECTS;
+pub use guard::forbidden_reason;
+pub use names::{sanitize_filename, validate_filename, MAX_FILENAME_BYTES};
+pub use store::{SourceChanged, DEFAULT_CHUNK};
+
+use crate::config::Config;
+use fetch::Downloader;
+use store::Storage;
+
+/// The stream `PreparedFile::stream` returns.
+pub type ByteStream = store::ByteStream;
+
+/// Where the bytes come from (the caller has checked that exactly one source was given).
+pub enum SourceSpec {
+    /// `file_path`: a regular file readable by the server process.
+    Path(PathBuf),
+    /// `file_url`: an `http://` or `https://` URL.
+    Url(String),
+    /// `file_bytes_base64` with its required `filename`.
+    Base64 { data: String, filename: String },
+}
+
+impl SourceSpec {
+    /// The tool argument this source comes from, for error details.
+    pub fn field(&self) -> &'static str {
+        match self {
+            SourceSpec::Path(_) => "file_path",
+            SourceSpec::Url(_) => "file_url",
+            SourceSpec::Base64 { .. } => "file_bytes_base64",
+        }
+    }
+}
+
+/// Never shows a path, URL or content (a `{:?}` may end up in a log line).
+impl fmt::Debug for SourceSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SourceSpec::Path(_) => f.write_str("SourceSpec::Path(..)"),
+            SourceSpec::Url(_) => f.write_str("SourceSpec::Url(..)"),
+            SourceSpec::Base64 { data, .. } => {
+                write!(f, "SourceSpec::Base64 {{ {} chars, .. }}", data.len())
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PrepareOptions {
+    /// Caller-given content type; wins over everything (`type/subtype`, parameters dropped).
+    pub content_type: Option<String>,
+    /// Caller-given file name; wins over the path's name, `Content-Disposition`, the URL, and
+    /// the base64 source's `filename`. Errors name the field `filename`.
+    pub filename: Option<String>,
+    /// The bytes must start with `%PDF-` (arXiv); otherwise `SourceError::NotPdf`. With no
+    /// caller-given content type, the type is then `application/pdf`.
+    pub require_pdf: bool,
+    /// The tool argument the source came from, when it is not the usual one (`arxiv_id`
+    /// for an arXiv PDF fetched as a URL); errors about the source name it in `field`.
+    pub input_field: Option<&'static str>,
+}
+
+/// Prepares upload sources. One per process; cheap to clone (the HTTP client inside is
+/// shared and pools its connections).
+#[derive(Clone)]
+pub struct Fetcher {
+    inner: Arc<FetcherInner>,
+}
+
+struct FetcherInner {
+    downloader: Downloader,
+    max_bytes: u64,
+}
+
+impl Fetcher {
+    pub fn new(config: &Config) -> Result<Fetcher, SourceError> {
+        Ok(Fetcher {
+            inner: Arc::new(FetcherInner {
+                downloader: Downloader::new(config)?,
+                max_bytes: config.upload_max_bytes,
+            }),
+        })
+    }
+
+    /// Checks, reads (or downloads, or decodes) and hashes a source.
+    pub async fn prepare(
+        &self,
+        spec: SourceSpec,
+        opts: PrepareOptions,
+        cancel: &CancellationToken,
+    ) -> Result<PreparedFile, SourceError> {
+        if cancel.is_cancelled() {
+            return Err(SourceError::Cancelled);
+        }
+        let field = opts.input_field.unwrap_or_else(|| spec.field());
+        let content_type = opts
+            .content_type
+            .as_deref()
+            .map(names::validate_content_type)
+            .transpose()?;
+        let filename = opts
+            .filename
+            .as_deref()
+            .map(|n| names::validate_filename(n, "filename"))
+            .transpose()?;
+        let given = Given {
+            content_type,
+            filename,
+            require_pdf: opts.require_pdf,
+            field,
+        };
+        match spec {
+            SourceSpec::Path(path) => self.prepare_path(path, given, cancel).await,
+            SourceSpec::Url(url) => self.prepare_url(&url, given, cancel).await,
+            SourceSpec::Base64 { data, filename } => {
+                self.prepare_base64(data, &filename, given, cancel).await
+            }
+        }
+    }
+
+    async fn prepare_path(
+        &self,
+        path: PathBuf,
+        given: Given,
+        cancel: &CancellationToken,
+    ) -> Result<PreparedFile, SourceError> {
+        let field = given.field;
+        let (task_path, task_cancel, max) = (path.clone(), cancel.clone(), self.inner.max_bytes);
+        let task = tokio::task::spawn_blocking(move || {
+            local::hash_path(&task_path, max, field, &task_cancel)
+        });
+        let hashed = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(SourceError::Cancelled),
+            r = task => r.map_err(join_error)??,
+        };
+        let filename = match given.filename {
+            Some(name) => name,
+            None => path
+                .file_name()
+                .and_then(|n| names::sanitize_filename(&n.to_string_lossy()))
+                .ok_or_else(|| SourceError::InvalidFilename {
+                    field,
+                    reason: "the path does not end in a file name; give filename".into(),
+                })?,
+        };
+        let content_type =
+            pick_content_type(given.content_type, given.require_pdf, None, &filename);
+        if given.require_pdf && hashed.head != b"%PDF-" {
+            return Err(SourceError::NotPdf {
+                field,
+                content_type,
+                url: None,
+            });
+        }
+        Ok(PreparedFile {
+            filename,
+            content_type,
+            size: hashed.size,
+            md5: hashed.md5,
+            mtime_ms: hashed.mtime_ms,
+            final_url: None,
+            storage: Storage::Path(Arc::new(path)),
+            field,
+        })
+    }
+
+    async fn prepare_base64(
+        &self,
+        data: String,
+        filename: &str,
+        given: Given,
+        cancel: &CancellationToken,
+    ) -> Result<PreparedFile, SourceError> {
+        let field = given.field;
+        let filename = match given.filename {
+            Some(name) => name,
+            None => names::validate_filename(filename, "filename")?,
+        };
+        let max = self.inner.max_bytes;
+        // Decoding and hashing tens of megabytes is CPU work: off the runtime threads.
+        let task = tokio::task::spawn_blocking(move || {
+            local::decode_base64(&data, max, field).map(|decoded| {
+                let md5 = store::lowercase_hex(&Md5::digest(&decoded.bytes));
+                (decoded, md5)
+            })
+        });
+        let (decoded, md5) = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return Err(SourceError::Cancelled),
+            r = task => r.map_err(join_error)??,
+        };
+        let content_type = pick_content_type(
+            given.content_type,
+            given.require_pdf,
+            decoded.data_url_type.filter(|t| !names::is_generic(t)),
+            &filename,
+        );
+        if given.require_pdf && !decoded.bytes.starts_with(b"%PDF-") {
+            return Err(SourceError::NotPdf {
+                field,
+                content_type,
+                url: None,
+            });
+        }
+        Ok(PreparedFile {
+            filename,
+            content_type,
+            size: decoded.bytes.len() as u64,
+            md5,
+            mtime_ms: local::now_ms(),
+            final_url: None,
+            storage: Storage::Memory(decoded.bytes),
+            field,
+        })
+    }
+
+    async fn prepare_url(
+        &self,
+        url: &str,
+        given: Given,
+        cancel: &CancellationToken,
+    ) -> Result<PreparedFile, SourceError> {
+        let field = given.field;
+        let d = self
+            .inner
+            .downloader
+            .download(url, field, given.require_pdf, cancel)
+            .await?;
+        let server_type = d.content_type.filter(|t| !names::is_generic(t));
+        let (filename, derived) = match given.filename {
+            Some(name) => (name, false),
+            None => {
+                let from_url = || {
+                    d.final_url
+                        .path()
+                        .rsplit('/')
+                        .find(|s| !s.is_empty())
+                        .and_then(|s| names::sanitize_filename(&weburl::percent_decode(s)))
+                };
+                let name = d
+                    .disposition_name
+                    .or_else(from_url)
+                    .unwrap_or_else(|| "download".to_string());
+                (name, true)
+            }
+        };
+        let content_type = pick_content_type(
+            given.content_type,
+            given.require_pdf,
+            server_type,
+            &filename,
+        );
+        // `download` from https://example.org/download?id=5 served as application/pdf
+        // becomes download.pdf.
+        let filename = if derived && !names::has_extension(&filename) {
+            match names::extension_for(&content_type) {
+                Some(ext) if !names::is_generic(&content_type) => {
+                    names::sanitize_filename(&format!("{filename}.{ext}")).unwrap_or(filename)
+                }
+                _ => filename,
+            }
+        } else {
+            filename
+        };
+        Ok(PreparedFile {
+            filename,
+            content_type,
+            size: d.size,
+            md5: d.md5,
+            mtime_ms: local::now_ms(),
+            final_url: Some(d.final_url.to_string()),
+            storage: d.storage,
+            field,
+        })
+    }
+}
+
+/// The checked caller options of one `prepare`.
+struct Given {
+    content_type: Option<String>,
+    filename: Option<String>,
+    require_pdf: bool,
+    field: &'static str,
+}
+
+/// Caller-given, else `application/pdf` for a checked PDF, else what the source says (a
+/// server's or data URL's type, generic ones such as `application/octet-stream` left out),
+/// else the file name's extension, else `application/octet-stream`.
+fn pick_content_type(
+    given: Option<String>,
+    require_pdf: bool,
+    from_source: Option<String>,
+    filename: &str,
+) -> String {
+    given
+        .or_else(|| require_pdf.then(|| "application/pdf".to_string()))
+        .or(from_source)
+        .or_else(|| names::guess_from_name(filename))
+        .unwrap_or_else(|| names::OCTET_STREAM.to_string())
+}
+
+fn join_error(e: tokio::task::JoinError) -> SourceError {
+    SourceError::Internal {
+        reason: format!("the file task failed: {e}"),
+    }
+}
+
+/// A source, checked and hashed, ready to upload.
+#[derive(Clone)]
+pub struct PreparedFile {
+    pub filename: String,
+    pub content_type: String,
+    pub size: u64,
+    /// Lowercase hex MD5 of the whole content.
+    pub md5: String,
+    /// The file's modification time for paths; the time of preparing for URL and base64.
+    pub mtime_ms: u64,
+    /// The URL the file came from after redirects (URL sources only).
+    pub final_url: Option<String>,
+    storage: Storage,
+    field: &'static str,
+}
+
+/// Never shows the path (a `{:?}` may end up in a log line).
+impl fmt::Debug for PreparedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreparedFile")
+            .field("filename", &self.filename)
+            .field("content_type", &self.content_type)
+            .field("size", &self.size)
+            .field("md5", &self.md5)
+            .field("mtime_ms", &self.mtime_ms)
+            .field("held_in", &self.storage.kind())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PreparedFile {
+    /// A file from bytes already in memory (tests, and callers that built the content).
+    pub fn from_bytes(filename: String, content_type: String, bytes: Bytes) -> PreparedFile {
+        PreparedFile {
+            filename,
+            content_type,
+            size: bytes.len() as u64,
+            md5: store::lowercase_hex(&Md5::digest(&bytes)),
+            mtime_ms: local::now_ms(),
+            final_url: None,
+            storage: Storage::Memory(bytes),
+            field: "file_bytes_base64",
+        }
+    }
+
+    /// A fresh stream of exactly the bytes that were hashed, in chunks of `chunk` bytes
+    /// (0 means `DEFAULT_CHUNK`), for one upload attempt; call again for a retry. From a
+    /// file it re-checks size and MD5 as it reads, and ends with an `io::Error` wrapping
+    /// `SourceChanged` (see `SourceError::from_stream_error`) instead of the last chunk if
+    /// the file changed since it was hashed, so a changed file is never sent in full.
+    pub fn stream(&self, chunk: usize) -> Result<ByteStream, SourceError> {
+        Ok(store::stream(
+            &self.storage,
+            self.size,
+            &self.md5,
+            self.field,
+            chunk,
+        ))
+    }
+}
