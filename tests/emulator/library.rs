@@ -205,7 +205,7 @@ fn random_key(rng: &mut StdRng) -> String {
         .collect()
 }
 
-fn wrap(kind: &str, key: &str, version: u64, meta: Value, data: Value) -> Value {
+pub(crate) fn wrap(kind: &str, key: &str, version: u64, meta: Value, data: Value) -> Value {
     json!({
         "key": key, "version": version,
         "library": {"type": "user", "id": USER_ID, "name": "Z public library",

@@ -5,6 +5,10 @@
 //! parameter validation and error bodies, quick search, tag/itemType filters, sorting, paging
 //! with `Total-Results` and `Link`, plus injectable faults (429, 503, 500, dropped connections,
 //! slow answers, `Backoff`). See `fixtures/README.md` for the default library.
+//!
+//! Writes (`writes.rs`, `apply.rs`, `validate.rs`), item templates (`schema.rs`), the file
+//! upload protocol (`files.rs`, with a fake S3 bucket in `s3.rs`) and a fake web host and arXiv
+//! (`web.rs`) live on the same server.
 #![allow(dead_code)]
 // Test support: failing loudly is the right thing here, whatever the crate's lints say.
 #![allow(
@@ -14,15 +18,32 @@
     clippy::indexing_slicing
 )]
 
+mod apply;
+mod dates;
+mod files;
+mod keyorder;
 mod library;
 mod params;
+mod props;
 mod routes;
+mod s3;
+mod schema;
 mod search;
+mod shape;
+mod storage;
+mod util;
+mod validate;
+mod web;
+mod writes;
 
-#[allow(unused_imports)] // not every test crate uses every re-export
+#[allow(unused_imports)]
 pub use library::{Library, TITLE_WORDS};
+#[allow(unused_imports)] // not every test crate uses every re-export
+pub use storage::StoredFile;
+#[allow(unused_imports)]
+pub use web::HostedFile;
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -33,6 +54,9 @@ pub const USER_ID: u64 = 475425;
 /// The only API key the emulator accepts (24 characters, like real keys).
 pub const API_KEY: &str = "EmuKey0123456789abcdefAB";
 
+/// How much of a request body is kept in [`Recorded::body`].
+pub const RECORDED_BODY_LIMIT: usize = 64 * 1024;
+
 /// One request as the emulator received it.
 #[derive(Debug, Clone)]
 pub struct Recorded {
@@ -41,7 +65,10 @@ pub struct Recorded {
     pub query: Vec<(String, String)>,
     /// Header names are lower case.
     pub headers: Vec<(String, String)>,
+    /// The first [`RECORDED_BODY_LIMIT`] bytes of the body (uploads can be huge).
     pub body: Vec<u8>,
+    /// The full length of the body.
+    pub body_len: usize,
 }
 
 impl Recorded {
@@ -86,11 +113,22 @@ pub enum FaultKind {
     BackoffHeader(u64),
 }
 
-/// A fault for the next `times` requests whose path starts with `path_prefix` (all if `None`).
+/// A fault for the next `times` requests that pass its filters (all requests by default).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     pub kind: FaultKind,
+    /// Only paths starting with this.
     pub path_prefix: Option<String>,
+    /// Only paths ending with this.
+    pub path_suffix: Option<String>,
+    /// Only paths containing this.
+    pub path_contains: Option<String>,
+    /// Only this method (compared case-insensitively).
+    pub method: Option<String>,
+    /// Only bodies containing this (searched in the recorded first 64 KiB).
+    pub body_contains: Option<String>,
+    /// Let this many matching requests pass before the fault applies.
+    pub skip: usize,
     pub times: usize,
 }
 
@@ -104,6 +142,11 @@ impl Fault {
         Fault {
             kind,
             path_prefix: None,
+            path_suffix: None,
+            path_contains: None,
+            method: None,
+            body_contains: None,
+            skip: 0,
             times: n,
         }
     }
@@ -111,6 +154,54 @@ impl Fault {
     pub fn on(mut self, prefix: &str) -> Fault {
         self.path_prefix = Some(prefix.to_string());
         self
+    }
+    /// Restricts the fault to paths ending with `suffix` (e.g. `/file`).
+    pub fn path_suffix(mut self, suffix: &str) -> Fault {
+        self.path_suffix = Some(suffix.to_string());
+        self
+    }
+    /// Restricts the fault to paths containing `part` (e.g. `/s3/`).
+    pub fn path_contains(mut self, part: &str) -> Fault {
+        self.path_contains = Some(part.to_string());
+        self
+    }
+    /// Restricts the fault to one method (`POST`, `PATCH`, ...).
+    pub fn method(mut self, method: &str) -> Fault {
+        self.method = Some(method.to_string());
+        self
+    }
+    /// Restricts the fault to requests whose body contains `text` (e.g. `upload=`).
+    pub fn body_contains(mut self, text: &str) -> Fault {
+        self.body_contains = Some(text.to_string());
+        self
+    }
+    /// Lets the first `n` matching requests through untouched.
+    pub fn skip(mut self, n: usize) -> Fault {
+        self.skip = n;
+        self
+    }
+
+    fn matches(&self, r: &Recorded) -> bool {
+        let body_has = |t: &str| {
+            let t = t.as_bytes();
+            !t.is_empty() && r.body.windows(t.len()).any(|w| w == t)
+        };
+        self.path_prefix
+            .as_ref()
+            .is_none_or(|p| r.path.starts_with(p.as_str()))
+            && self
+                .path_suffix
+                .as_ref()
+                .is_none_or(|p| r.path.ends_with(p.as_str()))
+            && self
+                .path_contains
+                .as_ref()
+                .is_none_or(|p| r.path.contains(p.as_str()))
+            && self
+                .method
+                .as_ref()
+                .is_none_or(|m| r.method.eq_ignore_ascii_case(m))
+            && self.body_contains.as_ref().is_none_or(|t| body_has(t))
     }
 }
 
@@ -123,6 +214,12 @@ pub(crate) struct State {
     pub(crate) version: u64,
     /// Full-text content per item key (only `qmode=everything` searches it).
     pub(crate) fulltext: HashMap<String, String>,
+    /// Stored files, the fake S3 bucket, queued uploads, the quota.
+    pub(crate) files: storage::FileStore,
+    /// The fake web host and arXiv.
+    pub(crate) web: web::WebState,
+    /// `Zotero-Write-Token`s of successful writes (per key).
+    pub(crate) write_tokens: HashSet<String>,
     requests: Vec<Recorded>,
     faults: VecDeque<Fault>,
     latency: Duration,
@@ -143,16 +240,25 @@ impl Emulator {
     /// An emulator serving `lib`.
     pub async fn with_library(lib: Library) -> Emulator {
         let version = lib.effective_version();
+        let files = storage::FileStore::new(&lib.items);
         let state = Arc::new(Mutex::new(State {
             items: lib.items,
             collections: lib.collections,
             version,
             fulltext: HashMap::new(),
+            files,
+            web: web::WebState::default(),
+            write_tokens: HashSet::new(),
             requests: Vec::new(),
             faults: VecDeque::new(),
             latency: Duration::ZERO,
         }));
-        let server = MockServer::start().await;
+        // No request recording in wiremock: bodies can be huge uploads, and `Recorded` keeps
+        // what tests need.
+        let server = MockServer::builder()
+            .disable_request_recording()
+            .start()
+            .await;
         let responder = Responder {
             base: server.uri(),
             state: state.clone(),
@@ -223,26 +329,45 @@ pub(crate) struct Answer {
     pub(crate) status: u16,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: Vec<u8>,
-    pub(crate) content_type: Option<&'static str>,
+    /// `None`: no body at all.
+    pub(crate) content_type: Option<String>,
 }
 
 impl Answer {
     /// A plain-text error answer, as the real server writes them.
     pub(crate) fn text(status: u16, body: &str) -> Answer {
-        Answer {
+        Answer::raw(
             status,
-            headers: Vec::new(),
-            body: body.as_bytes().to_vec(),
-            content_type: Some("text/plain; charset=utf-8"),
-        }
+            body.as_bytes().to_vec(),
+            "text/plain; charset=utf-8",
+        )
     }
 
     pub(crate) fn json(value: &serde_json::Value) -> Answer {
+        Answer::raw(
+            200,
+            serde_json::to_vec_pretty(value).unwrap(),
+            "application/json",
+        )
+    }
+
+    /// Any body with this content type (`""` sends no `Content-Type`).
+    pub(crate) fn raw(status: u16, body: Vec<u8>, content_type: &str) -> Answer {
         Answer {
-            status: 200,
+            status,
             headers: Vec::new(),
-            body: serde_json::to_vec_pretty(value).unwrap(),
-            content_type: Some("application/json"),
+            body,
+            content_type: Some(content_type.to_string()),
+        }
+    }
+
+    /// No body (204, 302, ...).
+    pub(crate) fn empty(status: u16) -> Answer {
+        Answer {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            content_type: None,
         }
     }
 
@@ -280,12 +405,13 @@ impl Respond for Responder {
                     (k.as_str().to_ascii_lowercase(), v)
                 })
                 .collect(),
-            body: request.body.clone(),
+            body: request.body[..request.body.len().min(RECORDED_BODY_LIMIT)].to_vec(),
+            body_len: request.body.len(),
         };
         let mut st = self.state.lock().unwrap();
         st.requests.push(recorded.clone());
         let latency = st.latency;
-        let fault = take_fault(&mut st.faults, &recorded.path);
+        let fault = take_fault(&mut st.faults, &recorded);
 
         let mut answer = match &fault {
             Some(FaultKind::RateLimited { retry_after }) => Answer::text(429, "Too many requests")
@@ -307,7 +433,7 @@ impl Respond for Responder {
             Some(FaultKind::Status(code)) => {
                 Answer::text(*code, &format!("Emulated status {code}"))
             }
-            _ => routes::handle(&mut st, &self.base, &recorded),
+            _ => routes::handle(&mut st, &self.base, &recorded, &request.body),
         };
         drop(st);
 
@@ -322,12 +448,13 @@ impl Respond for Responder {
     }
 }
 
-fn take_fault(faults: &mut VecDeque<Fault>, path: &str) -> Option<FaultKind> {
-    let idx = faults.iter().position(|f| match &f.path_prefix {
-        Some(p) => path.starts_with(p.as_str()),
-        None => true,
-    })?;
+fn take_fault(faults: &mut VecDeque<Fault>, r: &Recorded) -> Option<FaultKind> {
+    let idx = faults.iter().position(|f| f.matches(r))?;
     let f = &mut faults[idx];
+    if f.skip > 0 {
+        f.skip -= 1;
+        return None;
+    }
     let kind = f.kind.clone();
     f.times -= 1;
     if f.times == 0 {
@@ -336,8 +463,17 @@ fn take_fault(faults: &mut VecDeque<Fault>, path: &str) -> Option<FaultKind> {
     Some(kind)
 }
 
-fn to_template(answer: Answer, delay: Duration, dropped: bool) -> ResponseTemplate {
-    let mut t = ResponseTemplate::new(answer.status).insert_header("Zotero-API-Version", "3");
+fn to_template(mut answer: Answer, delay: Duration, dropped: bool) -> ResponseTemplate {
+    let mut status = answer.status;
+    if dropped && matches!(status, 204 | 304) {
+        // These statuses carry no body, so there is nothing to cut: send one that does.
+        status = 200;
+    }
+    if dropped && answer.body.is_empty() {
+        // hyper sends an empty body as complete whatever Content-Length says.
+        answer.body = b" ".to_vec();
+    }
+    let mut t = ResponseTemplate::new(status).insert_header("Zotero-API-Version", "3");
     for (k, v) in &answer.headers {
         t = t.append_header(k.as_str(), v.as_str());
     }
@@ -345,10 +481,13 @@ fn to_template(answer: Answer, delay: Duration, dropped: bool) -> ResponseTempla
         // Promise more bytes than are sent: hyper ends the body early and aborts the
         // connection, so the client never receives a complete answer.
         let promised = answer.body.len() + 4096;
-        t = t.insert_header("Content-Length", promised.to_string().as_str());
+        t = t
+            .insert_header("Content-Length", promised.to_string().as_str())
+            .insert_header("Connection", "close");
     }
-    t = match answer.content_type {
-        Some(ct) if answer.status != 304 => t.set_body_raw(answer.body, ct),
+    t = match &answer.content_type {
+        Some(ct) if status != 304 => t.set_body_raw(answer.body, ct),
+        _ if dropped => t.set_body_raw(answer.body, ""),
         _ => t,
     };
     if !delay.is_zero() {

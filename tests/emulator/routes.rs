@@ -3,11 +3,13 @@
 
 use serde_json::{json, Value};
 
+use super::files::{self, BUCKET_PATH};
 use super::library::{
     render_collection, render_item, ITEM_FIELDS_JSON, ITEM_TYPES_JSON, KEYS_CURRENT_JSON,
 };
 use super::params::{self, Action, Params};
 use super::search::{self, Scope};
+use super::{s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 
 /// What the request's credentials amount to.
@@ -46,8 +48,34 @@ fn authenticate(req: &Recorded) -> Result<Auth, Answer> {
     }
 }
 
-/// Answers one request (faults are handled by the caller).
-pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded) -> Answer {
+/// Answers one request (faults are handled by the caller). `body` is the full body.
+pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) -> Answer {
+    // Hosts that are not the API: the S3 bucket, the web host, arXiv.
+    let path = req.path.as_str();
+    let get = req.method == "GET" || req.method == "HEAD";
+    if path == BUCKET_PATH || path == BUCKET_PATH.trim_end_matches('/') {
+        return match req.method.as_str() {
+            "POST" => s3::post_object(st, base, req, body),
+            _ => Answer::text(405, "Method Not Allowed"),
+        };
+    }
+    if let Some(key) = path.strip_prefix(BUCKET_PATH) {
+        return if get {
+            s3::get_object(st, req, key)
+        } else {
+            Answer::text(405, "Method Not Allowed")
+        };
+    }
+    if path.starts_with("/web/") {
+        return if get {
+            web::web_get(st, req)
+        } else {
+            Answer::text(405, "Method Not Allowed")
+        };
+    }
+    if path.starts_with("/arxiv/") {
+        return web::arxiv_get(st, base, req);
+    }
     if let Some(v) = req.header("zotero-api-version") {
         if !matches!(v.trim(), "1" | "2" | "3") {
             return Answer::text(400, &format!("Invalid API version '{v}'"));
@@ -61,8 +89,14 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded) -> Answer {
     if !is_read && matches!(auth, Auth::None) {
         return Answer::text(403, "An API key is required for write requests.");
     }
+    if !is_read {
+        if let Err(a) = writes::check_write_token(st, req) {
+            return a;
+        }
+    }
     let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
     match segs.as_slice() {
+        ["items", "new"] => return schema::new_item(&req.query),
         ["itemTypes"] => return static_json(ITEM_TYPES_JSON),
         ["itemFields"] => return static_json(ITEM_FIELDS_JSON),
         ["keys", k] => {
@@ -89,14 +123,27 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded) -> Answer {
             if id.parse::<u64>().ok() != Some(USER_ID) || matches!(auth, Auth::None) {
                 return Answer::text(403, "Forbidden");
             }
+            if let ["items", key, "file", ..] = rest {
+                return files::file_request(st, base, req, body, key);
+            }
             if !is_read {
-                return Answer::text(501, "The emulator does not implement writes yet");
+                return library_write(st, base, req, body, rest);
             }
             return library_read(st, base, req, rest);
         }
         _ => {}
     }
     Answer::text(404, "Not found")
+}
+
+fn library_write(st: &mut State, base: &str, req: &Recorded, body: &[u8], rest: &[&str]) -> Answer {
+    match (req.method.as_str(), rest) {
+        ("POST", ["items"]) => writes::create_items(st, base, req, body),
+        ("PUT" | "PATCH" | "DELETE", ["items", key]) => writes::write_single(st, req, body, key),
+        ("POST", ["collections", key, "items"]) => writes::add_to_collection(st, body, key),
+        (_, ["items", _]) => Answer::text(405, "Method not allowed"),
+        _ => Answer::text(501, "The emulator does not implement this write"),
+    }
 }
 
 fn static_json(s: &str) -> Answer {
@@ -216,9 +263,7 @@ fn keyed_answer(objs: &[Value], idx: &[usize], p: &Params) -> Answer {
             s.push_str(objs[*i]["key"].as_str().unwrap_or(""));
             s.push('\n');
         }
-        let mut a = Answer::text(200, &s);
-        a.content_type = Some("text/plain");
-        a
+        Answer::raw(200, s.into_bytes(), "text/plain")
     } else {
         let mut m = serde_json::Map::new();
         for i in idx {

@@ -1,0 +1,359 @@
+//! Item write requests: `POST {prefix}/items` (create or update up to 50 objects),
+//! `PUT|PATCH|DELETE {prefix}/items/{key}`, the old `POST {prefix}/collections/{key}/items`,
+//! and `Zotero-Write-Token` bookkeeping, with the statuses and messages of
+//! `ItemsController`/`ApiController` (zotero/dataserver).
+
+use serde_json::{json, Map, Value};
+
+use super::apply::{invalid_object, write_object, Written};
+use super::library::render_item;
+use super::util::{html_escape, is_valid_key, php_is_numeric};
+use super::validate::{Fail, KeyOrder};
+use super::{Answer, Emulator, Recorded, State, API_KEY};
+
+/// The most objects one write may carry (`Zotero_API::$maxWriteItems`).
+const MAX_WRITE_ITEMS: usize = 50;
+
+fn fail_answer(f: &Fail) -> Answer {
+    Answer::text(f.code, &html_escape(&f.message))
+}
+
+/// `json_decode` + `checkJSONError`.
+fn decode(body: &[u8]) -> Result<Value, Answer> {
+    serde_json::from_slice(body).map_err(|e| {
+        let what = if std::str::from_utf8(body).is_err() {
+            "Malformed UTF-8 characters"
+        } else if e.to_string().contains("control character") {
+            "Unexpected control character found"
+        } else {
+            "Syntax error, malformed JSON"
+        };
+        Answer::text(400, &format!("JSON Error: {what}"))
+    })
+}
+
+/// The write token of a request, checked (`ApiController::getWriteTokenCacheKey`).
+pub(crate) fn write_token(req: &Recorded) -> Result<Option<String>, Answer> {
+    let Some(t) = req.header("zotero-write-token").filter(|t| !t.is_empty()) else {
+        return Ok(None);
+    };
+    if t.len() < 5 || t.len() > 32 {
+        return Err(Answer::text(
+            400,
+            "Write token must be 5-32 characters in length",
+        ));
+    }
+    Ok(Some(format!("{API_KEY}\u{0}{t}")))
+}
+
+/// `412 Write token already used` for a token a successful write already carried.
+pub(crate) fn check_write_token(st: &State, req: &Recorded) -> Result<(), Answer> {
+    if let Some(t) = write_token(req)? {
+        if st.write_tokens.contains(&t) {
+            return Err(Answer::text(412, "Write token already used"));
+        }
+    }
+    Ok(())
+}
+
+fn remember_token(st: &mut State, req: &Recorded) {
+    if let Ok(Some(t)) = write_token(req) {
+        st.write_tokens.insert(t);
+    }
+}
+
+fn unmodified_since(req: &Recorded) -> Option<&str> {
+    req.header("if-unmodified-since-version")
+}
+
+/// `POST {prefix}/items`
+pub(crate) fn create_items(st: &mut State, base: &str, req: &Recorded, body: &[u8]) -> Answer {
+    let mut require = 1;
+    if let Some(v) = unmodified_since(req) {
+        if !php_is_numeric(v) {
+            return Answer::text(400, "Invalid If-Unmodified-Since-Version value");
+        }
+        let v = v.trim().parse::<f64>().unwrap_or(0.0) as u64;
+        if st.version > v {
+            return Answer::text(
+                412,
+                &format!(
+                    "Library has been modified since specified version (expected {v}, found {})",
+                    st.version
+                ),
+            );
+        }
+        require = 0;
+    }
+    let json = match decode(body) {
+        Ok(v) => v,
+        Err(a) => return a,
+    };
+    if json.get("url").is_some() && json.is_object() {
+        // Server-side translation of a URL: not emulated (the real server answers this too
+        // when it has no translator).
+        return Answer::text(501, "No translators found for URL");
+    }
+    let Some(objects) = json.as_array() else {
+        return Answer::text(400, "Uploaded data must be a JSON array");
+    };
+    if objects.len() > MAX_WRITE_ITEMS {
+        return Answer::text(
+            413,
+            &format!("Cannot add more than {MAX_WRITE_ITEMS} items at a time"),
+        );
+    }
+    let orders: Vec<KeyOrder> = serde_json::from_slice(body).unwrap_or_default();
+    let (mut successful, mut success, mut unchanged, mut failed) =
+        (Map::new(), Map::new(), Map::new(), Map::new());
+    for (i, obj) in objects.iter().enumerate() {
+        let idx = i.to_string();
+        if !obj.is_object() {
+            let msg =
+                format!("Invalid value for index {i} in uploaded data; expected JSON item object");
+            failed.insert(idx, json!({"code": 400, "message": msg}));
+            continue;
+        }
+        // Each object bumps the library version in its own transaction.
+        st.version += 1;
+        let order = orders.get(i).cloned().unwrap_or_default();
+        match write_object(st, obj, &order, None, true, require, st.version) {
+            Ok(Written::Changed(at)) => {
+                let item = render_item(&st.items, &st.items[at], base);
+                success.insert(idx.clone(), item["key"].clone());
+                successful.insert(idx, item);
+            }
+            Ok(Written::Unchanged(key)) => {
+                unchanged.insert(idx, json!(key));
+            }
+            Err(f) => {
+                st.version -= 1;
+                let mut e = json!({"code": f.code, "message": html_escape(&f.message)});
+                match obj.get("key") {
+                    None | Some(Value::Null) => {}
+                    Some(k) if *k == json!("") => {}
+                    Some(k) => e["key"] = k.clone(),
+                }
+                if let Some(d) = f.data {
+                    e["data"] = d;
+                }
+                failed.insert(idx, e);
+            }
+        }
+    }
+    remember_token(st, req);
+    let report = json!({
+        "successful": successful, "success": success,
+        "unchanged": unchanged, "failed": failed,
+    });
+    Answer::json(&report).header("Last-Modified-Version", st.version)
+}
+
+/// `checkSingleObjectWriteVersion`: the version a single-object write names must be current.
+fn single_write_version(
+    req: &Recorded,
+    json: Option<&Value>,
+    stored: Option<u64>,
+) -> Result<(), Answer> {
+    let header = unmodified_since(req);
+    let editable = json.map(|j| j.get("data").filter(|d| d.is_object()).unwrap_or(j));
+    let prop = editable
+        .and_then(|j| j.get("version"))
+        .filter(|v| !v.is_null());
+    if req.method == "DELETE" && header.is_none() {
+        return Err(Answer::text(
+            428,
+            "If-Unmodified-Since-Version must be provided for delete requests",
+        ));
+    }
+    let num = |v: &Value| {
+        v.as_f64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    };
+    let header_v = match header {
+        Some(h) if !php_is_numeric(h) => {
+            return Err(Answer::text(
+                400,
+                &format!("Invalid If-Unmodified-Since-Version value '{h}'"),
+            ))
+        }
+        Some(h) => Some(h.trim().parse::<f64>().unwrap_or(0.0) as i64),
+        None => None,
+    };
+    let prop_v = match prop {
+        Some(p) if !(p.is_number() || p.as_str().is_some_and(php_is_numeric)) => {
+            let shown = super::validate::php_str(p);
+            return Err(Answer::text(
+                400,
+                &format!("Invalid JSON 'version' property value '{shown}'"),
+            ));
+        }
+        Some(p) => Some(num(p).unwrap_or(0.0) as i64),
+        None => None,
+    };
+    if let (Some(h), Some(p)) = (header_v, prop_v) {
+        if h != p {
+            return Err(Answer::text(
+                400,
+                &format!("If-Unmodified-Since-Version value does not match JSON 'version' property ({h} != {p})"),
+            ));
+        }
+    }
+    let version = header_v.or(prop_v);
+    let Some(found) = stored else {
+        if req.method == "PATCH" && version.is_none() {
+            return Err(Answer::text(
+                404,
+                "Item not found (to create, use If-Unmodified-Since-Version: 0, JSON 'version' 0, or PUT method)",
+            ));
+        }
+        if let Some(v) = version.filter(|v| *v > 0) {
+            return Err(Answer::text(
+                412,
+                &format!("Item not found (expected version {v})"),
+            ));
+        }
+        return Ok(());
+    };
+    let Some(v) = version else {
+        return Err(Answer::text(
+            428,
+            "Either If-Unmodified-Since-Version or object version property must be provided for key-based writes",
+        ));
+    };
+    if found as i64 > v {
+        return Err(Answer::text(
+            412,
+            &format!(
+                "Item has been modified since specified version (expected {v}, found {found})"
+            ),
+        )
+        .header("Last-Modified-Version", found));
+    }
+    Ok(())
+}
+
+/// `PUT|PATCH|DELETE {prefix}/items/{key}`
+pub(crate) fn write_single(st: &mut State, req: &Recorded, body: &[u8], key: &str) -> Answer {
+    if !is_valid_key(key) {
+        return Answer::text(404, "Not found");
+    }
+    let idx = st.items.iter().position(|i| i["key"] == key);
+    let stored = idx.map(|i| st.items[i]["version"].as_u64().unwrap_or(0));
+    let json = if req.method != "DELETE" && !body.is_empty() {
+        match decode(body) {
+            Ok(v) => Some(v),
+            Err(a) => return a,
+        }
+    } else {
+        None
+    };
+    if let Err(a) = single_write_version(req, json.as_ref(), stored) {
+        return a;
+    }
+    let original = st.version;
+    st.version += 1;
+    if req.method == "DELETE" {
+        delete_item(st, key);
+        return Answer::empty(204).header("Last-Modified-Version", st.version);
+    }
+    let Some(json) = json else {
+        st.version = original;
+        return fail_answer(&invalid_object(&Value::Bool(false)));
+    };
+    let order: KeyOrder = serde_json::from_slice(body).unwrap_or_default();
+    let partial = req.method == "PATCH";
+    match write_object(st, &json, &order, Some(key), partial, 0, st.version) {
+        Ok(w) => {
+            remember_token(st, req);
+            let header = match w {
+                Written::Changed(_) => st.version,
+                Written::Unchanged(_) => original,
+            };
+            Answer::empty(204).header("Last-Modified-Version", header)
+        }
+        Err(f) => {
+            st.version = original;
+            fail_answer(&f)
+        }
+    }
+}
+
+/// Deletes an item with its children (notes, attachments, their annotations) and files.
+pub(crate) fn delete_item(st: &mut State, key: &str) {
+    let children: Vec<String> = st
+        .items
+        .iter()
+        .filter(|i| i["data"]["parentItem"] == key)
+        .filter_map(|i| i["key"].as_str().map(str::to_string))
+        .collect();
+    for c in children {
+        delete_item(st, &c);
+    }
+    st.items.retain(|i| i["key"] != key);
+    st.files.item_files.remove(key);
+    st.fulltext.remove(key);
+}
+
+/// `POST {prefix}/collections/{key}/items` with space-separated item keys (undocumented).
+pub(crate) fn add_to_collection(st: &mut State, body: &[u8], coll: &str) -> Answer {
+    if !is_valid_key(coll) || !st.collections.iter().any(|c| c["key"] == coll) {
+        return Answer::text(404, "Collection not found");
+    }
+    let text = String::from_utf8_lossy(body).into_owned();
+    let mut idx = Vec::new();
+    for k in text.split(' ') {
+        let Some(i) = st.items.iter().position(|i| i["key"] == k) else {
+            return Answer::text(400, &format!("Item '{k}' not found in library"));
+        };
+        if st.items[i]["data"]["parentItem"].is_string() {
+            return Answer::text(400, "Child items cannot be added to collections directly");
+        }
+        idx.push(i);
+    }
+    st.version += 1;
+    let version = st.version;
+    for i in idx {
+        let item = &mut st.items[i];
+        let colls = item["data"]["collections"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if !colls.iter().any(|c| c == coll) {
+            let mut colls = colls;
+            colls.push(json!(coll));
+            item["data"]["collections"] = Value::Array(colls);
+        }
+        item["version"] = json!(version);
+        item["data"]["version"] = json!(version);
+    }
+    Answer::empty(204).header("Last-Modified-Version", version)
+}
+
+impl Emulator {
+    /// Every stored item (the kept JSON, before derived `meta`/`links` are filled in), in
+    /// creation order.
+    pub fn items(&self) -> Vec<Value> {
+        self.state.lock().unwrap().items.clone()
+    }
+
+    /// The stored children of an item (notes, attachments, annotations).
+    pub fn children(&self, parent_key: &str) -> Vec<Value> {
+        let st = self.state.lock().unwrap();
+        st.items
+            .iter()
+            .filter(|i| i["data"]["parentItem"] == parent_key)
+            .cloned()
+            .collect()
+    }
+
+    /// How many items the library holds (trashed ones included).
+    pub fn count_items(&self) -> usize {
+        self.state.lock().unwrap().items.len()
+    }
+
+    /// How many distinct `Zotero-Write-Token`s successful writes have used.
+    pub fn write_tokens_used(&self) -> usize {
+        self.state.lock().unwrap().write_tokens.len()
+    }
+}
