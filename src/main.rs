@@ -83,17 +83,14 @@ async fn serve(config: Config) -> ExitCode {
             "server.start"
         );
     }
-    let client = match ZoteroClient::new(&config) {
-        Ok(c) => c,
+    let server = match ZoteroServer::new(&config) {
+        Ok(s) => s,
         Err(e) => {
-            tracing::error!(error = %e, "cannot build the Zotero client");
+            tracing::error!(error = %e, "cannot start");
             return ExitCode::FAILURE;
         }
     };
-    let service = match ZoteroServer::new(client)
-        .serve(rmcp::transport::stdio())
-        .await
-    {
+    let service = match server.serve(rmcp::transport::stdio()).await {
         Ok(s) => s,
         Err(e) => {
             tracing::error!(error = %e, "MCP initialisation failed");

@@ -8,31 +8,64 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    Tool, ToolAnnotations,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tracing::Instrument;
 
+use crate::config::Config;
 use crate::envelope::{self, ErrorCode, ToolError};
+use crate::sources::Fetcher;
 use crate::tools::{ToolContext, ToolName, ToolSpec};
 use crate::zotero::api::ZoteroClient;
+use crate::zotero::upload::ProgressFn;
 
 #[derive(Clone)]
 pub struct ZoteroServer {
     client: Arc<ZoteroClient>,
+    fetcher: Arc<Fetcher>,
+    arxiv_base: Arc<str>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl ZoteroServer {
-    pub fn new(client: ZoteroClient) -> Self {
-        Self {
+    /// The server for this configuration; an error says what could not be set up.
+    pub fn new(config: &Config) -> Result<Self, String> {
+        let client = ZoteroClient::new(config)
+            .map_err(|e| format!("cannot build the Zotero client: {e}"))?;
+        let fetcher =
+            Fetcher::new(config).map_err(|e| format!("cannot build the file fetcher: {e}"))?;
+        Ok(Self {
             client: Arc::new(client),
+            fetcher: Arc::new(fetcher),
+            arxiv_base: Arc::from(config.arxiv_base.as_str()),
             tools: Arc::new(tool_definitions()),
-        }
+        })
     }
+}
+
+/// Progress notifications for one call, sent in order by one task.
+fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressFn {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
+    tokio::spawn(
+        async move {
+            while let Some((done, total)) = rx.recv().await {
+                let mut p = ProgressNotificationParam::new(token.clone(), done as f64);
+                p.total = Some(total as f64);
+                p.message = Some(format!("uploaded {done} of {total} bytes"));
+                if peer.notify_progress(p).await.is_err() {
+                    break;
+                }
+            }
+        }
+        .in_current_span(),
+    );
+    Arc::new(move |done, total| {
+        let _ = tx.send((done, total));
+    })
 }
 
 /// The tools as `tools/list` publishes them.
@@ -52,7 +85,7 @@ fn definition(spec: &ToolSpec) -> Tool {
     let annotations = ToolAnnotations::with_title(spec.title)
         .read_only(spec.read_only)
         .destructive(false)
-        .idempotent(spec.read_only)
+        .idempotent(spec.idempotent)
         .open_world(spec.open_world);
     Tool::new_with_raw(
         spec.name,
@@ -77,7 +110,10 @@ impl ServerHandler for ZoteroServer {
             .with_instructions(
                 "Tools for the user's personal Zotero library. Search with \
                  zotero_search_items before adding anything; fetch one item with \
-                 zotero_get_item; list collections with zotero_list_collections. Every tool \
+                 zotero_get_item; list collections with zotero_list_collections. Add a \
+                 missing paper with zotero_create_item, then its PDF with \
+                 zotero_attach_arxiv_pdf or zotero_upload_attachment, and file it with \
+                 zotero_add_item_to_collection. Every tool \
                  answers {ok, data, error}; error.code is one of ZOTERO_AUTH_ERROR, \
                  ZOTERO_NOT_FOUND, ZOTERO_RATE_LIMITED, ZOTERO_VALIDATION_ERROR, \
                  ZOTERO_UPSTREAM_ERROR.",
@@ -126,9 +162,16 @@ impl ServerHandler for ZoteroServer {
         let name = tool.spec().name;
         let span =
             tracing::info_span!("tool_call", correlation_id = %correlation_id(), tool = name);
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| progress_reporter(context.peer.clone(), token));
         let ctx = ToolContext {
             client: self.client.clone(),
+            fetcher: self.fetcher.clone(),
+            arxiv_base: self.arxiv_base.clone(),
             cancel: context.ct.clone(),
+            progress,
         };
         let arguments = request.arguments;
         let call = async move {

@@ -55,24 +55,34 @@ async fn search_maps_items_to_the_seed_fields() {
 }
 
 #[tokio::test]
-async fn tools_list_has_the_four_read_tools_with_schemas() {
+async fn tools_list_has_the_eight_tools_with_schemas_and_hints() {
     let (_emu, server) = setup().await;
     let tools = server.tools().await;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    for n in [
-        "zotero_search_items",
-        "zotero_list_collections",
-        "zotero_get_item",
-        "zotero_get_sort_values",
-    ] {
-        assert!(names.contains(&n), "{n} missing from {names:?}");
-    }
-    for t in &tools {
+    // The seed's order; (read-only, idempotent) for each.
+    let expected = [
+        ("zotero_search_items", true, true),
+        ("zotero_list_collections", true, true),
+        ("zotero_get_item", true, true),
+        ("zotero_create_item", false, false),
+        ("zotero_upload_attachment", false, false),
+        ("zotero_attach_arxiv_pdf", false, false),
+        ("zotero_get_sort_values", true, true),
+        ("zotero_add_item_to_collection", false, true),
+    ];
+    assert_eq!(
+        names,
+        expected.iter().map(|e| e.0).collect::<Vec<_>>(),
+        "tools/list"
+    );
+    for (t, (_, read_only, idempotent)) in tools.iter().zip(expected) {
         let schema = Value::Object((*t.input_schema).clone());
         assert_eq!(schema["additionalProperties"], false, "{}", t.name);
         assert!(t.output_schema.is_some(), "{} has no output schema", t.name);
         let ann = t.annotations.as_ref().expect("annotations");
-        assert_eq!(ann.read_only_hint, Some(true));
+        assert_eq!(ann.read_only_hint, Some(read_only), "{}", t.name);
+        assert_eq!(ann.idempotent_hint, Some(idempotent), "{}", t.name);
+        assert_eq!(ann.destructive_hint, Some(false), "{}", t.name);
     }
     server.stop().await;
 }

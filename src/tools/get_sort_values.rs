@@ -16,6 +16,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema,
     data_schema,
     read_only: true,
+    idempotent: true,
     open_world: false,
 };
 

@@ -15,6 +15,7 @@ pub const SPEC: ToolSpec = ToolSpec {
     input_schema,
     data_schema,
     read_only: true,
+    idempotent: true,
     open_world: true,
 };
 

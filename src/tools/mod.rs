@@ -1,12 +1,16 @@
 //! The MCP tools: one file per tool, each with its spec (name, description, schemas, hints)
 //! and one function from raw arguments to the envelope's `data`.
 
+pub mod add_item_to_collection;
 pub mod args;
+pub mod attach_arxiv_pdf;
+pub mod create_item;
 pub mod get_item;
 pub mod get_sort_values;
 pub mod list_collections;
 pub mod schema;
 pub mod search_items;
+pub mod upload_attachment;
 
 use std::sync::Arc;
 
@@ -14,7 +18,9 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::envelope::ToolError;
+use crate::sources::Fetcher;
 use crate::zotero::api::ZoteroClient;
+use crate::zotero::upload::ProgressFn;
 
 /// What a tool publishes about itself.
 pub struct ToolSpec {
@@ -26,6 +32,8 @@ pub struct ToolSpec {
     pub data_schema: fn() -> Value,
     /// Reads only (also: not destructive, idempotent).
     pub read_only: bool,
+    /// Calling it again with the same arguments changes nothing more.
+    pub idempotent: bool,
     /// Talks to Zotero (outside the server).
     pub open_world: bool,
 }
@@ -33,8 +41,14 @@ pub struct ToolSpec {
 /// What a running tool call gets.
 pub struct ToolContext {
     pub client: Arc<ZoteroClient>,
+    /// Fetches upload sources (`file_url`, arXiv) and reads local files.
+    pub fetcher: Arc<Fetcher>,
+    /// `{arxiv_base}/pdf/<id>` is where arXiv PDFs come from.
+    pub arxiv_base: Arc<str>,
     /// Cancelled when the MCP client cancels the call.
     pub cancel: CancellationToken,
+    /// Set when the client asked for progress notifications (a `progressToken`).
+    pub progress: Option<ProgressFn>,
 }
 
 /// Every tool, so that dispatch is checked by the compiler.
@@ -44,14 +58,23 @@ pub enum ToolName {
     ListCollections,
     GetItem,
     GetSortValues,
+    CreateItem,
+    UploadAttachment,
+    AttachArxivPdf,
+    AddItemToCollection,
 }
 
 impl ToolName {
-    pub const ALL: [ToolName; 4] = [
+    /// In the seed's order.
+    pub const ALL: [ToolName; 8] = [
         ToolName::SearchItems,
         ToolName::ListCollections,
         ToolName::GetItem,
+        ToolName::CreateItem,
+        ToolName::UploadAttachment,
+        ToolName::AttachArxivPdf,
         ToolName::GetSortValues,
+        ToolName::AddItemToCollection,
     ];
 
     pub fn spec(self) -> &'static ToolSpec {
@@ -60,6 +83,10 @@ impl ToolName {
             ToolName::ListCollections => &list_collections::SPEC,
             ToolName::GetItem => &get_item::SPEC,
             ToolName::GetSortValues => &get_sort_values::SPEC,
+            ToolName::CreateItem => &create_item::SPEC,
+            ToolName::UploadAttachment => &upload_attachment::SPEC,
+            ToolName::AttachArxivPdf => &attach_arxiv_pdf::SPEC,
+            ToolName::AddItemToCollection => &add_item_to_collection::SPEC,
         }
     }
 
@@ -77,6 +104,10 @@ impl ToolName {
             ToolName::ListCollections => list_collections::run(ctx, args).await,
             ToolName::GetItem => get_item::run(ctx, args).await,
             ToolName::GetSortValues => get_sort_values::run(ctx, args).await,
+            ToolName::CreateItem => create_item::run(ctx, args).await,
+            ToolName::UploadAttachment => upload_attachment::run(ctx, args).await,
+            ToolName::AttachArxivPdf => attach_arxiv_pdf::run(ctx, args).await,
+            ToolName::AddItemToCollection => add_item_to_collection::run(ctx, args).await,
         }
     }
 }

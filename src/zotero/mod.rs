@@ -5,3 +5,5 @@ pub mod cache;
 pub mod error;
 pub mod http;
 pub mod model;
+pub mod upload;
+pub mod write;

@@ -1,0 +1,415 @@
+//! The four-step file upload of the Zotero API: create the attachment item, authorize the
+//! upload, send `prefix + bytes + suffix` to the storage URL, register the upload.
+//!
+//! All or nothing: once the attachment item exists, any later failure (cancellation
+//! included) deletes it again, so no empty attachment is left behind. The upload
+//! authorization (storage URL, form fields, upload key) never reaches a log line or an
+//! answer; neither do the file's bytes.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use hyper::header::HeaderValue;
+use hyper::Method;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::api::{parse_json, percent_encode, unexpected, ZoteroClient};
+use super::error::{UpstreamAnswer, ZoteroError};
+use super::http::{ApiRequest, ApiResponse, ByteStream, UploadRequest};
+
+/// Called with (bytes of the file sent so far, file size) as the upload goes.
+pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
+
+/// How long removing an abandoned attachment item may take, whatever became of the call.
+const CLEANUP_TIME: Duration = Duration::from_secs(60);
+
+/// A file ready to upload: its metadata, hashed beforehand, and a way to read its bytes.
+pub struct FileToUpload {
+    pub filename: String,
+    pub content_type: String,
+    pub size: u64,
+    /// Lower-case hex MD5 of the bytes `open` yields.
+    pub md5: String,
+    pub mtime_ms: u64,
+    /// A fresh stream of the bytes, once per attempt.
+    pub open: Box<dyn Fn() -> std::io::Result<ByteStream> + Send + Sync>,
+}
+
+pub struct NewAttachment<'a> {
+    pub parent_key: &'a str,
+    /// Defaults to the filename.
+    pub title: Option<&'a str>,
+    pub file: &'a FileToUpload,
+}
+
+#[derive(Debug, Clone)]
+pub struct Uploaded {
+    pub attachment_key: String,
+    pub version: u64,
+    pub title: String,
+    pub content_type: String,
+    pub size: u64,
+    /// Zotero already stored these bytes, so none were sent.
+    pub existed: bool,
+}
+
+/// The answer to step 2.
+enum Authorization {
+    /// Zotero has these bytes already and attached them.
+    Exists,
+    Upload {
+        url: String,
+        content_type: String,
+        prefix: Bytes,
+        suffix: Bytes,
+        upload_key: String,
+    },
+}
+
+impl ZoteroClient {
+    /// Checks that `key` is an item that can take an attachment (it exists and is neither
+    /// an attachment nor a note), before any bytes are fetched or anything is written.
+    pub async fn check_parent(
+        &self,
+        key: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), ZoteroError> {
+        let Some(wire) = self.fetch_item(key, cancel).await? else {
+            return Err(ZoteroError::NotFound {
+                message: format!(
+                    "no item with key {key} in this library; search for the parent item with zotero_search_items, or create it with zotero_create_item"
+                ),
+            });
+        };
+        let item_type = wire.item_type();
+        if matches!(item_type.as_str(), "attachment" | "note" | "annotation") {
+            return Err(ZoteroError::InvalidRequest {
+                reason: format!(
+                    "item {key} is a{} {item_type}; attach files to a regular item (its parent item, if it has one)",
+                    if item_type == "attachment" || item_type == "annotation" { "n" } else { "" }
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Creates an `imported_file` attachment under `parent_key` and uploads the file to it.
+    pub async fn upload_attachment(
+        &self,
+        new: NewAttachment<'_>,
+        progress: Option<ProgressFn>,
+        cancel: &CancellationToken,
+    ) -> Result<Uploaded, ZoteroError> {
+        let file = new.file;
+        let title = new.title.unwrap_or(&file.filename).to_string();
+        let mut object = self
+            .template("attachment", Some("imported_file"), cancel)
+            .await?;
+        object.insert("parentItem".into(), Value::from(new.parent_key));
+        object.insert("title".into(), Value::from(title.clone()));
+        object.insert("filename".into(), Value::from(file.filename.clone()));
+        object.insert("contentType".into(), Value::from(file.content_type.clone()));
+        let created = self.create_object(object, cancel).await?;
+        let key = created.key();
+
+        match self.transfer(&key, file, progress, cancel).await {
+            Ok((existed, registered_version)) => {
+                // The upload is done; a failure to read the item back must not undo it.
+                let version = match self.fetch_item(&key, cancel).await {
+                    Ok(Some(wire)) => wire.version(),
+                    _ => registered_version.unwrap_or(created.version()),
+                };
+                Ok(Uploaded {
+                    attachment_key: key,
+                    version,
+                    title,
+                    content_type: file.content_type.clone(),
+                    size: file.size,
+                    existed,
+                })
+            }
+            Err(error) => {
+                let removed = self.remove_abandoned(&key, created.version()).await;
+                Err(ZoteroError::AttachmentAbandoned {
+                    error: Box::new(error),
+                    attachment_key: key,
+                    removed,
+                })
+            }
+        }
+    }
+
+    /// Steps 2–4. Answers whether Zotero had the bytes already, and the version the
+    /// registration reported.
+    async fn transfer(
+        &self,
+        key: &str,
+        file: &FileToUpload,
+        progress: Option<ProgressFn>,
+        cancel: &CancellationToken,
+    ) -> Result<(bool, Option<u64>), ZoteroError> {
+        let (url, content_type, prefix, suffix, upload_key) =
+            match self.authorize(key, file, cancel).await? {
+                Authorization::Exists => {
+                    if let Some(report) = &progress {
+                        report(file.size, file.size);
+                    }
+                    return Ok((true, None));
+                }
+                Authorization::Upload {
+                    url,
+                    content_type,
+                    prefix,
+                    suffix,
+                    upload_key,
+                } => (url, content_type, prefix, suffix, upload_key),
+            };
+
+        let reported = Arc::new(AtomicU64::new(0));
+        let total = file.size;
+        let step = (total / 100).max(256 * 1024);
+        let body = || -> std::io::Result<ByteStream> {
+            let bytes = (file.open)()?;
+            let sent = Arc::new(AtomicU64::new(0));
+            let (progress, reported) = (progress.clone(), reported.clone());
+            let counted = bytes.inspect(move |chunk| {
+                let Ok(chunk) = chunk else { return };
+                let now =
+                    sent.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
+                let last = reported.load(Ordering::Relaxed);
+                // Progress only ever grows, retries included.
+                if let Some(report) = &progress {
+                    if now > last && (now - last >= step || now == total) {
+                        reported.store(now, Ordering::Relaxed);
+                        report(now, total);
+                    }
+                }
+            });
+            let head = futures_util::stream::once(std::future::ready(Ok(prefix.clone())));
+            let tail = futures_util::stream::once(std::future::ready(Ok(suffix.clone())));
+            Ok(Box::pin(head.chain(counted).chain(tail)))
+        };
+        let upload = UploadRequest {
+            url: &url,
+            content_type: &content_type,
+            content_length: prefix.len() as u64 + file.size + suffix.len() as u64,
+            body: &body,
+        };
+        let resp = self.http.send_upload(&upload, cancel).await?;
+        if !(200..300).contains(&resp.status) {
+            return Err(storage_refused(&resp));
+        }
+        if total == 0 {
+            if let Some(report) = &progress {
+                report(0, 0);
+            }
+        }
+        self.register(key, file, &upload_key, cancel)
+            .await
+            .map(|v| (false, v))
+    }
+
+    /// Step 2: `POST …/file` with the file's MD5, name, size and mtime.
+    async fn authorize(
+        &self,
+        key: &str,
+        file: &FileToUpload,
+        cancel: &CancellationToken,
+    ) -> Result<Authorization, ZoteroError> {
+        let prefix = self.prefix()?;
+        let form = format!(
+            "md5={}&filename={}&filesize={}&mtime={}&contentType={}",
+            file.md5,
+            percent_encode(&file.filename),
+            file.size,
+            file.mtime_ms,
+            percent_encode(&file.content_type),
+        );
+        // Asking again is harmless: an authorization stores nothing.
+        let req = file_request(&format!("{prefix}/items/{key}/file"), form).repeatable(true);
+        let resp = self.http.send(&req, cancel).await?;
+        match resp.status {
+            200 => {}
+            413 => {
+                return Err(ZoteroError::StorageFull {
+                    size: file.size,
+                    usage_mb: resp.header("zotero-storage-usage").map(str::to_string),
+                    quota_mb: resp.header("zotero-storage-quota").map(str::to_string),
+                    answer: Box::new(resp.answer()),
+                })
+            }
+            _ => return Err(unexpected(&resp, "authorize the file upload")),
+        }
+        let answer: Value = parse_json(&resp)?;
+        if answer.get("exists").and_then(Value::as_u64) == Some(1) {
+            return Ok(Authorization::Exists);
+        }
+        let field = |name: &str| {
+            answer
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| ZoteroError::BadResponse {
+                    reason: format!("the upload authorization has no '{name}'"),
+                    status: resp.status,
+                })
+        };
+        Ok(Authorization::Upload {
+            url: field("url")?,
+            content_type: field("contentType")?,
+            prefix: Bytes::from(field("prefix")?),
+            suffix: Bytes::from(field("suffix")?),
+            upload_key: field("uploadKey")?,
+        })
+    }
+
+    /// Step 4: `POST …/file` with `upload=<uploadKey>`. A repeat after a lost answer finds
+    /// the key used up; then the item itself says whether the file is registered.
+    async fn register(
+        &self,
+        key: &str,
+        file: &FileToUpload,
+        upload_key: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<u64>, ZoteroError> {
+        let prefix = self.prefix()?;
+        let form = format!("upload={}", percent_encode(upload_key));
+        let req = file_request(&format!("{prefix}/items/{key}/file"), form).repeatable(true);
+        let resp = match self.http.send(&req, cancel).await {
+            Ok(resp) => resp,
+            Err(cause @ (ZoteroError::Network { .. } | ZoteroError::Timeout { .. })) => {
+                return if self.has_file(key, &file.md5, cancel).await {
+                    Ok(None)
+                } else {
+                    Err(cause)
+                };
+            }
+            Err(e) => return Err(e),
+        };
+        if resp.status == 204 {
+            return Ok(resp
+                .header("last-modified-version")
+                .and_then(|v| v.trim().parse().ok()));
+        }
+        if resp.retries > 0 && self.has_file(key, &file.md5, cancel).await {
+            return Ok(None);
+        }
+        Err(unexpected(&resp, "register the uploaded file"))
+    }
+
+    /// Whether the attachment item carries a file with this MD5.
+    async fn has_file(&self, key: &str, md5: &str, cancel: &CancellationToken) -> bool {
+        match self.fetch_item(key, cancel).await {
+            Ok(Some(wire)) => wire.data.get("md5").and_then(Value::as_str) == Some(md5),
+            _ => false,
+        }
+    }
+
+    /// Deletes the attachment item of a failed upload, with its own deadline and a token
+    /// of its own: a cancelled call still cleans up after itself.
+    async fn remove_abandoned(&self, key: &str, version: u64) -> bool {
+        let cancel = CancellationToken::new();
+        let outcome =
+            tokio::time::timeout(CLEANUP_TIME, self.delete_item(key, version, &cancel)).await;
+        match outcome {
+            Ok(Ok(())) => {
+                tracing::info!(
+                    attachment_key = key,
+                    "removed the attachment item of a failed upload"
+                );
+                true
+            }
+            Ok(Err(e)) => {
+                tracing::error!(attachment_key = key, error = %e, "could not remove the attachment item of a failed upload");
+                false
+            }
+            Err(_) => {
+                tracing::error!(
+                    attachment_key = key,
+                    "removing the attachment item of a failed upload timed out"
+                );
+                false
+            }
+        }
+    }
+}
+
+fn file_request(path: &str, form: String) -> ApiRequest {
+    ApiRequest::with_body(
+        Method::POST,
+        path,
+        "application/x-www-form-urlencoded",
+        form,
+    )
+    .header("if-none-match", HeaderValue::from_static("*"))
+}
+
+/// The storage service refused the bytes. Only its error code and message are kept: its
+/// raw answer may echo the signed form fields of the authorization.
+fn storage_refused(resp: &ApiResponse) -> ZoteroError {
+    let body = String::from_utf8_lossy(&resp.body);
+    let element = |name: &str| {
+        let open = format!("<{name}>");
+        let start = body.find(&open)? + open.len();
+        let end = body.get(start..)?.find(&format!("</{name}>"))? + start;
+        body.get(start..end).map(str::to_string)
+    };
+    let code = element("Code");
+    let message = element("Message");
+    let said = match (&code, &message) {
+        (Some(c), Some(m)) => format!(": {c}: {m}"),
+        (Some(c), None) => format!(": {c}"),
+        (None, Some(m)) => format!(": {m}"),
+        (None, None) => String::new(),
+    };
+    let hint = if code.as_deref() == Some("BadDigest") {
+        "; the bytes sent did not match their MD5 (did the file change while it was uploaded?)"
+    } else {
+        ""
+    };
+    ZoteroError::Status {
+        message: format!(
+            "upload the file to Zotero's storage: HTTP {}{said}{hint}",
+            resp.status
+        ),
+        answer: UpstreamAnswer {
+            status: resp.status,
+            body: [code, message]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(": "),
+            retry_after: resp.header("retry-after").map(str::to_string),
+            request_id: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_errors_keep_code_and_message_only() {
+        let resp = ApiResponse {
+            status: 403,
+            headers: hyper::HeaderMap::new(),
+            body: Bytes::from_static(
+                b"<Error><Code>SignatureDoesNotMatch</Code><Message>bad sig</Message><StringToSign>SECRETPOLICY</StringToSign></Error>",
+            ),
+            retries: 0,
+        };
+        let e = storage_refused(&resp);
+        let text = e.to_string();
+        assert!(text.contains("SignatureDoesNotMatch: bad sig"), "{text}");
+        let ZoteroError::Status { answer, .. } = e else {
+            panic!("status error expected")
+        };
+        assert!(!answer.body.contains("SECRETPOLICY"));
+        assert_eq!(answer.status, 403);
+    }
+}
