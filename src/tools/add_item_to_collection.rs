@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 use super::args::{object_key, Args};
 use super::{ToolContext, ToolSpec};
 use crate::envelope::ToolError;
-use crate::zotero::write::CollectionRef;
+use crate::zotero::collections::CollectionRef;
 
 pub const SPEC: ToolSpec = ToolSpec {
     name: "zotero_add_item_to_collection",

@@ -2,6 +2,7 @@
 
 pub mod api;
 pub mod cache;
+pub mod collections;
 pub mod error;
 pub mod http;
 pub mod model;

@@ -1,0 +1,179 @@
+//! `zotero_attach_arxiv_pdf` in every id form, refusals of what is not a PDF, and upload
+//! progress notifications, through the built binary against the emulator.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod common;
+mod emulator;
+mod upload_support;
+
+use std::sync::{Arc, Mutex};
+
+use emulator::Emulator;
+use serde_json::json;
+use upload_support::{assert_stored, bytes, env, setup, temp_file, PARENT};
+
+#[tokio::test]
+async fn arxiv_ids_in_every_form_fetch_the_pdf() {
+    let (emu, server) = setup().await;
+    let pdf = |n: u8| {
+        let mut b = b"%PDF-1.5\n".to_vec();
+        b.extend(bytes(30_000, n));
+        b
+    };
+    emu.add_arxiv("1706.03762v1", pdf(1));
+    emu.add_arxiv("1706.03762v7", pdf(2));
+    emu.add_arxiv("hep-th/9901001", pdf(3));
+    emu.add_arxiv("math.CA/0611800v2", pdf(4));
+    for (input, id, filename, content) in [
+        ("1706.03762v1", "1706.03762v1", "1706.03762v1.pdf", pdf(1)),
+        ("arXiv:1706.03762", "1706.03762", "1706.03762.pdf", pdf(2)),
+        (
+            "https://arxiv.org/abs/1706.03762v1",
+            "1706.03762v1",
+            "1706.03762v1.pdf",
+            pdf(1),
+        ),
+        (
+            "https://arxiv.org/pdf/1706.03762v7.pdf",
+            "1706.03762v7",
+            "1706.03762v7.pdf",
+            pdf(2),
+        ),
+        (
+            "hep-th/9901001",
+            "hep-th/9901001",
+            "hep-th_9901001.pdf",
+            pdf(3),
+        ),
+        (
+            "arXiv:math.CA/0611800v2",
+            "math.CA/0611800v2",
+            "math.CA_0611800v2.pdf",
+            pdf(4),
+        ),
+    ] {
+        let a = server
+            .call(
+                "zotero_attach_arxiv_pdf",
+                json!({"item_key": PARENT, "arxiv_id": input}),
+            )
+            .await;
+        let data = a.expect_ok().clone();
+        assert_eq!(data["arxiv_id"], id, "{input}");
+        assert_eq!(data["pdf_url"], format!("{}/pdf/{id}", emu.arxiv_base()));
+        assert_eq!(data["title"], filename);
+        assert_eq!(data["content_type"], "application/pdf");
+        let item = assert_stored(&emu, &data, &content);
+        assert_eq!(item["data"]["filename"], filename);
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn arxiv_refuses_what_is_not_a_pdf_and_unknown_ids() {
+    let (emu, server) = setup().await;
+    emu.add_arxiv_page("2101.00001", "<html><body>Just a moment…</body></html>");
+    let a = server
+        .call(
+            "zotero_attach_arxiv_pdf",
+            json!({"item_key": PARENT, "arxiv_id": "2101.00001"}),
+        )
+        .await;
+    // arXiv answered, but not with a PDF (a challenge page, a withdrawn paper): upstream.
+    let err = a.expect_err("ZOTERO_UPSTREAM_ERROR");
+    assert!(err["message"].as_str().unwrap().contains("PDF"), "{err}");
+    assert_eq!(err["details"]["content_type"], "text/html");
+    let a = server
+        .call(
+            "zotero_attach_arxiv_pdf",
+            json!({"item_key": PARENT, "arxiv_id": "2101.99999"}),
+        )
+        .await;
+    a.expect_err("ZOTERO_NOT_FOUND");
+    for bad in [
+        "hello",
+        "1706.3762",
+        "https://example.org/abs/1706.03762",
+        "17060.3762",
+    ] {
+        let a = server
+            .call(
+                "zotero_attach_arxiv_pdf",
+                json!({"item_key": PARENT, "arxiv_id": bad}),
+            )
+            .await;
+        assert_eq!(
+            a.expect_err("ZOTERO_VALIDATION_ERROR")["details"]["field"],
+            "arxiv_id",
+            "{bad}"
+        );
+    }
+    assert_eq!(emu.count("POST", "/users/475425/items"), 0);
+    server.stop().await;
+}
+
+// --- progress notifications -------------------------------------------------------------
+
+#[derive(Clone, Default)]
+struct ProgressLog(Arc<Mutex<Vec<(f64, Option<f64>)>>>);
+
+impl rmcp::ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push((params.progress, params.total));
+    }
+}
+
+#[tokio::test]
+async fn progress_is_reported_in_bytes_when_asked_for() {
+    use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    let emu = Emulator::start().await;
+    let mut cmd = tokio::process::Command::new(common::BIN);
+    cmd.env_clear();
+    for (k, v) in env(&emu, &[]) {
+        cmd.env(k, v);
+    }
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let log = ProgressLog::default();
+    let client = log.clone().serve(transport).await.unwrap();
+
+    let size = 3 * 1024 * 1024 + 17;
+    let content = bytes(size, 6);
+    let path = temp_file("big.pdf", &content);
+    let mut meta = RequestMetaObject::default();
+    meta.set_progress_token(ProgressToken(NumberOrString::String("up-1".into())));
+    let mut params = CallToolRequestParams::new("zotero_upload_attachment")
+        .with_arguments(common::obj(json!({"item_key": PARENT, "file_path": path})));
+    params.meta = Some(meta);
+    let result = client.call_tool(params).await.unwrap();
+    let answer = common::to_answer(result);
+    answer.expect_ok();
+    // Notifications may trail the answer by a moment.
+    for _ in 0..100 {
+        if log.0.lock().unwrap().last().map(|p| p.0) == Some(size as f64) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let seen = log.0.lock().unwrap().clone();
+    assert!(seen.len() >= 3, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "grows: {seen:?}");
+    assert!(seen.iter().all(|p| p.1 == Some(size as f64)));
+    assert_eq!(seen.last().unwrap().0, size as f64);
+    let _ = client.cancel().await;
+}
