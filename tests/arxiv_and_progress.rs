@@ -120,8 +120,11 @@ async fn arxiv_refuses_what_is_not_a_pdf_and_unknown_ids() {
 
 // --- progress notifications -------------------------------------------------------------
 
+/// (progress, total) of each notification, in arrival order.
+type Seen = Arc<Mutex<Vec<(f64, Option<f64>)>>>;
+
 #[derive(Clone, Default)]
-struct ProgressLog(Arc<Mutex<Vec<(f64, Option<f64>)>>>);
+struct ProgressLog(Seen);
 
 impl rmcp::ClientHandler for ProgressLog {
     async fn on_progress(

@@ -98,6 +98,124 @@ async fn templates_follow_the_schema() {
 }
 
 #[tokio::test]
+async fn item_types_list_the_schema_in_server_order() {
+    let emu = Emulator::start().await;
+    let r = get(&emu, "/itemTypes").await;
+    assert_eq!(r.status, 200);
+    let rows = r.json();
+    let rows = rows.as_array().unwrap();
+    let names: Vec<&str> = rows
+        .iter()
+        .map(|t| t["itemType"].as_str().unwrap())
+        .collect();
+    let label = |n: &str| rows.iter().find(|t| t["itemType"] == n).unwrap()["localized"].clone();
+    // Every type but attachment and annotation (`Zotero_ItemTypes::getAll`), and each one has
+    // a template.
+    assert_eq!(names.len(), 38);
+    for t in [
+        "preprint",
+        "dataset",
+        "standard",
+        "note",
+        "book",
+        "tvBroadcast",
+    ] {
+        assert!(names.contains(&t), "{t}");
+    }
+    assert!(!names.contains(&"attachment") && !names.contains(&"annotation"));
+    for t in &names {
+        template(&emu, &format!("itemType={t}")).await;
+    }
+    // en-US names of the current schema, sorted with strcmp.
+    assert_eq!(
+        (
+            label("book"),
+            label("tvBroadcast"),
+            label("computerProgram")
+        ),
+        (json!("Book"), json!("TV Broadcast"), json!("Software"))
+    );
+    assert_eq!(label("preprint"), "Preprint");
+    let labels: Vec<&str> = rows
+        .iter()
+        .map(|t| t["localized"].as_str().unwrap())
+        .collect();
+    assert!(labels.windows(2).all(|w| w[0] < w[1]), "{labels:?}");
+    assert_eq!(&names[..3], ["artwork", "audioRecording", "bill"]);
+    let pos = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    assert!(pos("report") < pos("computerProgram") && pos("tvBroadcast") < pos("thesis"));
+    // The new types pass `itemType` filters too.
+    assert_eq!(get(&emu, &lib("items?itemType=preprint")).await.status, 200);
+}
+
+#[tokio::test]
+async fn drop_field_models_an_older_schema_on_one_emulator() {
+    let (emu, other) = (Emulator::start().await, Emulator::start().await);
+    let before = create(&emu, json!({"itemType": "book", "DOI": "10.1/old"})).await;
+    emu.drop_field("book", "DOI");
+    assert!(emu.item(&before).unwrap()["data"].get("DOI").is_none());
+    assert!(template(&emu, "itemType=book").await.get("DOI").is_none());
+    assert_eq!(template(&emu, "itemType=journalArticle").await["DOI"], "");
+    assert_eq!(template(&other, "itemType=book").await["DOI"], "");
+
+    let msg = "'DOI' is not a valid field for type 'book'";
+    let body = json!([{"itemType": "book", "DOI": "10.1/x"}, {"itemType": "book", "DOI": ""}]);
+    let v = post_items(&emu, &body, &[]).await.json();
+    assert_eq!(v["failed"]["0"], json!({"code": 400, "message": msg}));
+    let empty = v["success"]["1"].as_str().unwrap();
+    assert!(emu.item(empty).unwrap()["data"].get("DOI").is_none());
+    assert_eq!(
+        post_items(&other, &body, &[]).await.json()["failed"],
+        json!({})
+    );
+
+    let key = create(&emu, json!({"itemType": "book", "title": "T"})).await;
+    let path = lib(&format!("items/{key}"));
+    let data = emu.item(&key).unwrap()["data"].clone();
+    let v = data["version"].to_string();
+    let r = api(
+        &emu,
+        "PATCH",
+        &path,
+        &[("If-Unmodified-Since-Version", &v)],
+        r#"{"DOI": "10.1/x"}"#,
+    )
+    .await;
+    assert_eq!((r.status, r.text()), (400, msg.to_string()));
+    let mut full = data;
+    full["DOI"] = json!("10.1/x");
+    let r = api(&emu, "PUT", &path, &[], full.to_string()).await;
+    assert_eq!((r.status, r.text()), (400, msg.to_string()));
+
+    // DOI is still a field (other types have it) until every type has lost it.
+    let has_doi = |r: &emulator_client::Resp| {
+        r.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["field"] == "DOI")
+    };
+    assert!(has_doi(&get(&emu, "/itemFields").await));
+    let types = get(&emu, "/itemTypes").await.json();
+    for t in types.as_array().unwrap() {
+        let t = t["itemType"].as_str().unwrap();
+        if t != "book"
+            && template(&emu, &format!("itemType={t}"))
+                .await
+                .get("DOI")
+                .is_some()
+        {
+            emu.drop_field(t, "DOI");
+        }
+    }
+    assert!(!has_doi(&get(&emu, "/itemFields").await));
+    assert!(has_doi(&get(&other, "/itemFields").await));
+    let body = json!([{"itemType": "journalArticle", "DOI": "10.1/x"}]);
+    let v = post_items(&emu, &body, &[]).await.json();
+    assert_eq!(v["failed"]["0"]["message"], "Invalid property 'DOI'");
+}
+
+#[tokio::test]
 async fn create_items_reports_each_object() {
     let emu = Emulator::start().await;
     let v0 = emu.library_version();

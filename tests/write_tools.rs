@@ -25,7 +25,7 @@ async fn setup() -> (Emulator, common::Server) {
     (emu, server)
 }
 
-fn with_title<'a>(emu: &Emulator, title: &str) -> Vec<Value> {
+fn with_title(emu: &Emulator, title: &str) -> Vec<Value> {
     emu.items()
         .into_iter()
         .filter(|i| i["data"]["title"] == title)

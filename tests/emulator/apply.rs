@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::library::wrap;
-use super::schema::schema;
+use super::schema::{schema, SchemaView};
 use super::shape::{creators, field_value, is_empty, item_meta, normalize};
 use super::util::{is_valid_key, iso_now, php_int, random_key, to_iso};
 use super::validate::{
@@ -53,7 +53,15 @@ pub(crate) fn write_object(
     check_key_and_version(&json, url_key, stored_version, require)?;
     let existing = idx.map(|i| st.items[i]["data"].clone());
     let exists = existing.is_some();
-    validate_item(&mut json, &order, existing.as_ref(), partial && exists)?;
+    // Borrows only `dropped_fields`, so the items stay writable.
+    let view = SchemaView::new(&st.dropped_fields);
+    validate_item(
+        view,
+        &mut json,
+        &order,
+        existing.as_ref(),
+        partial && exists,
+    )?;
 
     let key = match key {
         Some(k) => k,
@@ -66,6 +74,7 @@ pub(crate) fn write_object(
     };
     let now = iso_now();
     let mut data = apply(
+        view,
         &json,
         &order,
         existing.as_ref(),
@@ -151,6 +160,7 @@ fn changed_keys(a: &Value, b: &Value) -> Vec<String> {
 
 /// Builds the new `data` of the item (every field of its type, like the server's JSON).
 fn apply(
+    view: SchemaView,
     json: &Map<String, Value>,
     order: &KeyOrder,
     existing: Option<&Value>,
@@ -183,7 +193,7 @@ fn apply(
         .map(php_str)
         .or_else(|| d.get("itemType").map(php_str))
         .unwrap_or_default();
-    let t = schema()
+    let t = view
         .item_type(&type_name)
         .ok_or_else(|| Fail::bad(format!("'{type_name}' is not a valid itemType")))?;
     let old_type = d.get("itemType").map(php_str);
@@ -192,7 +202,7 @@ fn apply(
         d.retain(|k, _| !schema().is_field(k) || t.has_field(k));
         if let Some(Value::Array(cs)) = d.get_mut("creators") {
             for c in cs {
-                if !t.creator_types.contains(&php_str(&c["creatorType"])) {
+                if !t.creator_types().contains(&php_str(&c["creatorType"])) {
                     c["creatorType"] = json!("contributor");
                 }
             }
@@ -319,7 +329,7 @@ fn apply(
                 if !v.is_empty() && !t.has_field(k) {
                     return Err(Fail::bad(format!(
                         "'{k}' is not a valid field for type '{}'",
-                        t.name
+                        t.name()
                     )));
                 }
                 d.insert(k.into(), json!(v));

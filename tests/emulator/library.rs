@@ -11,7 +11,6 @@ use super::USER_ID;
 const ITEMS_JSON: &str = include_str!("../../fixtures/library/items.json");
 const COLLECTIONS_JSON: &str = include_str!("../../fixtures/library/collections.json");
 pub(crate) const KEYS_CURRENT_JSON: &str = include_str!("../../fixtures/library/keys_current.json");
-pub(crate) const ITEM_TYPES_JSON: &str = include_str!("../../fixtures/recorded/item_types.json");
 pub(crate) const ITEM_FIELDS_JSON: &str = include_str!("../../fixtures/recorded/item_fields.json");
 
 const REAL_API: &str = "https://api.zotero.org";

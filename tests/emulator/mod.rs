@@ -23,6 +23,7 @@ mod dates;
 mod files;
 mod keyorder;
 mod library;
+mod mappings;
 mod params;
 mod props;
 mod routes;
@@ -220,6 +221,8 @@ pub(crate) struct State {
     pub(crate) web: web::WebState,
     /// `Zotero-Write-Token`s of successful writes (per key).
     pub(crate) write_tokens: HashSet<String>,
+    /// Fields this server's older schema lacks (`Emulator::drop_field`); see `State::schema`.
+    pub(crate) dropped_fields: schema::DroppedFields,
     requests: Vec<Recorded>,
     faults: VecDeque<Fault>,
     latency: Duration,
@@ -249,6 +252,7 @@ impl Emulator {
             files,
             web: web::WebState::default(),
             write_tokens: HashSet::new(),
+            dropped_fields: schema::DroppedFields::new(),
             requests: Vec::new(),
             faults: VecDeque::new(),
             latency: Duration::ZERO,

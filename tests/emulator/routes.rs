@@ -4,12 +4,10 @@
 use serde_json::{json, Value};
 
 use super::files::{self, BUCKET_PATH};
-use super::library::{
-    render_collection, render_item, ITEM_FIELDS_JSON, ITEM_TYPES_JSON, KEYS_CURRENT_JSON,
-};
+use super::library::{render_collection, render_item, KEYS_CURRENT_JSON};
 use super::params::{self, Action, Params};
 use super::search::{self, Scope};
-use super::{s3, schema, web, writes};
+use super::{mappings, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 
 /// What the request's credentials amount to.
@@ -96,9 +94,9 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
     }
     let segs: Vec<&str> = req.path.trim_matches('/').split('/').collect();
     match segs.as_slice() {
-        ["items", "new"] => return schema::new_item(&req.query),
-        ["itemTypes"] => return static_json(ITEM_TYPES_JSON),
-        ["itemFields"] => return static_json(ITEM_FIELDS_JSON),
+        ["items", "new"] => return schema::new_item(st.schema(), &req.query),
+        ["itemTypes"] => return mappings::item_types(),
+        ["itemFields"] => return mappings::item_fields(st.schema()),
         ["keys", k] => {
             if !is_read {
                 return Answer::text(405, "Method not allowed");
@@ -146,23 +144,18 @@ fn library_write(st: &mut State, base: &str, req: &Recorded, body: &[u8], rest: 
     }
 }
 
-fn static_json(s: &str) -> Answer {
-    Answer::json(&serde_json::from_str::<Value>(s).unwrap())
-}
-
 fn if_modified_since(req: &Recorded) -> Option<u64> {
     req.header("if-modified-since-version")
         .and_then(|v| v.trim().parse().ok())
 }
 
+/// Every item type of the schema (`itemType` filters accept all of them).
 fn valid_item_types() -> Vec<String> {
-    let types: Vec<Value> = serde_json::from_str(ITEM_TYPES_JSON).unwrap();
-    let mut v: Vec<String> = types
+    schema::schema()
+        .types
         .iter()
-        .filter_map(|t| t["itemType"].as_str().map(str::to_string))
-        .collect();
-    v.extend(["attachment", "note", "annotation"].map(String::from));
-    v
+        .map(|t| t.name.clone())
+        .collect()
 }
 
 fn find(objs: &[Value], key: &str) -> Option<usize> {

@@ -1,5 +1,6 @@
 //! The Zotero schema (item types, their fields in order, creator types) from
-//! `fixtures/schema/templates.json`, and `GET /items/new` templates built from it the way the
+//! `fixtures/schema/templates.json`, the view of it one emulator serves (minus the fields
+//! `Emulator::drop_field` removed), and `GET /items/new` templates built from it the way the
 //! real server does (`MappingsController::newItem` in zotero/dataserver).
 
 use std::collections::HashSet;
@@ -57,6 +58,88 @@ impl TypeDef {
     }
 }
 
+/// `(item type, field)` pairs one emulator's older schema lacks (`Emulator::drop_field`).
+pub(crate) type DroppedFields = HashSet<(String, String)>;
+
+/// The schema as one emulator serves it: the global schema minus its dropped fields. Every
+/// decision on whether a field belongs to a type goes through this.
+#[derive(Clone, Copy)]
+pub(crate) struct SchemaView<'a> {
+    schema: &'static Schema,
+    dropped: &'a DroppedFields,
+}
+
+/// One item type as a [`SchemaView`] serves it.
+#[derive(Clone, Copy)]
+pub(crate) struct ItemType<'a> {
+    def: &'static TypeDef,
+    dropped: &'a DroppedFields,
+}
+
+impl<'a> SchemaView<'a> {
+    pub(crate) fn new(dropped: &'a DroppedFields) -> SchemaView<'a> {
+        SchemaView {
+            schema: schema(),
+            dropped,
+        }
+    }
+    pub(crate) fn item_type(&self, name: &str) -> Option<ItemType<'a>> {
+        let def = self.schema.item_type(name)?;
+        Some(ItemType {
+            def,
+            dropped: self.dropped,
+        })
+    }
+    /// A field name the server knows: a schema field not dropped from every type that had it.
+    pub(crate) fn is_field(&self, name: &str) -> bool {
+        if !self.schema.is_field(name) {
+            return false;
+        }
+        let mut holders = self
+            .schema
+            .types
+            .iter()
+            .filter(|t| t.has_field(name))
+            .peekable();
+        // A base field no type lists directly (only its type-specific fields) stays known.
+        holders.peek().is_none() || holders.any(|t| !is_dropped(self.dropped, &t.name, name))
+    }
+}
+
+fn is_dropped(dropped: &DroppedFields, item_type: &str, field: &str) -> bool {
+    !dropped.is_empty() && dropped.contains(&(item_type.to_string(), field.to_string()))
+}
+
+impl<'a> ItemType<'a> {
+    pub(crate) fn name(&self) -> &'static str {
+        &self.def.name
+    }
+    /// Fields in schema order.
+    pub(crate) fn fields(&self) -> impl Iterator<Item = &'static str> + 'a {
+        let (def, dropped) = (self.def, self.dropped);
+        def.fields
+            .iter()
+            .map(String::as_str)
+            .filter(move |f| !is_dropped(dropped, &def.name, f))
+    }
+    pub(crate) fn has_field(&self, f: &str) -> bool {
+        self.def.has_field(f) && !is_dropped(self.dropped, &self.def.name, f)
+    }
+    /// Valid creator types, the primary one first.
+    pub(crate) fn creator_types(&self) -> &'static [String] {
+        &self.def.creator_types
+    }
+    pub(crate) fn primary_creator_type(&self) -> &'static str {
+        self.creator_types()
+            .first()
+            .map(String::as_str)
+            .unwrap_or("author")
+    }
+    pub(crate) fn is_regular(&self) -> bool {
+        self.def.is_regular()
+    }
+}
+
 /// The schema, parsed once.
 pub(crate) fn schema() -> &'static Schema {
     static S: OnceLock<Schema> = OnceLock::new();
@@ -105,7 +188,7 @@ pub(crate) fn ordered_json(pairs: &[(&str, Value)]) -> String {
 }
 
 /// `GET /items/new?itemType=...[&linkMode=...|&annotationType=...]`
-pub(crate) fn new_item(query: &[(String, String)]) -> Answer {
+pub(crate) fn new_item(view: SchemaView, query: &[(String, String)]) -> Answer {
     // PHP `empty()`: a missing, empty or "0" parameter counts as not provided.
     let param = |k: &str| {
         query
@@ -140,7 +223,7 @@ pub(crate) fn new_item(query: &[(String, String)]) -> Answer {
         }
         annotation_type = at;
     }
-    let Some(t) = schema().item_type(item_type) else {
+    let Some(t) = view.item_type(item_type) else {
         return Answer::text(400, &format!("Invalid item type '{item_type}'"));
     };
     let body = template(t, link_mode, annotation_type);
@@ -148,8 +231,8 @@ pub(crate) fn new_item(query: &[(String, String)]) -> Answer {
 }
 
 /// The template JSON text, keys in the real server's order.
-fn template(t: &TypeDef, link_mode: &str, annotation_type: &str) -> String {
-    let name = t.name.as_str();
+fn template(t: ItemType, link_mode: &str, annotation_type: &str) -> String {
+    let name = t.name();
     let attachment = name == "attachment";
     let embedded = attachment && link_mode == "embedded_image";
     let mut p: Vec<(&str, Value)> = vec![("itemType", json!(name))];
@@ -157,17 +240,13 @@ fn template(t: &TypeDef, link_mode: &str, annotation_type: &str) -> String {
         p.push(("linkMode", json!(link_mode)));
     }
     let mut first = true;
-    for f in &t.fields {
+    for f in t.fields() {
         if attachment && f == "url" && !link_mode.ends_with("_url") {
             continue;
         }
-        p.push((f.as_str(), json!("")));
+        p.push((f, json!("")));
         if first && t.is_regular() {
-            let primary = t
-                .creator_types
-                .first()
-                .map(String::as_str)
-                .unwrap_or("author");
+            let primary = t.primary_creator_type();
             p.push((
                 "creators",
                 json!([{"creatorType": primary, "firstName": "", "lastName": ""}]),

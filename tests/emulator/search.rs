@@ -335,19 +335,14 @@ pub(crate) fn search_items(
     Ok(matched)
 }
 
+/// The name `sort=itemType` sorts by: the en-US name of the types `/itemTypes` lists, plus
+/// "Attachment" (`Zotero_Items::search`).
 fn item_type_name(t: &str) -> String {
-    let types: Vec<Value> =
-        serde_json::from_str(super::library::ITEM_TYPES_JSON).unwrap_or_default();
-    types
-        .iter()
-        .find(|v| v["itemType"] == t)
-        .and_then(|v| v["localized"].as_str())
-        .map(str::to_string)
-        .unwrap_or_else(|| match t {
-            "attachment" => "Attachment".into(),
-            "note" => "Note".into(),
-            other => other.into(),
-        })
+    if t != "annotation" && super::schema::schema().item_type(t).is_some() {
+        super::mappings::localized(t)
+    } else {
+        t.to_string()
+    }
 }
 
 /// Computes an item's sort value.

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::schema::{schema, TypeDef};
+use super::schema::{schema, ItemType};
 use super::validate::{isset, php_str};
 
 /// A JSON scalar as the string the server stores (trimmed; null and false are empty).
@@ -22,19 +22,14 @@ pub(crate) fn is_empty(v: &Value) -> bool {
 
 /// Creators as stored: the first nameless one ends the list; types the item type lacks become
 /// its primary type.
-pub(crate) fn creators(list: &[Value], t: &TypeDef) -> Vec<Value> {
-    let primary = t
-        .creator_types
-        .first()
-        .cloned()
-        .unwrap_or_else(|| "author".into());
+pub(crate) fn creators(list: &[Value], t: ItemType) -> Vec<Value> {
     let mut out = Vec::new();
     for c in list {
         let ct = php_str(&c["creatorType"]);
-        let ct = if t.creator_types.contains(&ct) {
+        let ct = if t.creator_types().contains(&ct) {
             ct
         } else {
-            primary.clone()
+            t.primary_creator_type().to_string()
         };
         if isset(c.as_object().unwrap_or(&Map::new()), "name") {
             let name = field_value(&c["name"]);
@@ -53,11 +48,12 @@ pub(crate) fn creators(list: &[Value], t: &TypeDef) -> Vec<Value> {
     out
 }
 
-/// Every property the server's JSON has for this type (`toJSON` with empty values included).
-pub(crate) fn normalize(d: &mut Map<String, Value>, t: &TypeDef) {
+/// Every property the server's JSON has for this type (`toJSON` with empty values included);
+/// fields the type lacks go.
+pub(crate) fn normalize(d: &mut Map<String, Value>, t: ItemType) {
     d.retain(|k, _| !schema().is_field(k) || t.has_field(k));
-    for f in &t.fields {
-        d.entry(f.clone()).or_insert(json!(""));
+    for f in t.fields() {
+        d.entry(f).or_insert(json!(""));
     }
     let child = d.contains_key("parentItem");
     if t.is_regular() {
@@ -70,7 +66,7 @@ pub(crate) fn normalize(d: &mut Map<String, Value>, t: &TypeDef) {
     } else {
         d.entry("collections").or_insert(json!([]));
     }
-    match t.name.as_str() {
+    match t.name() {
         "note" => {
             d.entry("note").or_insert(json!(""));
         }

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 pub(crate) use super::dates::parse_iso8601;
 pub(crate) use super::keyorder::KeyOrder;
 use super::props::{check_creators, check_relations};
-use super::schema::{schema, LINK_MODES};
+use super::schema::{SchemaView, LINK_MODES};
 use super::util::{is_sql_date, is_sql_datetime, is_valid_key, php_is_numeric};
 
 /// A failed write: the HTTP status (or per-object `code`), the message and optional `data`.
@@ -117,9 +117,11 @@ pub(crate) fn check_key_and_version(
     Ok(())
 }
 
-/// `validateJSONItem`. `existing` is the stored `data` of the item being updated (`None` for a
-/// new one). May set `parentItem: false` (the server's implicit un-parenting for PATCH).
+/// `validateJSONItem` against the emulator's schema. `existing` is the stored `data` of the
+/// item being updated (`None` for a new one). May set `parentItem: false` (the server's
+/// implicit un-parenting for PATCH).
 pub(crate) fn validate_item(
+    view: SchemaView,
     json: &mut Map<String, Value>,
     order: &KeyOrder,
     existing: Option<&Value>,
@@ -178,7 +180,7 @@ pub(crate) fn validate_item(
     for key in order.keys(json) {
         let val = &json[key];
         check_property(
-            json, key, val, is_new, is_child, &item_type, &link_mode, existing,
+            view, json, key, val, is_new, is_child, &item_type, &link_mode, existing,
         )?;
     }
     Ok(())
@@ -186,6 +188,7 @@ pub(crate) fn validate_item(
 
 #[allow(clippy::too_many_arguments)]
 fn check_property(
+    view: SchemaView,
     json: &Map<String, Value>,
     key: &str,
     val: &Value,
@@ -213,7 +216,7 @@ fn check_property(
             let Some(t) = val.as_str() else {
                 return bad("'itemType' must be a string".into());
             };
-            if schema().item_type(t).is_none() {
+            if view.item_type(t).is_none() {
                 return bad(format!("'{t}' is not a valid itemType"));
             }
             let has_parent = json.get("parentItem").is_some_and(|p| {
@@ -365,7 +368,7 @@ fn check_property(
             }
         }
         _ => {
-            if !schema().is_field(key) {
+            if !view.is_field(key) {
                 return bad(format!("Invalid property '{key}'"));
             }
             if val.is_array() {
