@@ -39,7 +39,7 @@ async fn starts_and_lists_tools_without_credentials() {
     let server_info = info.server_info.clone().unwrap();
     assert_eq!(server_info.name, "zotero-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(server.tools().await.len(), 4);
+    assert_eq!(server.tools().await.len(), 8);
     // A call that needs Zotero says which variables to set.
     let a = server
         .call("zotero_search_items", json!({"query": "x"}))
@@ -51,6 +51,33 @@ async fn starts_and_lists_tools_without_credentials() {
     );
     let msg = err["message"].as_str().unwrap();
     assert!(msg.contains("ZOTERO_API_KEY") && msg.contains("ZOTERO_USER_ID"));
+    // So does every write tool, before anything is fetched or read.
+    for (tool, args) in [
+        (
+            "zotero_create_item",
+            json!({"item_type": "book", "title": "x"}),
+        ),
+        (
+            "zotero_upload_attachment",
+            json!({"item_key": "VASWANI7", "file_bytes_base64": "aGk=", "filename": "a.txt"}),
+        ),
+        (
+            "zotero_attach_arxiv_pdf",
+            json!({"item_key": "VASWANI7", "arxiv_id": "1706.03762"}),
+        ),
+        (
+            "zotero_add_item_to_collection",
+            json!({"item_key": "VASWANI7", "collection_name": "Reading"}),
+        ),
+    ] {
+        let a = server.call(tool, args).await;
+        let err = a.expect_err("ZOTERO_AUTH_ERROR");
+        assert_eq!(
+            err["details"]["missing"],
+            json!(["ZOTERO_API_KEY", "ZOTERO_USER_ID"]),
+            "{tool}"
+        );
+    }
     // A tool that needs no Zotero still works.
     server
         .call("zotero_get_sort_values", json!({}))
@@ -67,7 +94,7 @@ fn protocol_versions_from_2025_03_26_are_accepted() {
         assert_eq!(s.responses[0]["result"]["serverInfo"]["name"], "zotero-mcp");
         assert_eq!(
             s.responses[1]["result"]["tools"].as_array().unwrap().len(),
-            4
+            8
         );
         assert!(s.status.success());
     }
@@ -93,7 +120,7 @@ fn help_version_and_tools_commands() {
     let (code, out, _) = run(&["tools", "--json"], &[]);
     assert_eq!(code, 0);
     let tools: Vec<Value> = serde_json::from_str(&out).unwrap();
-    assert_eq!(tools.len(), 4);
+    assert_eq!(tools.len(), 8);
     assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"));
 }
 
