@@ -6,7 +6,8 @@
 #
 # 1. static x86_64 musl binary (file + ldd + readelf say static), its size
 # 2. the binary alone in an empty chroot, as uid 65532: initialize, tools/list and
-#    zotero_search_items against the Zotero emulator (examples/emulator.rs) on loopback;
+#    zotero_search_items and zotero_attach_arxiv_pdf (download held in memory: no /tmp)
+#    against the Zotero emulator (examples/emulator.rs) on loopback;
 #    cold start (spawn -> initialize answer)
 # 3. aarch64 musl cross build (gcc-aarch64-linux-gnu for ring's C), run in an empty chroot
 #    through qemu-aarch64-static (set PACKAGING_AARCH64=0 to skip)
@@ -100,8 +101,9 @@ cat > "$WORK/mcp_drive.py" <<'PY'
 mcp_drive.py [--env K=V]... [--call] [--repeat N] -- COMMAND...
 
 Sends initialize (2025-06-18), notifications/initialized, tools/list and, with --call,
-tools/call zotero_search_items {"query": "attention"}; checks the answers, closes stdin and
-expects a clean exit. Prints one JSON summary line. --repeat N afterwards measures N more
+tools/call zotero_search_items {"query": "attention"} and zotero_attach_arxiv_pdf (a 200 KB
+PDF from the emulator's fake arXiv: download, MD5, the four-step upload); checks the
+answers, closes stdin and expects a clean exit. Prints one JSON summary line. --repeat N afterwards measures N more
 cold starts (spawn -> initialize answer) and reports min/median/max.
 """
 import json, os, queue, statistics, subprocess, sys, threading, time
@@ -222,6 +224,16 @@ def main():
         if not find_key(env_.get("data"), "item_key", "VASWANI7"):
             die(f"zotero_search_items: no item VASWANI7 in {json.dumps(env_)[:600]}", proc, err)
         summary["search"] = "ok=true, VASWANI7 found"
+        send(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                    "params": {"name": "zotero_attach_arxiv_pdf",
+                               "arguments": {"item_key": "VASWANI7",
+                                             "arxiv_id": "1706.03762v1"}}})
+        res = answer(proc, lines, err, 4)
+        env_ = res.get("structuredContent") or {}
+        data = env_.get("data") or {}
+        if res.get("isError") or env_.get("ok") is not True or not data.get("size"):
+            die(f"zotero_attach_arxiv_pdf failed: {json.dumps(res)[:600]}", proc, err)
+        summary["upload"] = f"ok=true, {data['size']} bytes attached as {data['attachment_key']}"
     finish(proc, err)
 
     if repeat:
@@ -336,8 +348,11 @@ done
 [ -n "$EMU_URI" ] || fail "the emulator printed no URI within 10 s"
 echo "emulator: $EMU_URI (pid $EMU_PID)"
 
+# The emulator is on loopback, so fetches from it must be allowed; the root has no /tmp, so
+# the download is held in memory.
 DRIVE_ENV=(--env "ZOTERO_API_BASE=$EMU_URI" --env "ZOTERO_USER_ID=$EMU_USER"
-  --env "ZOTERO_API_KEY=$EMU_KEY")
+  --env "ZOTERO_API_KEY=$EMU_KEY" --env "ZOTERO_ARXIV_BASE=$EMU_URI/arxiv"
+  --env "ZOTERO_FETCH_ALLOW_PRIVATE=1")
 
 JAIL="$WORK/jail"
 mkdir -m 0755 "$JAIL"
@@ -378,7 +393,7 @@ if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
     || fail "the aarch64 binary (under qemu, empty chroot) did not serve MCP"
   echo "aarch64 under qemu: $arm_summary"
   ARM_SIZE=$(stat -c %s "$ARM_BIN")
-  ARM_RESULT="static, $ARM_SIZE bytes, served initialize/tools/list/search under qemu in an empty chroot"
+  ARM_RESULT="static, $ARM_SIZE bytes, served initialize/tools/list/search/arXiv upload under qemu in an empty chroot"
 fi
 
 # ------------------------------------------------------------------------------------------

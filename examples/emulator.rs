@@ -3,7 +3,8 @@
 //! Prints the emulator's base URI (use it as `ZOTERO_API_BASE`) on stdout as one line, then
 //! serves until stdin closes or the process gets SIGTERM / Ctrl-C. The library is the default
 //! one of `fixtures/library/`; the only accepted credentials are user 475425 with the key
-//! `EmuKey0123456789abcdefAB`.
+//! `EmuKey0123456789abcdefAB`. Its fake arXiv (`<uri>/arxiv`) serves a small PDF for
+//! `1706.03762v1`.
 //!
 //! ```sh
 //! cargo run --example emulator            # prints e.g. http://127.0.0.1:41234
@@ -23,6 +24,9 @@ use tokio::io::AsyncReadExt;
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let emu = emulator::Emulator::start().await;
+    let mut pdf = b"%PDF-1.4\n% zotero-mcp emulator sample\n".to_vec();
+    pdf.extend((0..200_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8));
+    emu.add_arxiv("1706.03762v1", pdf);
     {
         let mut out = std::io::stdout().lock();
         if writeln!(out, "{}", emu.uri())
