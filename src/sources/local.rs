@@ -29,25 +29,6 @@ pub(crate) struct HashedFile {
     pub head: Vec<u8>,
 }
 
-/// `O_NONBLOCK`: opening a FIFO for reading blocks until a writer appears; with this flag
-/// it returns at once (and the FIFO is then refused). Regular files ignore the flag.
-#[cfg(all(
-    target_os = "linux",
-    any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "riscv64",
-        target_arch = "powerpc64",
-        target_arch = "s390x",
-        target_arch = "loongarch64"
-    )
-))]
-const O_NONBLOCK: i32 = 0o4000;
-#[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
-const O_NONBLOCK: i32 = 0x0004;
-
 /// Opens a path for reading only if it is a regular file (symlinks followed), without
 /// blocking on a FIFO, and checks the opened file again (it may have been swapped).
 pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
@@ -59,25 +40,9 @@ pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
     }
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
-    #[cfg(any(
-        all(
-            target_os = "linux",
-            any(
-                target_arch = "x86_64",
-                target_arch = "x86",
-                target_arch = "aarch64",
-                target_arch = "arm",
-                target_arch = "riscv64",
-                target_arch = "powerpc64",
-                target_arch = "s390x",
-                target_arch = "loongarch64"
-            )
-        ),
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd"
-    ))]
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, O_NONBLOCK);
+    // Opening a FIFO for reading blocks until a writer appears; with O_NONBLOCK it returns
+    // at once (and the FIFO is then refused). Regular files ignore the flag.
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
     let file = options.open(path)?;
     if let Some(kind) = not_regular(&file.metadata()?) {
         return Err(io::Error::other(format!(

@@ -305,8 +305,19 @@ impl HttpClient {
             .map_err(|e| ZoteroError::InvalidRequest {
                 reason: format!("cannot build a request for {}: {e}", req.path),
             })?;
+        self.exchange(request, &self.base, || {}).await
+    }
+
+    /// Sends a built request and reads its whole answer (up to `MAX_RESPONSE_BYTES`);
+    /// `answered` runs when the status line arrives. Failures name `host`.
+    async fn exchange(
+        &self,
+        request: Request<RequestBody>,
+        host: &str,
+        answered: impl FnOnce(),
+    ) -> Result<ApiResponse, ZoteroError> {
         let network = |e: &dyn std::fmt::Display| ZoteroError::Network {
-            base: self.base.clone(),
+            base: host.to_string(),
             reason: e.to_string(),
         };
         let response = self
@@ -314,6 +325,7 @@ impl HttpClient {
             .request(request)
             .await
             .map_err(|e| network(&ErrorChain(&e)))?;
+        answered();
         let (parts, body) = response.into_parts();
         let body = Limited::new(body, MAX_RESPONSE_BYTES)
             .collect()

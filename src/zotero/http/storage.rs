@@ -5,14 +5,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::BodyExt;
 use hyper::header::{CONTENT_TYPE, USER_AGENT};
 use hyper::{Method, Request};
 use tokio_util::sync::CancellationToken;
 
-use super::{
-    retry_after, sleep, ApiResponse, ErrorChain, HttpClient, RequestBody, MAX_RESPONSE_BYTES,
-};
+use super::{retry_after, sleep, ApiResponse, HttpClient, RequestBody};
 use crate::zotero::error::ZoteroError;
 
 /// The bytes of an upload body, in chunks.
@@ -123,28 +121,8 @@ impl HttpClient {
             .map_err(|e| ZoteroError::InvalidRequest {
                 reason: format!("cannot build the upload request: {e}"),
             })?;
-        let network = |e: &dyn std::fmt::Display| ZoteroError::Network {
-            base: host_of(req.url),
-            reason: e.to_string(),
-        };
-        let response = self
-            .inner
-            .request(request)
+        self.exchange(request, &host_of(req.url), || watch.touch())
             .await
-            .map_err(|e| network(&ErrorChain(&e)))?;
-        watch.touch();
-        let (parts, body) = response.into_parts();
-        let body = Limited::new(body, MAX_RESPONSE_BYTES)
-            .collect()
-            .await
-            .map_err(|e| network(&ErrorChain(e.as_ref())))?
-            .to_bytes();
-        Ok(ApiResponse {
-            status: parts.status.as_u16(),
-            headers: parts.headers,
-            body,
-            retries: 0,
-        })
     }
 }
 
