@@ -10,83 +10,21 @@
 )]
 
 mod emulator;
+mod emulator_client;
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use emulator::{Emulator, Fault, FaultKind, Library, RetryAfter, API_KEY, USER_ID};
-use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use serde_json::Value;
-
-struct Resp {
-    status: u16,
-    headers: hyper::HeaderMap,
-    body: Bytes,
-}
-
-impl Resp {
-    fn header(&self, name: &str) -> Option<String> {
-        self.headers
-            .get(name)
-            .map(|v| v.to_str().unwrap().to_string())
-    }
-    fn text(&self) -> String {
-        String::from_utf8(self.body.to_vec()).unwrap()
-    }
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap()
-    }
-    fn keys(&self) -> Vec<String> {
-        self.json()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["key"].as_str().unwrap().to_string())
-            .collect()
-    }
-    fn link(&self, rel: &str) -> Option<String> {
-        let link = self.header("link")?;
-        link.split(", ").find_map(|part| {
-            let (url, r) = part.split_once("; ")?;
-            (r == format!("rel=\"{rel}\""))
-                .then(|| url.trim_matches(|c| c == '<' || c == '>').to_string())
-        })
-    }
-}
+use emulator_client::{send, Resp};
 
 /// GET `url` (absolute, or a path on the emulator) with the given headers; an error if the
 /// client does not receive a complete answer.
 async fn get_with(emu: &Emulator, url: &str, headers: &[(&str, &str)]) -> Result<Resp, String> {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
-    let url = if url.starts_with("http") {
-        url.to_string()
-    } else {
-        format!("{}{}", emu.uri(), url)
-    };
-    let mut req = hyper::Request::get(url).header("Zotero-API-Version", "3");
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let resp = client
-        .request(req.body(Empty::new()).unwrap())
-        .await
-        .map_err(|e| format!("request: {e}"))?;
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let body = resp
-        .into_body()
-        .collect()
-        .await
-        .map_err(|e| format!("body: {e}"))?
-        .to_bytes();
-    Ok(Resp {
-        status,
-        headers,
-        body,
-    })
+    let mut h = vec![("Zotero-API-Version", "3")];
+    h.extend_from_slice(headers);
+    send(emu, "GET", url, &h, Bytes::new()).await
 }
 
 async fn get(emu: &Emulator, url: &str) -> Resp {

@@ -1,4 +1,4 @@
-//! A plain hyper client for the emulator self-tests of writes, files and the fake hosts.
+//! A plain hyper client for the emulator self-tests.
 #![allow(dead_code)]
 
 use bytes::Bytes;
@@ -27,6 +27,24 @@ impl Resp {
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
+    }
+    /// The keys of a JSON array of objects.
+    pub fn keys(&self) -> Vec<String> {
+        self.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["key"].as_str().unwrap().to_string())
+            .collect()
+    }
+    /// The URL of a `Link` relation.
+    pub fn link(&self, rel: &str) -> Option<String> {
+        let link = self.header("link")?;
+        link.split(", ").find_map(|part| {
+            let (url, r) = part.split_once("; ")?;
+            (r == format!("rel=\"{rel}\""))
+                .then(|| url.trim_matches(|c| c == '<' || c == '>').to_string())
+        })
     }
     /// `Last-Modified-Version` as a number.
     pub fn lmv(&self) -> Option<u64> {
