@@ -1,7 +1,7 @@
-//! Conformance of `zotero_create_item` and `zotero_add_item_to_collection`, through the built
-//! binary over stdio against the emulator: templates, field mapping, exactly-once creates
-//! (write tokens, lost answers), Zotero's per-object failures, collection resolution by key
-//! or name over every page, version-checked membership.
+//! Conformance of `zotero_create_item`, through the built binary over stdio against the
+//! emulator: templates, field mapping, exactly-once creates (write tokens, lost answers,
+//! answers that cannot be read back), Zotero's per-object failures. Collections:
+//! `collections.rs`.
 
 #![allow(
     clippy::unwrap_used,
@@ -14,7 +14,7 @@ mod common;
 mod emulator;
 
 use common::{env_for, spawn};
-use emulator::{Emulator, Fault, FaultKind, Library, API_KEY, USER_ID};
+use emulator::{Emulator, Fault, FaultKind, API_KEY, USER_ID};
 use serde_json::{json, Value};
 
 const ITEMS: &str = "/users/475425/items";
@@ -283,194 +283,49 @@ async fn a_failed_object_is_an_error_with_zoteros_message() {
     server.stop().await;
 }
 
-// --- zotero_add_item_to_collection ---------------------------------------------------
-
-fn collections_of(emu: &Emulator, key: &str) -> Vec<Value> {
-    emu.item(key).unwrap()["data"]["collections"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
-}
-
 #[tokio::test]
-async fn add_by_key_patches_the_collections_with_the_items_version() {
+async fn a_landed_create_is_found_even_when_the_retries_then_fail() {
     let (emu, server) = setup().await;
-    let before = emu.item("BERTDV82").unwrap();
-    assert!(!collections_of(&emu, "BERTDV82").contains(&json!("ATTNDP62")));
+    // The first attempt lands but its answer is lost; the two repeats meet server errors.
+    emu.inject(Fault::once(FaultKind::Drop).on(ITEMS).method("POST"));
+    emu.inject(
+        Fault::times(FaultKind::ServerError, 2)
+            .on(ITEMS)
+            .method("POST"),
+    );
     let a = server
         .call(
-            "zotero_add_item_to_collection",
-            json!({"item_key": "BERTDV82", "collection_key": "ATTNDP62"}),
+            "zotero_create_item",
+            json!({"item_type": "book", "title": "Landed Early"}),
         )
         .await;
     let data = a.expect_ok();
-    assert_eq!(data["item_key"], "BERTDV82");
-    assert_eq!(data["collection_key"], "ATTNDP62");
-    assert_eq!(data["already_member"], false);
-    let after = collections_of(&emu, "BERTDV82");
-    assert!(after.contains(&json!("ATTNDP62")));
-    // Existing memberships are kept.
-    for c in before["data"]["collections"].as_array().unwrap() {
-        assert!(after.contains(c));
-    }
-    let patch = emu
-        .requests()
-        .into_iter()
-        .find(|r| r.method == "PATCH")
-        .expect("a PATCH");
-    assert_eq!(patch.path, "/users/475425/items/BERTDV82");
-    assert_eq!(
-        patch.header("if-unmodified-since-version"),
-        Some(before["version"].to_string().as_str())
-    );
-
-    // Again: already a member, nothing written.
-    emu.reset_counts();
-    let a = server
-        .call(
-            "zotero_add_item_to_collection",
-            json!({"item_key": "BERTDV82", "collection_name": "ATTENTION mechanisms"}),
-        )
-        .await;
-    assert_eq!(a.expect_ok()["already_member"], true);
-    assert_eq!(emu.count("PATCH", "/"), 0);
+    assert_eq!(with_title(&emu, "Landed Early").len(), 1);
+    assert_eq!(with_title(&emu, "Landed Early")[0]["key"], data["item_key"]);
     server.stop().await;
 }
 
 #[tokio::test]
-async fn an_ambiguous_name_lists_both_keys_and_an_unknown_one_the_closest_names() {
+async fn a_create_that_cannot_be_read_back_says_it_was_created() {
     let (emu, server) = setup().await;
-    let a = server
-        .call(
-            "zotero_add_item_to_collection",
-            json!({"item_key": "BERTDV82", "collection_name": "Reading list"}),
-        )
-        .await;
-    let err = a.expect_err("ZOTERO_VALIDATION_ERROR");
-    let keys: Vec<&str> = err["details"]["candidates"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["collection_key"].as_str().unwrap())
-        .collect();
-    assert_eq!(keys.len(), 2);
-    assert!(keys.contains(&"RDLSTUP3") && keys.contains(&"RDLSTLW4"));
-    let message = err["message"].as_str().unwrap();
-    assert!(message.contains("RDLSTUP3") && message.contains("RDLSTLW4"));
-
-    let a = server
-        .call(
-            "zotero_add_item_to_collection",
-            json!({"item_key": "BERTDV82", "collection_name": "Readng Lst"}),
-        )
-        .await;
-    let err = a.expect_err("ZOTERO_NOT_FOUND");
-    let closest = err["details"]["closest_names"].as_array().unwrap();
-    assert!(closest
-        .iter()
-        .any(|n| n.as_str().unwrap().eq_ignore_ascii_case("reading list")));
-    assert_eq!(emu.count("PATCH", "/"), 0);
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn a_name_is_found_on_any_page_of_collections() {
-    let mut lib = Library::from_fixtures();
-    for i in 0..230 {
-        let key = format!("PG{:06}", i).replace('0', "A").replace('1', "B");
-        lib.collections.push(json!({
-            "key": key, "version": 5,
-            "data": {"key": key, "version": 5, "name": format!("Filler {i}"), "parentCollection": false, "relations": {}}
-        }));
-    }
-    lib.collections.push(json!({
-        "key": "LASTPG22", "version": 5,
-        "data": {"key": "LASTPG22", "version": 5, "name": "Zeta Deep Page", "parentCollection": false, "relations": {}}
-    }));
-    let emu = Emulator::with_library(lib).await;
-    let server = spawn(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
-    let a = server
-        .call(
-            "zotero_add_item_to_collection",
-            json!({"item_key": "VASWANI7", "collection_name": "zeta deep page"}),
-        )
-        .await;
-    assert_eq!(a.expect_ok()["collection_key"], "LASTPG22");
-    assert!(collections_of(&emu, "VASWANI7").contains(&json!("LASTPG22")));
-    assert!(emu.count("GET", "/users/475425/collections") >= 3);
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn a_stale_version_is_read_again_and_retried() {
-    let (emu, server) = setup().await;
+    emu.inject(Fault::once(FaultKind::Drop).on(ITEMS).method("POST"));
+    // Every read of the new item fails (three attempts, twice: read-back and the check).
     emu.inject(
-        Fault::times(FaultKind::Status(412), 2)
-            .on("/users/475425/items/BERTDV82")
-            .method("PATCH"),
+        Fault::times(FaultKind::ServerError, 6)
+            .on("/users/475425/items/")
+            .method("GET"),
     );
     let a = server
         .call(
-            "zotero_add_item_to_collection",
-            json!({"item_key": "BERTDV82", "collection_key": "ATTNDP62"}),
+            "zotero_create_item",
+            json!({"item_type": "book", "title": "Unreadable"}),
         )
         .await;
-    a.expect_ok();
-    assert_eq!(emu.count("PATCH", "/"), 3);
-    assert!(collections_of(&emu, "BERTDV82").contains(&json!("ATTNDP62")));
-
-    // A PATCH whose answer is lost: the repeat meets 412, the re-read shows the membership.
-    emu.inject(Fault::once(FaultKind::Drop).method("PATCH"));
-    let a = server
-        .call(
-            "zotero_add_item_to_collection",
-            json!({"item_key": "NLPML6K7", "collection_key": "TRNSFM52"}),
-        )
-        .await;
-    a.expect_ok();
-    let c = collections_of(&emu, "NLPML6K7");
-    assert_eq!(c.iter().filter(|k| **k == json!("TRNSFM52")).count(), 1);
-    server.stop().await;
-}
-
-#[tokio::test]
-async fn collection_arguments_and_missing_objects_are_explained() {
-    let (emu, server) = setup().await;
-    for (args, code, field) in [
-        (
-            json!({"item_key": "BERTDV82"}),
-            "ZOTERO_VALIDATION_ERROR",
-            Some("collection_key"),
-        ),
-        (
-            json!({"item_key": "BERTDV82", "collection_key": "TRNSFM52", "collection_name": "x"}),
-            "ZOTERO_VALIDATION_ERROR",
-            Some("collection_key"),
-        ),
-        (
-            json!({"item_key": "bad", "collection_key": "TRNSFM52"}),
-            "ZOTERO_VALIDATION_ERROR",
-            Some("item_key"),
-        ),
-        (
-            json!({"item_key": "BERTDV82", "collection_key": "ZZZZZZZZ"}),
-            "ZOTERO_NOT_FOUND",
-            None,
-        ),
-        (
-            json!({"item_key": "ZZZZZZZZ", "collection_key": "TRNSFM52"}),
-            "ZOTERO_NOT_FOUND",
-            None,
-        ),
-    ] {
-        let a = server
-            .call("zotero_add_item_to_collection", args.clone())
-            .await;
-        let err = a.expect_err(code);
-        if let Some(f) = field {
-            assert_eq!(err["details"]["field"], f, "{args}");
-        }
-    }
-    assert_eq!(emu.count("PATCH", "/"), 0);
+    let err = a.expect_err("ZOTERO_UPSTREAM_ERROR");
+    assert_eq!(err["details"]["created"], true);
+    let found = with_title(&emu, "Unreadable");
+    assert_eq!(found.len(), 1);
+    assert_eq!(err["details"]["item_key"], found[0]["key"]);
+    assert!(err["message"].as_str().unwrap().contains("was created"));
     server.stop().await;
 }

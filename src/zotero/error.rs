@@ -75,9 +75,15 @@ pub enum ZoteroError {
         answer: UpstreamAnswer,
     },
 
-    /// A create whose answers were all lost, and the check afterwards failed too.
-    #[error("could not tell whether item {key} was created: {reason}; look it up with zotero_get_item before trying again")]
-    OutcomeUnknown { key: String, reason: String },
+    /// A create whose outcome could not be read: it is known to have happened (`created`)
+    /// but the item could not be read back, or neither the answer nor a check afterwards
+    /// said whether it happened.
+    #[error("{}", create_unconfirmed(.key, *.created, .reason))]
+    CreateUnconfirmed {
+        key: String,
+        created: bool,
+        reason: String,
+    },
 
     #[error("{what} kept changing while it was being updated ({attempts} attempts); try again")]
     KeptChanging { what: String, attempts: usize },
@@ -108,6 +114,14 @@ pub enum ZoteroError {
         attachment_key: String,
         removed: bool,
     },
+}
+
+fn create_unconfirmed(key: &str, created: bool, reason: &str) -> String {
+    if created {
+        format!("item {key} was created, but reading it back failed: {reason}; get it with zotero_get_item")
+    } else {
+        format!("could not tell whether item {key} was created: {reason}; look it up with zotero_get_item before trying again")
+    }
 }
 
 fn closest_hint(closest: &[String]) -> String {
@@ -156,7 +170,7 @@ impl ZoteroError {
                 ErrorCode::NotFound
             }
             ZoteroError::Rejected { code, .. } => ErrorCode::for_status(*code),
-            ZoteroError::OutcomeUnknown { .. } => ErrorCode::Upstream,
+            ZoteroError::CreateUnconfirmed { .. } => ErrorCode::Upstream,
             ZoteroError::AttachmentAbandoned { error, .. } => error.code(),
         }
     }
@@ -222,9 +236,14 @@ impl From<ZoteroError> for ToolError {
                 answer_details(&mut e, answer);
                 e.details.insert("object_code".into(), json!(code));
             }
-            ZoteroError::OutcomeUnknown { key, .. } => {
+            ZoteroError::CreateUnconfirmed { key, created, .. } => {
                 e.details.insert("item_key".into(), json!(key));
-                e.details.insert("created".into(), json!("unknown"));
+                let created = if *created {
+                    json!(true)
+                } else {
+                    json!("unknown")
+                };
+                e.details.insert("created".into(), created);
             }
             ZoteroError::CollectionNotFound { closest, .. } => {
                 e.details.insert("field".into(), json!("collection_name"));

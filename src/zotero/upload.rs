@@ -113,7 +113,23 @@ impl ZoteroClient {
         object.insert("title".into(), Value::from(title.clone()));
         object.insert("filename".into(), Value::from(file.filename.clone()));
         object.insert("contentType".into(), Value::from(file.content_type.clone()));
-        let created = self.create_object(object, cancel).await?;
+        let created = match self.create_object(object, cancel).await {
+            Ok(created) => created,
+            // The attachment item may exist (or does) without a file: remove it.
+            Err(error @ ZoteroError::CreateUnconfirmed { .. }) => {
+                let ZoteroError::CreateUnconfirmed { key, .. } = &error else {
+                    return Err(error);
+                };
+                let key = key.clone();
+                let removed = self.remove_abandoned(&key, None).await;
+                return Err(ZoteroError::AttachmentAbandoned {
+                    error: Box::new(error),
+                    attachment_key: key,
+                    removed,
+                });
+            }
+            Err(e) => return Err(e),
+        };
         let key = created.key();
 
         match self.transfer(&key, file, progress, cancel).await {
@@ -133,7 +149,7 @@ impl ZoteroClient {
                 })
             }
             Err(error) => {
-                let removed = self.remove_abandoned(&key, created.version()).await;
+                let removed = self.remove_abandoned(&key, Some(created.version())).await;
                 Err(ZoteroError::AttachmentAbandoned {
                     error: Box::new(error),
                     attachment_key: key,
@@ -309,12 +325,22 @@ impl ZoteroClient {
         }
     }
 
-    /// Deletes the attachment item of a failed upload, with its own deadline and a token
-    /// of its own: a cancelled call still cleans up after itself.
-    async fn remove_abandoned(&self, key: &str, version: u64) -> bool {
+    /// Deletes the attachment item of a failed upload (its version read first when not
+    /// known), with its own deadline and a token of its own: a cancelled call still cleans
+    /// up after itself. An item that does not exist counts as removed.
+    async fn remove_abandoned(&self, key: &str, version: Option<u64>) -> bool {
         let cancel = CancellationToken::new();
-        let outcome =
-            tokio::time::timeout(CLEANUP_TIME, self.delete_item(key, version, &cancel)).await;
+        let remove = async {
+            let version = match version {
+                Some(v) => v,
+                None => match self.fetch_item(key, &cancel).await? {
+                    Some(wire) => wire.version(),
+                    None => return Ok(()),
+                },
+            };
+            self.delete_item(key, version, &cancel).await
+        };
+        let outcome = tokio::time::timeout(CLEANUP_TIME, remove).await;
         match outcome {
             Ok(Ok(())) => {
                 tracing::info!(

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::api::{unexpected, ZoteroClient};
 use super::error::ZoteroError;
-use super::http::ApiRequest;
+use super::http::{ApiRequest, ApiResponse};
 use super::model::{Creator, Item, WireObject};
 
 /// The characters of Zotero object keys.
@@ -235,26 +235,34 @@ impl ZoteroClient {
 
         let resp = match self.http.send(&req, cancel).await {
             Ok(resp) => resp,
-            Err(cause @ (ZoteroError::Network { .. } | ZoteroError::Timeout { .. })) => {
-                // Every attempt lost its answer; any one of them may have landed.
-                return self.confirm_created(&key, cause).await;
-            }
-            Err(e) => return Err(e),
+            // Nothing was sent.
+            Err(
+                e @ (ZoteroError::MissingCredentials { .. } | ZoteroError::InvalidRequest { .. }),
+            ) => return Err(e),
+            // Any attempt may have landed before its answer was lost (or the call was
+            // cancelled, or a retry was refused): the key says what happened.
+            Err(cause) => return self.confirm_created(&key, cause).await,
         };
         if resp.status == 412 && String::from_utf8_lossy(&resp.body).contains("Write token") {
             tracing::info!(
                 retries = resp.retries,
                 "write token already used: the create landed; reading it back"
             );
-            return match self.fetch_item(&key, cancel).await? {
-                Some(wire) => Ok(wire),
-                None => Err(unexpected(&resp, "create the item")),
-            };
+            return self.read_back(&key, &resp).await;
         }
         if resp.status != 200 {
-            return Err(unexpected(&resp, "create the item"));
+            let error = unexpected(&resp, "create the item");
+            // An error on a repeat says nothing about the attempts before it.
+            return if resp.retries > 0 {
+                self.confirm_created(&key, error).await
+            } else {
+                Err(error)
+            };
         }
-        let answer: Value = super::api::parse_json(&resp)?;
+        let answer: Value = match super::api::parse_json(&resp) {
+            Ok(answer) => answer,
+            Err(e) => return self.confirm_created(&key, e).await,
+        };
         if let Some(failed) = answer.get("failed").and_then(|f| f.get("0")) {
             let code = failed.get("code").and_then(Value::as_u64).unwrap_or(400);
             let message = failed
@@ -267,37 +275,48 @@ impl ZoteroClient {
                 answer: resp.answer(),
             });
         }
-        match answer.get("successful").and_then(|s| s.get("0")) {
-            Some(obj) => {
-                serde_json::from_value(obj.clone()).map_err(|e| ZoteroError::BadResponse {
-                    reason: e.to_string(),
-                    status: resp.status,
-                })
-            }
+        match answer
+            .get("successful")
+            .and_then(|s| s.get("0"))
+            .and_then(|obj| serde_json::from_value::<WireObject>(obj.clone()).ok())
+        {
+            Some(wire) => Ok(wire),
             // Older answers list only the key under `success`.
-            None => match self.fetch_item(&key, cancel).await? {
-                Some(wire) => Ok(wire),
-                None => Err(unexpected(&resp, "create the item")),
-            },
+            None => self.read_back(&key, &resp).await,
         }
     }
 
-    /// After a create whose every answer was lost: the item exists under its key, or it
-    /// was not created, or we cannot tell (and say so).
+    /// Reads back an item Zotero said it created. A failure to read it is not a failure
+    /// to create it: the error says the item exists.
+    async fn read_back(&self, key: &str, resp: &ApiResponse) -> Result<WireObject, ZoteroError> {
+        match self.fetch_item(key, &CancellationToken::new()).await {
+            Ok(Some(wire)) => Ok(wire),
+            Ok(None) => Err(unexpected(resp, "create the item")),
+            Err(e) => Err(ZoteroError::CreateUnconfirmed {
+                key: key.to_string(),
+                created: true,
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// After a create whose outcome was not seen: the item exists under its key, or it
+    /// was not created (the original error stands), or we cannot tell, and say so. Runs
+    /// even when the call was cancelled: whoever cleans up needs the answer.
     async fn confirm_created(
         &self,
         key: &str,
         cause: ZoteroError,
     ) -> Result<WireObject, ZoteroError> {
-        let check = CancellationToken::new();
-        match self.fetch_item(key, &check).await {
+        match self.fetch_item(key, &CancellationToken::new()).await {
             Ok(Some(wire)) => {
-                tracing::info!("create answer lost; the item was found under its key");
+                tracing::info!(error = %cause, "create outcome not seen; the item was found under its key");
                 Ok(wire)
             }
             Ok(None) => Err(cause),
-            Err(e) => Err(ZoteroError::OutcomeUnknown {
+            Err(e) => Err(ZoteroError::CreateUnconfirmed {
                 key: key.to_string(),
+                created: false,
                 reason: format!("{cause}; checking afterwards failed too: {e}"),
             }),
         }
