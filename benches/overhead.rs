@@ -13,10 +13,8 @@
 
 #[path = "../tests/emulator/mod.rs"]
 mod emulator;
+mod support;
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -25,6 +23,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
+use support::{server_binary, Proc};
 
 const COLD_RUNS: usize = 20;
 const WARMUP: usize = 20;
@@ -32,136 +31,15 @@ const SEARCHES: usize = 200;
 const QUERY: &str = "graph";
 const LIMIT: u32 = 25;
 
-/// `$ZOTERO_MCP_BENCH_BIN` if set; else the shipped static binary
-/// (`target/x86_64-unknown-linux-musl/release`) or `target/release/zotero-mcp`, whichever was
-/// built; else the binary next to this bench's build dir.
-fn server_binary() -> PathBuf {
-    if let Some(bin) = std::env::var_os("ZOTERO_MCP_BENCH_BIN") {
-        return PathBuf::from(bin);
-    }
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
-    for built in [
-        "x86_64-unknown-linux-musl/release/zotero-mcp",
-        "release/zotero-mcp",
-    ] {
-        if target.join(built).is_file() {
-            return target.join(built);
-        }
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    // target/<profile>/deps/overhead-<hash> → target/<profile>/zotero-mcp
-    exe.parent()
-        .and_then(|deps| deps.parent())
-        .map(|dir| dir.join("zotero-mcp"))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| panic!("no zotero-mcp binary; run `cargo build --release` first"))
-}
-
-/// A server process spoken to with JSON-RPC lines.
-struct Proc {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Proc {
-    fn spawn(bin: &PathBuf, base: &str) -> Proc {
-        let mut cmd = Command::new(bin);
-        cmd.env_clear()
-            .env("ZOTERO_API_BASE", base)
-            .env("ZOTERO_USER_ID", USER_ID.to_string())
-            .env("ZOTERO_API_KEY", API_KEY)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("spawn zotero-mcp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Proc {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        }
-    }
-
-    fn send(&mut self, msg: &Value) {
-        let mut line = serde_json::to_vec(msg).expect("json");
-        line.push(b'\n');
-        self.stdin.write_all(&line).expect("write to server");
-        self.stdin.flush().expect("flush");
-    }
-
-    /// Sends a request and reads lines until its answer.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let n = self.stdout.read_line(&mut line).expect("read from server");
-            assert!(n > 0, "server closed stdout while waiting for answer {id}");
-            let v: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
-            if v["id"] == json!(id) {
-                assert!(v.get("error").is_none(), "{method} failed: {v}");
-                return v;
-            }
-        }
-    }
-
-    fn initialize(&mut self) -> Value {
-        let answer = self.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "overhead-bench", "version": "0"}
-            }),
-        );
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        answer
-    }
-
-    fn search(&mut self) -> Value {
-        let v = self.request(
-            "tools/call",
-            json!({"name": "zotero_search_items",
-                   "arguments": {"query": QUERY, "limit": LIMIT, "sort": "dateModified"}}),
-        );
-        let env = &v["result"]["structuredContent"];
-        assert_eq!(env["ok"], true, "search failed: {v}");
-        v
-    }
-
-    /// `VmRSS` and `VmHWM` from `/proc/<pid>/status`, in MB.
-    fn memory(&self) -> (f64, f64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        let kb = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse::<f64>().ok())
-                .unwrap_or(f64::NAN)
-        };
-        (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        let deadline = Instant::now() + Duration::from_secs(2);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn search(p: &mut Proc) -> Value {
+    let v = p.request(
+        "tools/call",
+        json!({"name": "zotero_search_items",
+               "arguments": {"query": QUERY, "limit": LIMIT, "sort": "dateModified"}}),
+    );
+    let env = &v["result"]["structuredContent"];
+    assert_eq!(env["ok"], true, "search failed: {v}");
+    v
 }
 
 fn ms(d: Duration) -> f64 {
@@ -193,7 +71,7 @@ fn main() {
     let mut cold = Vec::with_capacity(COLD_RUNS);
     for _ in 0..COLD_RUNS {
         let t = Instant::now();
-        let mut p = Proc::spawn(&bin, &base);
+        let mut p = Proc::spawn(&bin, &base, &[]);
         p.initialize();
         cold.push(t.elapsed());
         p.stop();
@@ -202,7 +80,7 @@ fn main() {
     println!("cold start (spawn → initialize answer), {COLD_RUNS} runs: min {min:.2} ms, median {med:.2} ms, p90 {p90:.2} ms");
 
     // Idle memory after initialize + tools/list.
-    let mut server = Proc::spawn(&bin, &base);
+    let mut server = Proc::spawn(&bin, &base, &[]);
     server.initialize();
     let tools = server.request("tools/list", json!({}));
     let n_tools = tools["result"]["tools"].as_array().map_or(0, Vec::len);
@@ -241,12 +119,12 @@ fn main() {
     let mut through = Vec::with_capacity(SEARCHES);
     let mut total = Value::Null;
     for _ in 0..WARMUP {
-        total = server.search()["result"]["structuredContent"]["data"]["total"].clone();
+        total = search(&mut server)["result"]["structuredContent"]["data"]["total"].clone();
     }
     let before = emu.requests().len();
     for _ in 0..SEARCHES {
         let t = Instant::now();
-        server.search();
+        search(&mut server);
         through.push(t.elapsed());
     }
     let upstream = emu.requests().len() - before;

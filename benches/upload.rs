@@ -15,142 +15,19 @@
 
 #[path = "../tests/emulator/mod.rs"]
 mod emulator;
+mod support;
 
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use emulator::{Emulator, HostedFile, API_KEY, USER_ID};
+use emulator::{Emulator, HostedFile};
 use serde_json::{json, Value};
+use support::{server_binary, Proc};
 
 const MB: u64 = 1024 * 1024;
 /// A regular item of the fixture library.
 const PARENT: &str = "NLPML6K7";
-
-/// `$ZOTERO_MCP_BENCH_BIN` if set; else the shipped static binary
-/// (`target/x86_64-unknown-linux-musl/release`) or `target/release/zotero-mcp`, whichever was
-/// built; else the binary next to this bench's build dir.
-fn server_binary() -> PathBuf {
-    if let Some(bin) = std::env::var_os("ZOTERO_MCP_BENCH_BIN") {
-        return PathBuf::from(bin);
-    }
-    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
-    for built in [
-        "x86_64-unknown-linux-musl/release/zotero-mcp",
-        "release/zotero-mcp",
-    ] {
-        if target.join(built).is_file() {
-            return target.join(built);
-        }
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    // target/<profile>/deps/upload-<hash> → target/<profile>/zotero-mcp
-    exe.parent()
-        .and_then(|deps| deps.parent())
-        .map(|dir| dir.join("zotero-mcp"))
-        .filter(|p| p.is_file())
-        .unwrap_or_else(|| panic!("no zotero-mcp binary; run `cargo build --release` first"))
-}
-
-/// A server process spoken to with JSON-RPC lines.
-struct Proc {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-}
-
-impl Proc {
-    fn spawn(bin: &Path, base: &str, tmp: &Path) -> Proc {
-        let mut cmd = Command::new(bin);
-        cmd.env_clear()
-            .env("ZOTERO_API_BASE", base)
-            .env("ZOTERO_USER_ID", USER_ID.to_string())
-            .env("ZOTERO_API_KEY", API_KEY)
-            .env("ZOTERO_UPLOAD_MAX_BYTES", (512 * MB).to_string())
-            .env("ZOTERO_FETCH_ALLOW_PRIVATE", "1")
-            .env("TMPDIR", tmp)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = cmd.spawn().expect("spawn zotero-mcp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        Proc {
-            child,
-            stdin,
-            stdout,
-            next_id: 1,
-        }
-    }
-
-    fn send(&mut self, msg: &Value) {
-        let mut line = serde_json::to_vec(msg).expect("json");
-        line.push(b'\n');
-        self.stdin.write_all(&line).expect("write to server");
-        self.stdin.flush().expect("flush");
-    }
-
-    /// Sends a request and reads lines until its answer.
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut line = String::new();
-        loop {
-            line.clear();
-            let n = self.stdout.read_line(&mut line).expect("read from server");
-            assert!(n > 0, "server closed stdout while waiting for answer {id}");
-            let v: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
-            if v["id"] == json!(id) {
-                assert!(v.get("error").is_none(), "{method} failed: {v}");
-                return v;
-            }
-        }
-    }
-
-    fn initialize(&mut self) {
-        self.request(
-            "initialize",
-            json!({
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "upload-bench", "version": "0"}
-            }),
-        );
-        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        self.request("tools/list", json!({}));
-    }
-
-    /// `VmRSS` and `VmHWM` from `/proc/<pid>/status`, in MB.
-    fn memory(&self) -> (f64, f64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        let kb = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse::<f64>().ok())
-                .unwrap_or(f64::NAN)
-        };
-        (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// `n` bytes of xorshift noise (incompressible, and distinct per seed).
 fn fill(n: usize, seed: u64, mut sink: impl FnMut(&[u8])) {
@@ -198,8 +75,17 @@ fn measure(
     size: u64,
     arguments: Value,
 ) -> Row {
-    let mut server = Proc::spawn(bin, &emu.uri(), tmp);
+    let mut server = Proc::spawn(
+        bin,
+        &emu.uri(),
+        &[
+            ("ZOTERO_UPLOAD_MAX_BYTES", (512 * MB).to_string()),
+            ("ZOTERO_FETCH_ALLOW_PRIVATE", "1".to_string()),
+            ("TMPDIR", tmp.display().to_string()),
+        ],
+    );
     server.initialize();
+    server.request("tools/list", json!({}));
     let (idle_rss, _) = server.memory();
     let t = Instant::now();
     let v = server.request(
