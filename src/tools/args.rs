@@ -54,6 +54,11 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// An optional string where blank means "not given" (the schemas allow "").
+    pub fn optional_text(&self, field: &str) -> Result<Option<String>, ToolError> {
+        Ok(self.string(field, 0)?.filter(|s| !s.trim().is_empty()))
+    }
+
     pub fn required_string(&self, field: &str, min_len: usize) -> Result<String, ToolError> {
         self.string(field, min_len)?
             .ok_or_else(|| ToolError::invalid(field, format!("'{field}' is required")))

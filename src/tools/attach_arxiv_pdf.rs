@@ -56,7 +56,7 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
     let item_key = args.required_string("item_key", 1)?;
     object_key("item_key", &item_key)?;
     let id = ArxivId::parse(&args.required_string("arxiv_id", 1)?)?;
-    let title = args.string("title", 1)?;
+    let title = args.optional_text("title")?;
     let pdf_url = id.pdf_url(&ctx.arxiv_base);
     let options = PrepareOptions {
         content_type: Some("application/pdf".into()),

@@ -91,12 +91,12 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
         item_type,
         title: args.required_string("title", 1)?,
         creators: creators(raw)?,
-        date: non_blank(args.string("date", 0)?),
-        doi: non_blank(args.string("doi", 0)?),
-        url: non_blank(args.string("url", 0)?),
-        abstract_note: non_blank(args.string("abstract", 0)?),
+        date: args.optional_text("date")?,
+        doi: args.optional_text("doi")?,
+        url: args.optional_text("url")?,
+        abstract_note: args.optional_text("abstract")?,
         tags,
-        extra: non_blank(args.string("extra", 0)?),
+        extra: args.optional_text("extra")?,
     };
     let created = ctx.client.create_item(&new, &ctx.cancel).await?;
     let mut data = Map::new();
@@ -107,11 +107,6 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
     }
     data.insert("item".into(), json!(created.item));
     Ok(Value::Object(data))
-}
-
-/// An empty optional string is the same as leaving it out.
-fn non_blank(s: Option<String>) -> Option<String> {
-    s.filter(|s| !s.trim().is_empty())
 }
 
 /// `creators` as the seed's `$defs/creator`: `creator_type` and either

@@ -131,12 +131,12 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
         }
     };
     let options = PrepareOptions {
-        content_type: args.string("content_type", 1)?,
+        content_type: args.optional_text("content_type")?,
         filename,
         require_pdf: false,
         input_field: None,
     };
-    let title = args.string("title", 1)?;
+    let title = args.optional_text("title")?;
     let uploaded = attach(ctx, &item_key, title.as_deref(), spec, options).await?;
     Ok(Value::Object(answer(&item_key, &uploaded)))
 }
