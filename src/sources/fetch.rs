@@ -21,7 +21,7 @@ use md5::{Digest, Md5};
 use tokio_util::sync::CancellationToken;
 
 use super::error::SourceError;
-use super::guard::{self, GuardedResolver};
+use super::guard::{self, AddressPolicy, GuardedResolver};
 use super::local::fill_head;
 use super::names;
 use super::store::{self, lowercase_hex, Storage};
@@ -38,7 +38,7 @@ type FetchClient = Client<HttpsConnector<HttpConnector<GuardedResolver>>, Empty<
 
 pub(crate) struct Downloader {
     client: FetchClient,
-    allow_private: bool,
+    policy: AddressPolicy,
     timeout: Duration,
     max_bytes: u64,
     temp_dir: PathBuf,
@@ -59,9 +59,14 @@ pub(crate) struct Downloaded {
 
 impl Downloader {
     pub fn new(config: &Config) -> Result<Self, SourceError> {
-        let mut http = HttpConnector::new_with_resolver(GuardedResolver {
-            allow_private: config.fetch_allow_private,
-        });
+        Self::with_policy(
+            config,
+            AddressPolicy::from_config(config.fetch_allow_private),
+        )
+    }
+
+    pub fn with_policy(config: &Config, policy: AddressPolicy) -> Result<Self, SourceError> {
+        let mut http = HttpConnector::new_with_resolver(GuardedResolver { policy });
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.timeout));
         let provider = rustls::crypto::ring::default_provider();
@@ -79,7 +84,7 @@ impl Downloader {
             .build(https);
         Ok(Self {
             client,
-            allow_private: config.fetch_allow_private,
+            policy,
             timeout: config.timeout,
             max_bytes: config.upload_max_bytes,
             temp_dir: config.temp_dir.clone(),
@@ -170,11 +175,8 @@ impl Downloader {
     }
 
     fn check_literal(&self, host: &str, field: &'static str) -> Result<(), SourceError> {
-        if self.allow_private {
-            return Ok(());
-        }
         match guard::literal_ip(host) {
-            Some(ip) => match guard::forbidden_reason(ip) {
+            Some(ip) => match self.policy.refuses(ip) {
                 Some(reason) => Err(SourceError::Forbidden {
                     field,
                     host: host.to_string(),

@@ -120,12 +120,45 @@ pub(crate) fn literal_ip(host: &str) -> Option<IpAddr> {
     bare.parse::<IpAddr>().ok()
 }
 
+/// Which addresses a fetch may connect to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AddressPolicy {
+    /// Public addresses only (the default).
+    PublicOnly,
+    /// Anything (`ZOTERO_FETCH_ALLOW_PRIVATE=1`).
+    Any,
+    /// Tests: refuse exactly the addresses `f` picks, so that a loopback server can play a
+    /// public host and another loopback address a private one.
+    #[cfg(test)]
+    Refuse(fn(IpAddr) -> bool),
+}
+
+impl AddressPolicy {
+    pub(crate) fn from_config(allow_private: bool) -> Self {
+        if allow_private {
+            AddressPolicy::Any
+        } else {
+            AddressPolicy::PublicOnly
+        }
+    }
+
+    /// Why `ip` may not be reached, if it may not.
+    pub(crate) fn refuses(self, ip: IpAddr) -> Option<&'static str> {
+        match self {
+            AddressPolicy::PublicOnly => forbidden_reason(ip),
+            AddressPolicy::Any => None,
+            #[cfg(test)]
+            AddressPolicy::Refuse(f) => f(ip).then_some("refused by the test policy"),
+        }
+    }
+}
+
 /// The resolver of the fetch client: `tokio::net::lookup_host`, then every address is
 /// checked; one forbidden address fails the whole lookup (a public name has no business
 /// resolving to a private address, and refusing is clearer than quietly picking another).
 #[derive(Debug, Clone)]
 pub(crate) struct GuardedResolver {
-    pub allow_private: bool,
+    pub policy: AddressPolicy,
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -141,22 +174,20 @@ impl tower_service::Service<Name> for GuardedResolver {
 
     fn call(&mut self, name: Name) -> Self::Future {
         let host = name.as_str().to_string();
-        let allow_private = self.allow_private;
+        let policy = self.policy;
         Box::pin(async move {
             let addrs: Vec<SocketAddr> =
                 tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
             if addrs.is_empty() {
                 return Err(format!("{host} has no addresses").into());
             }
-            if !allow_private {
-                for addr in &addrs {
-                    if let Some(reason) = forbidden_reason(addr.ip()) {
-                        return Err(Box::new(ForbiddenAddress {
-                            host,
-                            ip: addr.ip(),
-                            reason,
-                        }) as BoxError);
-                    }
+            for addr in &addrs {
+                if let Some(reason) = policy.refuses(addr.ip()) {
+                    return Err(Box::new(ForbiddenAddress {
+                        host,
+                        ip: addr.ip(),
+                        reason,
+                    }) as BoxError);
                 }
             }
             Ok(addrs.into_iter())
@@ -267,13 +298,13 @@ mod tests {
         use tower_service::Service;
         let name: Name = "localhost".parse().unwrap();
         let mut strict = GuardedResolver {
-            allow_private: false,
+            policy: AddressPolicy::PublicOnly,
         };
         let err = strict.call(name.clone()).await.unwrap_err();
         let forbidden = find_forbidden(err.as_ref()).expect("a ForbiddenAddress");
         assert_eq!(forbidden.reason, "loopback");
         let mut lax = GuardedResolver {
-            allow_private: true,
+            policy: AddressPolicy::Any,
         };
         let addrs: Vec<_> = lax.call(name).await.unwrap().collect();
         assert!(addrs.iter().all(|a| a.ip().is_loopback()));

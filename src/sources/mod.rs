@@ -116,6 +116,18 @@ impl Fetcher {
         })
     }
 
+    /// A fetcher with its own address policy (tests of the guard on redirects).
+    #[cfg(test)]
+    pub(crate) fn with_policy(config: &Config, policy: guard::AddressPolicy) -> Fetcher {
+        Fetcher {
+            inner: Arc::new(FetcherInner {
+                downloader: Downloader::with_policy(config, policy)
+                    .unwrap_or_else(|e| panic!("{e}")),
+                max_bytes: config.upload_max_bytes,
+            }),
+        }
+    }
+
     /// Checks, reads (or downloads, or decodes) and hashes a source.
     pub async fn prepare(
         &self,

@@ -381,12 +381,56 @@ async fn private_addresses_are_refused_unless_allowed() {
     );
 }
 
+#[tokio::test]
+async fn every_redirect_hop_is_checked_literal_or_resolved() {
+    // 127.0.0.2 plays a public host; every other address is refused, as private ones are.
+    fn refused(ip: std::net::IpAddr) -> bool {
+        ip != std::net::IpAddr::from([127, 0, 0, 2])
+    }
+    let dir = TestDir::new();
+    let target = raw_server(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx".to_vec()).await;
+    let port = target
+        .trim_start_matches("http://127.0.0.1:")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let fetcher = Fetcher::with_policy(
+        &config(100, false, &dir.0),
+        guard::AddressPolicy::Refuse(refused),
+    );
+    for location in [
+        target.clone(),                              // a literal private address
+        format!("http://localhost:{port}/file.bin"), // a name that resolves to one
+    ] {
+        let public = raw_server_on(
+            "127.0.0.2",
+            format!("HTTP/1.1 302 Found\r\nLocation: {location}\r\nContent-Length: 0\r\n\r\n")
+                .into_bytes(),
+        )
+        .await;
+        let err = prep(&fetcher, SourceSpec::Url(public)).await.unwrap_err();
+        assert!(
+            matches!(err, SourceError::Forbidden { .. }),
+            "{location}: {err}"
+        );
+    }
+    // The same target is reached when the policy allows it.
+    let lax = fetcher(100, true, &dir.0);
+    assert!(prep(&lax, SourceSpec::Url(target)).await.is_ok());
+}
+
 // ---------------------------------------------------------------- a raw server
 
 /// Serves `response` to every connection; with an empty response, holds the connection
 /// open without answering.
 async fn raw_server(response: Vec<u8>) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    raw_server_on("127.0.0.1", response).await
+}
+
+/// `raw_server` on another loopback address (all of 127/8 is loopback on Linux).
+async fn raw_server_on(ip: &str, response: Vec<u8>) -> String {
+    let listener = tokio::net::TcpListener::bind((ip, 0)).await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((mut sock, _)) = listener.accept().await {
