@@ -395,7 +395,7 @@ async fn every_redirect_hop_is_checked_literal_or_resolved() {
         .next()
         .unwrap()
         .to_string();
-    let fetcher = Fetcher::with_policy(
+    let strict = Fetcher::with_policy(
         &config(100, false, &dir.0),
         guard::AddressPolicy::Refuse(refused),
     );
@@ -409,7 +409,7 @@ async fn every_redirect_hop_is_checked_literal_or_resolved() {
                 .into_bytes(),
         )
         .await;
-        let err = prep(&fetcher, SourceSpec::Url(public)).await.unwrap_err();
+        let err = prep(&strict, SourceSpec::Url(public)).await.unwrap_err();
         assert!(
             matches!(err, SourceError::Forbidden { .. }),
             "{location}: {err}"
