@@ -249,3 +249,40 @@ async fn a_cancelled_upload_removes_its_attachment_item() {
         .expect_ok();
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_file_that_changes_after_hashing_is_never_stored() {
+    let (emu, server) = setup().await;
+    let usage = emu.storage_usage();
+    // The authorization takes a moment: the file is rewritten (same size) meanwhile.
+    emu.inject(
+        Fault::once(FaultKind::Slow(std::time::Duration::from_millis(800)))
+            .method("POST")
+            .path_suffix("/file"),
+    );
+    let original = bytes(600_000, 21);
+    let path = temp_file("draft.pdf", &original);
+    let mut changed = original.clone();
+    changed[300_000] ^= 0xFF;
+    // Rewritten once the authorization request has arrived: after hashing, before sending.
+    let rewrite = async {
+        while emu.count("POST", "/users/475425/items/") == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        std::fs::write(&path, &changed).unwrap();
+    };
+    let call = server.call(
+        "zotero_upload_attachment",
+        json!({"item_key": PARENT, "file_path": path}),
+    );
+    let (a, ()) = tokio::join!(call, rewrite);
+    let err = a.expect_err("ZOTERO_VALIDATION_ERROR");
+    assert!(
+        err["message"].as_str().unwrap().contains("changed"),
+        "{err}"
+    );
+    assert_eq!(err["details"]["attachment_removed"], true);
+    assert!(attachments_of(&emu, PARENT).is_empty());
+    assert_eq!(emu.storage_usage(), usage, "nothing stored");
+    server.stop().await;
+}
