@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use emulator::Emulator;
 use serde_json::json;
-use upload_support::{assert_stored, bytes, env, setup, temp_file, PARENT};
+use upload_support::{assert_stored, attachments_of, bytes, env, setup, temp_file, PARENT};
 
 #[tokio::test]
 async fn arxiv_ids_in_every_form_fetch_the_pdf() {
@@ -30,6 +30,7 @@ async fn arxiv_ids_in_every_form_fetch_the_pdf() {
     emu.add_arxiv("1706.03762v7", pdf(2));
     emu.add_arxiv("hep-th/9901001", pdf(3));
     emu.add_arxiv("math.CA/0611800v2", pdf(4));
+    let mut seen = std::collections::HashMap::new();
     for (input, id, filename, content) in [
         ("1706.03762v1", "1706.03762v1", "1706.03762v1.pdf", pdf(1)),
         ("arXiv:1706.03762", "1706.03762", "1706.03762.pdf", pdf(2)),
@@ -71,7 +72,17 @@ async fn arxiv_ids_in_every_form_fetch_the_pdf() {
         assert_eq!(data["content_type"], "application/pdf");
         let item = assert_stored(&emu, &data, &content);
         assert_eq!(item["data"]["filename"], filename);
+        // The same PDF twice (1706.03762v1 by id, then by URL) is one attachment.
+        let key = data["attachment_key"].as_str().unwrap().to_string();
+        match seen.insert(id, key.clone()) {
+            Some(earlier) => {
+                assert_eq!(earlier, key, "{input}");
+                assert_eq!(data["already_attached"], true, "{input}");
+            }
+            None => assert!(data.get("already_attached").is_none(), "{input}"),
+        }
     }
+    assert_eq!(attachments_of(&emu, PARENT).len(), seen.len());
     server.stop().await;
 }
 

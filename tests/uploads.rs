@@ -18,7 +18,9 @@ use base64::Engine;
 use common::{env_for, spawn};
 use emulator::{Emulator, HostedFile, API_KEY, USER_ID};
 use serde_json::json;
-use upload_support::{assert_stored, bytes, env, md5_hex, setup, temp_file, PARENT};
+use upload_support::{
+    assert_stored, attachments_of, bytes, env, md5_hex, setup, temp_file, PARENT,
+};
 
 #[tokio::test]
 async fn a_file_from_a_path_goes_through_all_four_steps() {
@@ -343,5 +345,39 @@ async fn bytes_zotero_already_has_are_not_sent_again() {
     let item = emu.item(data["attachment_key"].as_str().unwrap()).unwrap();
     assert_eq!(item["data"]["md5"], md5_hex(&content));
     assert_eq!(data["version"], item["version"]);
+    assert!(data.get("already_attached").is_none());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_same_file_attached_twice_to_one_item_is_not_duplicated() {
+    let (emu, server) = setup().await;
+    let content = bytes(90_000, 12);
+    let path = temp_file("twice.pdf", &content);
+    let call = || {
+        server.call(
+            "zotero_upload_attachment",
+            json!({"item_key": PARENT, "file_path": path}),
+        )
+    };
+    let first = call().await.expect_ok().clone();
+    emu.reset_counts();
+    let second = call().await.expect_ok().clone();
+    assert_eq!(second["attachment_key"], first["attachment_key"]);
+    assert_eq!(second["version"], first["version"]);
+    assert_eq!(second["already_attached"], true);
+    assert_eq!(emu.count("POST", "/"), 0, "nothing written");
+    assert_eq!(attachments_of(&emu, PARENT).len(), 1);
+
+    // Same bytes under another name are another attachment.
+    let other = temp_file("renamed.pdf", &content);
+    let third = server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": PARENT, "file_path": other}),
+        )
+        .await;
+    assert_ne!(third.expect_ok()["attachment_key"], first["attachment_key"]);
+    assert_eq!(attachments_of(&emu, PARENT).len(), 2);
     server.stop().await;
 }

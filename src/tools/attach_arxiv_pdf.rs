@@ -15,7 +15,8 @@ pub const SPEC: ToolSpec = ToolSpec {
                   personal Zotero library. arxiv_id takes new ids (1706.03762, 1706.03762v5), \
                   old ids (hep-th/9901001, math.CA/0611800v2), 'arXiv:' prefixes and \
                   arxiv.org/abs or /pdf URLs. An answer that is not a PDF is refused. All or \
-                  nothing, like zotero_upload_attachment.",
+                  nothing, like zotero_upload_attachment; the same PDF attached twice answers \
+                  the existing attachment (already_attached).",
     input_schema,
     data_schema,
     read_only: false,

@@ -18,8 +18,9 @@ pub const SPEC: ToolSpec = ToolSpec {
                   runs), file_url (http/https; public addresses only) or file_bytes_base64 \
                   with filename. Files over ZOTERO_UPLOAD_MAX_BYTES are refused before they \
                   are read. All or nothing: if any step fails, the new attachment item is \
-                  removed again. Sends progress notifications (bytes) when the request has a \
-                  progressToken.",
+                  removed again. The same file (name and bytes) attached twice to one item \
+                  answers the existing attachment (already_attached). Sends progress \
+                  notifications (bytes) when the request has a progressToken.",
     input_schema,
     data_schema,
     read_only: false,
@@ -70,7 +71,11 @@ pub fn attachment_properties() -> Map<String, Value> {
         "title": { "type": "string" },
         "content_type": { "type": "string" },
         "size": { "type": "integer" },
-        "version": { "type": "integer" }
+        "version": { "type": "integer" },
+        "already_attached": {
+            "type": "boolean",
+            "description": "The item had this file (same name and bytes) attached already; nothing was written and this is that attachment"
+        }
     });
     match props {
         Value::Object(m) => m,
@@ -150,6 +155,9 @@ pub fn answer(parent: &str, up: &Uploaded) -> Map<String, Value> {
     m.insert("content_type".into(), json!(up.content_type));
     m.insert("size".into(), json!(up.size));
     m.insert("version".into(), json!(up.version));
+    if up.already_attached {
+        m.insert("already_attached".into(), json!(true));
+    }
     m
 }
 

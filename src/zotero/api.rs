@@ -243,14 +243,30 @@ impl ZoteroClient {
         key: &str,
         cancel: &CancellationToken,
     ) -> Result<Vec<AttachmentSummary>, ZoteroError> {
+        let children = self.attachment_children(prefix, key, false, cancel).await?;
+        Ok(children.iter().map(WireObject::to_attachment).collect())
+    }
+
+    /// The attachment children of an item as Zotero sends them, all pages; `fresh` skips
+    /// the read cache.
+    pub(crate) async fn attachment_children(
+        &self,
+        prefix: &str,
+        key: &str,
+        fresh: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<WireObject>, ZoteroError> {
         let mut out = Vec::new();
         let mut start = 0;
         loop {
-            let req = ApiRequest::get(format!(
+            let mut req = ApiRequest::get(format!(
                 "{prefix}/items/{key}/children?itemType=attachment&format=json&limit=100&start={start}"
             ));
+            if fresh {
+                req = req.fresh();
+            }
             let resp = self.http.send(&req, cancel).await?;
-            let page = parse_page(&resp, "list attachments", WireObject::to_attachment)?;
+            let page = parse_page(&resp, "list attachments", WireObject::clone)?;
             out.extend(page.items);
             match page.next_start {
                 Some(next) if next > start => start = next,

@@ -55,6 +55,9 @@ pub struct Uploaded {
     pub size: u64,
     /// Zotero already stored these bytes, so none were sent.
     pub existed: bool,
+    /// The parent already had this file (same name and bytes): nothing was written, and the
+    /// answer is that attachment.
+    pub already_attached: bool,
 }
 
 /// The answer to step 2.
@@ -105,6 +108,28 @@ impl ZoteroClient {
         cancel: &CancellationToken,
     ) -> Result<Uploaded, ZoteroError> {
         let file = new.file;
+        if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
+            tracing::info!("the parent has this file already; nothing written");
+            if let Some(report) = &progress {
+                report(file.size, file.size);
+            }
+            let text = |k: &str| {
+                existing
+                    .data
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            return Ok(Uploaded {
+                attachment_key: existing.key(),
+                version: existing.version(),
+                title: text("title").unwrap_or_else(|| file.filename.clone()),
+                content_type: text("contentType").unwrap_or_else(|| file.content_type.clone()),
+                size: file.size,
+                existed: true,
+                already_attached: true,
+            });
+        }
         let title = new.title.unwrap_or(&file.filename).to_string();
         let mut object = self
             .template("attachment", Some("imported_file"), cancel)
@@ -146,6 +171,7 @@ impl ZoteroClient {
                     content_type: file.content_type.clone(),
                     size: file.size,
                     existed,
+                    already_attached: false,
                 })
             }
             Err(error) => {
@@ -157,6 +183,27 @@ impl ZoteroClient {
                 })
             }
         }
+    }
+
+    /// The attachment of `parent` that holds exactly this file (same filename and MD5), so
+    /// that attaching the same file twice does not make a second attachment.
+    async fn attached_already(
+        &self,
+        parent: &str,
+        file: &FileToUpload,
+        cancel: &CancellationToken,
+    ) -> Result<Option<super::model::WireObject>, ZoteroError> {
+        let prefix = self.prefix()?;
+        let children = self
+            .attachment_children(&prefix, parent, true, cancel)
+            .await?;
+        let same = |w: &super::model::WireObject| {
+            let field = |k: &str| w.data.get(k).and_then(Value::as_str);
+            field("md5") == Some(file.md5.as_str())
+                && field("filename") == Some(file.filename.as_str())
+                && matches!(field("linkMode"), Some("imported_file" | "imported_url"))
+        };
+        Ok(children.into_iter().find(same))
     }
 
     /// Steps 2–4. Answers whether Zotero had the bytes already, and the version the
