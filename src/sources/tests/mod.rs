@@ -1,8 +1,10 @@
 //! `Fetcher::prepare` end to end: paths of every kind, base64, URLs against local servers
 //! (wiremock, and a raw TCP server for what wiremock cannot send), the SSRF guard, spooling,
-//! and the verified stream. Paths and base64 in `local`, URLs and the guard in `urls`.
+//! and the verified stream. Paths and base64 in `local`, URLs in `urls`, the guard and
+//! raw-server cases in `raw`.
 
 mod local;
+mod raw;
 mod urls;
 
 use std::collections::HashMap;
