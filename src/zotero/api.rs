@@ -256,9 +256,7 @@ impl ZoteroClient {
         fresh: bool,
         cancel: &CancellationToken,
     ) -> Result<Vec<WireObject>, ZoteroError> {
-        let mut out = Vec::new();
-        let mut start = 0;
-        loop {
+        all_pages(|start| async move {
             let mut req = ApiRequest::get(format!(
                 "{prefix}/items/{key}/children?itemType=attachment&format=json&limit=100&start={start}"
             ));
@@ -266,13 +264,9 @@ impl ZoteroClient {
                 req = req.fresh();
             }
             let resp = self.http.send(&req, cancel).await?;
-            let page = parse_page(&resp, "list attachments", WireObject::clone)?;
-            out.extend(page.items);
-            match page.next_start {
-                Some(next) if next > start => start = next,
-                _ => return Ok(out),
-            }
-        }
+            parse_page(&resp, "list attachments", WireObject::clone)
+        })
+        .await
     }
 
     /// `GET /keys/current`: who the key belongs to and what it may do.
@@ -288,6 +282,24 @@ impl ZoteroClient {
             .await?;
         expect(&resp, 200, "check the API key")?;
         parse_json(&resp)
+    }
+}
+
+/// Every item of a listing, page after page, following `next_start`.
+pub(crate) async fn all_pages<T, F, Fut>(mut page_at: F) -> Result<Vec<T>, ZoteroError>
+where
+    F: FnMut(u64) -> Fut,
+    Fut: std::future::Future<Output = Result<Page<T>, ZoteroError>>,
+{
+    let mut out = Vec::new();
+    let mut start = 0;
+    loop {
+        let page = page_at(start).await?;
+        out.extend(page.items);
+        match page.next_start {
+            Some(next) if next > start => start = next,
+            _ => return Ok(out),
+        }
     }
 }
 

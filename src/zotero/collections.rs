@@ -6,7 +6,7 @@ use hyper::Method;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::api::{unexpected, ZoteroClient};
+use super::api::{all_pages, unexpected, ZoteroClient};
 use super::error::ZoteroError;
 use super::http::ApiRequest;
 use super::model::{Collection, WireObject};
@@ -137,18 +137,7 @@ impl ZoteroClient {
         &self,
         cancel: &CancellationToken,
     ) -> Result<Vec<Collection>, ZoteroError> {
-        let mut out = Vec::new();
-        let mut start = 0;
-        loop {
-            let page = self.list_collections(100, start, cancel).await?;
-            let got = page.items.len() as u64;
-            out.extend(page.items);
-            match page.next_start {
-                Some(next) if next > start => start = next,
-                _ if got == 0 => return Ok(out),
-                _ => return Ok(out),
-            }
-        }
+        all_pages(|start| self.list_collections(100, start, cancel)).await
     }
 
     /// The key of the one collection with this name (case-insensitive, exact).

@@ -6,7 +6,6 @@
 //! authorization (storage URL, form fields, upload key) never reaches a log line or an
 //! answer; neither do the file's bytes.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,8 +52,6 @@ pub struct Uploaded {
     pub title: String,
     pub content_type: String,
     pub size: u64,
-    /// Zotero already stored these bytes, so none were sent.
-    pub existed: bool,
     /// The parent already had this file (same name and bytes): nothing was written, and the
     /// answer is that attachment.
     pub already_attached: bool,
@@ -64,13 +61,56 @@ pub struct Uploaded {
 enum Authorization {
     /// Zotero has these bytes already and attached them.
     Exists,
-    Upload {
-        url: String,
-        content_type: String,
-        prefix: Bytes,
-        suffix: Bytes,
-        upload_key: String,
-    },
+    Upload(UploadAuthorization),
+}
+
+/// Where and how to send the bytes. Signed by Zotero for this upload: never logged.
+struct UploadAuthorization {
+    url: String,
+    content_type: String,
+    prefix: Bytes,
+    suffix: Bytes,
+    upload_key: String,
+}
+
+/// Upload progress for the caller: bytes of the file sent, reported in steps of 1% (at
+/// least 256 KiB), only ever growing (retries included), and the total exactly once.
+struct Progress {
+    report: Option<ProgressFn>,
+    total: u64,
+    step: u64,
+    /// The last figure reported; `None` before the first.
+    last: std::sync::Mutex<Option<u64>>,
+}
+
+impl Progress {
+    fn new(report: Option<ProgressFn>, total: u64) -> Self {
+        Self {
+            report,
+            total,
+            step: (total / 100).max(256 * 1024),
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// `sent` bytes of the file are on their way.
+    fn sent(&self, sent: u64) {
+        let Some(report) = &self.report else { return };
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let due = match *last {
+            None => sent >= self.step || sent == self.total,
+            Some(l) => sent > l && (sent - l >= self.step || sent == self.total),
+        };
+        if due {
+            *last = Some(sent);
+            report(sent, self.total);
+        }
+    }
+
+    /// The file is stored (sent now, or found already there).
+    fn done(&self) {
+        self.sent(self.total);
+    }
 }
 
 impl ZoteroClient {
@@ -92,8 +132,7 @@ impl ZoteroClient {
         if matches!(item_type.as_str(), "attachment" | "note" | "annotation") {
             return Err(ZoteroError::InvalidRequest {
                 reason: format!(
-                    "item {key} is a{} {item_type}; attach files to a regular item (its parent item, if it has one)",
-                    if item_type == "attachment" || item_type == "annotation" { "n" } else { "" }
+                    "item {key} is of type {item_type}; attach files to a regular item (its parent item, if it has one)"
                 ),
             });
         }
@@ -110,9 +149,7 @@ impl ZoteroClient {
         let file = new.file;
         if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
             tracing::info!("the parent has this file already; nothing written");
-            if let Some(report) = &progress {
-                report(file.size, file.size);
-            }
+            Progress::new(progress, file.size).done();
             let text = |k: &str| {
                 existing
                     .data
@@ -126,7 +163,6 @@ impl ZoteroClient {
                 title: text("title").unwrap_or_else(|| file.filename.clone()),
                 content_type: text("contentType").unwrap_or_else(|| file.content_type.clone()),
                 size: file.size,
-                existed: true,
                 already_attached: true,
             });
         }
@@ -140,8 +176,8 @@ impl ZoteroClient {
         object.insert("contentType".into(), Value::from(file.content_type.clone()));
         let created = match self.create_object(object, cancel).await {
             Ok(created) => created,
-            // The attachment item may exist (or does) without a file: remove it.
-            Err(error @ ZoteroError::CreateUnconfirmed { .. }) => {
+            Err(error) => {
+                // An unconfirmed create may have left an attachment item without a file.
                 let ZoteroError::CreateUnconfirmed { key, .. } = &error else {
                     return Err(error);
                 };
@@ -153,12 +189,13 @@ impl ZoteroClient {
                     removed,
                 });
             }
-            Err(e) => return Err(e),
         };
         let key = created.key();
 
-        match self.transfer(&key, file, progress, cancel).await {
-            Ok((existed, registered_version)) => {
+        let progress = Arc::new(Progress::new(progress, file.size));
+        match self.transfer(&key, file, &progress, cancel).await {
+            Ok(registered_version) => {
+                progress.done();
                 // The upload is done; a failure to read the item back must not undo it.
                 let version = match self.fetch_item(&key, cancel).await {
                     Ok(Some(wire)) => wire.version(),
@@ -170,7 +207,6 @@ impl ZoteroClient {
                     title,
                     content_type: file.content_type.clone(),
                     size: file.size,
-                    existed,
                     already_attached: false,
                 })
             }
@@ -206,50 +242,27 @@ impl ZoteroClient {
         Ok(children.into_iter().find(same))
     }
 
-    /// Steps 2–4. Answers whether Zotero had the bytes already, and the version the
-    /// registration reported.
+    /// Steps 2–4. Answers the version the registration reported, if it did.
     async fn transfer(
         &self,
         key: &str,
         file: &FileToUpload,
-        progress: Option<ProgressFn>,
+        progress: &Arc<Progress>,
         cancel: &CancellationToken,
-    ) -> Result<(bool, Option<u64>), ZoteroError> {
-        let (url, content_type, prefix, suffix, upload_key) =
-            match self.authorize(key, file, cancel).await? {
-                Authorization::Exists => {
-                    if let Some(report) = &progress {
-                        report(file.size, file.size);
-                    }
-                    return Ok((true, None));
-                }
-                Authorization::Upload {
-                    url,
-                    content_type,
-                    prefix,
-                    suffix,
-                    upload_key,
-                } => (url, content_type, prefix, suffix, upload_key),
-            };
-
-        let reported = Arc::new(AtomicU64::new(0));
-        let total = file.size;
-        let step = (total / 100).max(256 * 1024);
+    ) -> Result<Option<u64>, ZoteroError> {
+        let auth = match self.authorize(key, file, cancel).await? {
+            Authorization::Exists => return Ok(None),
+            Authorization::Upload(auth) => auth,
+        };
+        let (prefix, suffix) = (&auth.prefix, &auth.suffix);
         let body = || -> std::io::Result<ByteStream> {
             let bytes = (file.open)()?;
-            let sent = Arc::new(AtomicU64::new(0));
-            let (progress, reported) = (progress.clone(), reported.clone());
+            let progress = progress.clone();
+            let mut sent = 0u64;
             let counted = bytes.inspect(move |chunk| {
-                let Ok(chunk) = chunk else { return };
-                let now =
-                    sent.fetch_add(chunk.len() as u64, Ordering::Relaxed) + chunk.len() as u64;
-                let last = reported.load(Ordering::Relaxed);
-                // Progress only ever grows, retries included.
-                if let Some(report) = &progress {
-                    if now > last && (now - last >= step || now == total) {
-                        reported.store(now, Ordering::Relaxed);
-                        report(now, total);
-                    }
+                if let Ok(chunk) = chunk {
+                    sent += chunk.len() as u64;
+                    progress.sent(sent);
                 }
             });
             let head = futures_util::stream::once(std::future::ready(Ok(prefix.clone())));
@@ -257,8 +270,8 @@ impl ZoteroClient {
             Ok(Box::pin(head.chain(counted).chain(tail)))
         };
         let upload = UploadRequest {
-            url: &url,
-            content_type: &content_type,
+            url: &auth.url,
+            content_type: &auth.content_type,
             content_length: prefix.len() as u64 + file.size + suffix.len() as u64,
             body: &body,
         };
@@ -266,14 +279,7 @@ impl ZoteroClient {
         if !(200..300).contains(&resp.status) {
             return Err(storage_refused(&resp));
         }
-        if total == 0 {
-            if let Some(report) = &progress {
-                report(0, 0);
-            }
-        }
-        self.register(key, file, &upload_key, cancel)
-            .await
-            .map(|v| (false, v))
+        self.register(key, file, &auth.upload_key, cancel).await
     }
 
     /// Step 2: `POST …/file` with the file's MD5, name, size and mtime.
@@ -321,13 +327,13 @@ impl ZoteroClient {
                     status: resp.status,
                 })
         };
-        Ok(Authorization::Upload {
+        Ok(Authorization::Upload(UploadAuthorization {
             url: field("url")?,
             content_type: field("contentType")?,
             prefix: Bytes::from(field("prefix")?),
             suffix: Bytes::from(field("suffix")?),
             upload_key: field("uploadKey")?,
-        })
+        }))
     }
 
     /// Step 4: `POST …/file` with `upload=<uploadKey>`. A repeat after a lost answer finds

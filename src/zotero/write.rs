@@ -156,6 +156,7 @@ impl ZoteroClient {
         new: &NewItem,
         cancel: &CancellationToken,
     ) -> Result<CreatedItem, ZoteroError> {
+        // Missing credentials are said before the template (which needs none) is fetched.
         self.prefix()?;
         let mut object = self.template(&new.item_type, None, cancel).await?;
         let values: [Option<&String>; 5] = [
