@@ -23,7 +23,7 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
-use support::{server_binary, Proc};
+use support::Proc;
 
 const COLD_RUNS: usize = 20;
 const WARMUP: usize = 20;
@@ -55,15 +55,7 @@ fn stats(samples: &[Duration]) -> (f64, f64, f64) {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; nothing to parse.
-    let bin = server_binary();
-    println!("binary: {}", bin.display());
-
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let (bin, rt) = support::setup();
     let emu = rt.block_on(Emulator::with_library(Library::synthetic(230, 1)));
     let base = emu.uri();
 

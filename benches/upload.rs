@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use emulator::{Emulator, HostedFile};
 use serde_json::{json, Value};
-use support::{server_binary, Proc};
+use support::Proc;
 
 const MB: u64 = 1024 * 1024;
 /// A regular item of the fixture library.
@@ -111,15 +111,7 @@ fn measure(
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; nothing to parse.
-    let bin = server_binary();
-    println!("binary: {}", bin.display());
-
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let (bin, rt) = support::setup();
     let emu = rt.block_on(Emulator::start());
     emu.keep_file_bytes(false);
     emu.set_storage_quota(100 * 1024 * MB);

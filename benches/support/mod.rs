@@ -36,6 +36,19 @@ pub fn server_binary() -> PathBuf {
         .unwrap_or_else(|| panic!("no zotero-mcp binary; run `cargo build --release` first"))
 }
 
+/// The binary to measure (printed) and a runtime for the emulator. `cargo bench` passes
+/// `--bench`; there is nothing to parse.
+pub fn setup() -> (PathBuf, tokio::runtime::Runtime) {
+    let bin = server_binary();
+    println!("binary: {}", bin.display());
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    (bin, rt)
+}
+
 /// A server process spoken to with JSON-RPC lines.
 pub struct Proc {
     pub child: Child,
