@@ -67,20 +67,17 @@ pub enum SourceError {
     #[error("{field} could not be read: {reason}")]
     Unreadable { field: &'static str, reason: String },
 
-    /// The file changed after it was hashed; nothing was uploaded under the old hash.
-    #[error("{field} changed while it was being uploaded ({reason}); nothing was stored, call again to upload the current content")]
-    Changed { field: &'static str, reason: String },
-
-    /// `require_pdf` and the bytes do not start with `%PDF-`. From a URL this is an upstream
-    /// problem; from a path or base64 it is the caller's input.
-    #[error("expected a PDF, but {} (content type {content_type})", match .url { Some(_) => "the server sent something else", None => "the content does not start with %PDF-" })]
+    // ---- the remote side (ZOTERO_NOT_FOUND / ZOTERO_UPSTREAM_ERROR) ----
+    // A `url` here is shown without its query and fragment (after a redirect it was chosen
+    // by the remote server and may carry a signature).
+    /// `require_pdf` and the downloaded bytes do not start with `%PDF-`.
+    #[error("expected a PDF, but the server sent something else (content type {content_type})")]
     NotPdf {
         field: &'static str,
         content_type: String,
-        url: Option<String>,
+        url: String,
     },
 
-    // ---- the remote side (ZOTERO_NOT_FOUND / ZOTERO_UPSTREAM_ERROR) ----
     #[error("{}", remote_status_message(*.status, .host))]
     RemoteStatus {
         status: u16,
@@ -152,15 +149,11 @@ impl SourceError {
             | SourceError::PathNotFound { .. }
             | SourceError::PathPermissionDenied { .. }
             | SourceError::NotARegularFile { .. }
-            | SourceError::Unreadable { .. }
-            | SourceError::Changed { .. } => ErrorCode::Validation,
-            SourceError::NotPdf { url, .. } => match url {
-                Some(_) => ErrorCode::Upstream,
-                None => ErrorCode::Validation,
-            },
+            | SourceError::Unreadable { .. } => ErrorCode::Validation,
             SourceError::RemoteStatus { status: 404, .. }
             | SourceError::RemoteStatus { status: 410, .. } => ErrorCode::NotFound,
-            SourceError::RemoteStatus { .. }
+            SourceError::NotPdf { .. }
+            | SourceError::RemoteStatus { .. }
             | SourceError::TooManyRedirects { .. }
             | SourceError::BadRedirect { .. }
             | SourceError::Network { .. }
@@ -182,39 +175,11 @@ impl SourceError {
             | SourceError::PathPermissionDenied { field }
             | SourceError::NotARegularFile { field, .. }
             | SourceError::Unreadable { field, .. }
-            | SourceError::Changed { field, .. }
             | SourceError::NotPdf { field, .. } => Some(field),
             SourceError::InvalidContentType { .. } => Some("content_type"),
             SourceError::InvalidArxivId { .. } => Some("arxiv_id"),
             _ => None,
         }
-    }
-
-    /// Recognises the error a `PreparedFile::stream` ends with when the file changed after
-    /// it was hashed (look for it in the source chain of the upload's error).
-    pub fn from_stream_error(err: &(dyn std::error::Error + 'static)) -> Option<SourceError> {
-        let mut current = Some(err);
-        while let Some(e) = current {
-            if let Some(changed) = e.downcast_ref::<super::SourceChanged>() {
-                return Some(SourceError::Changed {
-                    field: changed.field,
-                    reason: changed.reason.to_string(),
-                });
-            }
-            if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                if let Some(changed) = io
-                    .get_ref()
-                    .and_then(|inner| inner.downcast_ref::<super::SourceChanged>())
-                {
-                    return Some(SourceError::Changed {
-                        field: changed.field,
-                        reason: changed.reason.to_string(),
-                    });
-                }
-            }
-            current = e.source();
-        }
-        None
     }
 }
 
@@ -242,10 +207,9 @@ impl From<SourceError> for ToolError {
             SourceError::NotPdf {
                 content_type, url, ..
             } => {
-                t = t.with_detail("content_type", content_type);
-                if let Some(url) = url {
-                    t = t.with_detail("url", url);
-                }
+                t = t
+                    .with_detail("content_type", content_type)
+                    .with_detail("url", url);
             }
             SourceError::RemoteStatus { status, url, .. } => {
                 t = t.with_detail("status", status).with_detail("url", url);

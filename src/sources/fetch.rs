@@ -10,7 +10,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Empty};
 use hyper::header::{
-    HeaderValue, ACCEPT, CONTENT_DISPOSITION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, USER_AGENT,
+    ACCEPT, CONTENT_DISPOSITION, CONTENT_LENGTH, CONTENT_TYPE, LOCATION, USER_AGENT,
 };
 use hyper::{Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
@@ -22,14 +22,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::SourceError;
 use super::guard::{self, AddressPolicy, GuardedResolver};
-use super::local::fill_head;
 use super::names;
-use super::store::{self, lowercase_hex, Storage};
+use super::store::{self, Storage};
 use super::weburl;
 use crate::config::Config;
+use crate::zotero::http::{https_connector, user_agent, ErrorChain};
 
 /// Redirects followed before giving up.
-pub const MAX_REDIRECTS: usize = 5;
+const MAX_REDIRECTS: usize = 5;
 
 /// Spooled bytes are written to the temp file in pieces of this size.
 const SPOOL_WRITE: usize = 256 * 1024;
@@ -40,9 +40,9 @@ pub(crate) struct Downloader {
     client: FetchClient,
     policy: AddressPolicy,
     timeout: Duration,
-    max_bytes: u64,
+    /// `ZOTERO_UPLOAD_MAX_BYTES`, for every source (`Fetcher` reads it here too).
+    pub(super) max_bytes: u64,
     temp_dir: PathBuf,
-    user_agent: HeaderValue,
 }
 
 /// A finished download.
@@ -69,16 +69,7 @@ impl Downloader {
         let mut http = HttpConnector::new_with_resolver(GuardedResolver { policy });
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.timeout));
-        let provider = rustls::crypto::ring::default_provider();
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_webpki_roots(Arc::new(provider))
-            .map_err(|e| SourceError::Internal {
-                reason: format!("TLS setup failed: {e}"),
-            })?
-            .https_or_http()
-            .enable_http1()
-            .enable_http2()
-            .wrap_connector(http);
+        let https = https_connector(http).map_err(|reason| SourceError::Internal { reason })?;
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .build(https);
@@ -88,7 +79,6 @@ impl Downloader {
             timeout: config.timeout,
             max_bytes: config.upload_max_bytes,
             temp_dir: config.temp_dir.clone(),
-            user_agent: HeaderValue::from_static(concat!("zotero-mcp/", env!("CARGO_PKG_VERSION"))),
         })
     }
 
@@ -109,7 +99,7 @@ impl Downloader {
             let host = weburl::host_of(&current);
             self.check_literal(&host, field)?;
             let request = Request::get(current.clone())
-                .header(USER_AGENT, self.user_agent.clone())
+                .header(USER_AGENT, user_agent())
                 .header(ACCEPT, "*/*")
                 .body(Empty::new())
                 .map_err(|e| SourceError::InvalidUrl {
@@ -137,14 +127,14 @@ impl Downloader {
                     if redirects >= MAX_REDIRECTS {
                         return Err(SourceError::TooManyRedirects {
                             max: MAX_REDIRECTS,
-                            url: current.to_string(),
+                            url: weburl::without_query(&current),
                             host,
                         });
                     }
                     let location = String::from_utf8_lossy(location.as_bytes()).into_owned();
                     current = weburl::resolve(&current, &location).map_err(|reason| {
                         SourceError::BadRedirect {
-                            url: current.to_string(),
+                            url: weburl::without_query(&current),
                             host: host.clone(),
                             reason,
                         }
@@ -156,7 +146,7 @@ impl Downloader {
             if !status.is_success() {
                 return Err(SourceError::RemoteStatus {
                     status: status.as_u16(),
-                    url: current.to_string(),
+                    url: weburl::without_query(&current),
                     host,
                 });
             }
@@ -205,7 +195,7 @@ impl Downloader {
         }
         SourceError::Network {
             host,
-            reason: error_chain(e),
+            reason: ErrorChain(e).to_string(),
         }
     }
 
@@ -242,13 +232,13 @@ impl Downloader {
             content_type: content_type
                 .clone()
                 .unwrap_or_else(|| "not given".to_string()),
-            url: Some(url.to_string()),
+            url: weburl::without_query(&url),
         };
 
         let mut sink = Sink::open(&self.temp_dir).await;
         let mut body = response.into_body();
         let mut hasher = Md5::new();
-        let mut head = Vec::with_capacity(5);
+        let mut head: Vec<u8> = Vec::with_capacity(5);
         let mut size: u64 = 0;
         loop {
             let next = tokio::select! {
@@ -267,7 +257,7 @@ impl Downloader {
                 Ok(Some(Err(e))) => {
                     return Err(SourceError::Network {
                         host,
-                        reason: format!("the download broke off: {}", error_chain(&e)),
+                        reason: format!("the download broke off: {}", ErrorChain(&e)),
                     })
                 }
                 Ok(Some(Ok(frame))) => frame,
@@ -284,7 +274,7 @@ impl Downloader {
                 });
             }
             if require_pdf && head.len() < 5 {
-                fill_head(&mut head, &data);
+                head.extend(data.iter().take(5usize.saturating_sub(head.len())));
                 if head.len() == 5 && head != b"%PDF-" {
                     return Err(not_pdf());
                 }
@@ -299,7 +289,7 @@ impl Downloader {
         Ok(Downloaded {
             storage,
             size,
-            md5: lowercase_hex(&hasher.finalize()),
+            md5: format!("{:x}", hasher.finalize()),
             final_url: url,
             content_type,
             disposition_name,
@@ -309,21 +299,6 @@ impl Downloader {
 
 fn is_redirect(status: StatusCode) -> bool {
     matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
-}
-
-/// An error with its sources ("connection refused", not just "client error").
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let s_text = s.to_string();
-        if !text.contains(&s_text) {
-            text.push_str(": ");
-            text.push_str(&s_text);
-        }
-        source = s.source();
-    }
-    text
 }
 
 /// Where downloaded bytes go: an unlinked temp file, or memory when there is none.

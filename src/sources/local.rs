@@ -14,7 +14,6 @@ use md5::{Digest, Md5};
 use tokio_util::sync::CancellationToken;
 
 use super::error::SourceError;
-use super::store::lowercase_hex;
 
 /// Read buffer for hashing a file.
 const HASH_BUF: usize = 256 * 1024;
@@ -25,8 +24,6 @@ pub(crate) struct HashedFile {
     pub size: u64,
     pub md5: String,
     pub mtime_ms: u64,
-    /// The first bytes (up to 5), for the `%PDF-` check.
-    pub head: Vec<u8>,
 }
 
 /// Opens a path for reading only if it is a regular file (symlinks followed), without
@@ -61,21 +58,18 @@ fn not_regular(meta: &Metadata) -> Option<&'static str> {
     if ft.is_dir() {
         return Some("a directory");
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if ft.is_fifo() {
-            return Some("a FIFO (named pipe)");
-        }
-        if ft.is_socket() {
-            return Some("a socket");
-        }
-        if ft.is_block_device() {
-            return Some("a block device");
-        }
-        if ft.is_char_device() {
-            return Some("a character device");
-        }
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        return Some("a FIFO (named pipe)");
+    }
+    if ft.is_socket() {
+        return Some("a socket");
+    }
+    if ft.is_block_device() {
+        return Some("a block device");
+    }
+    if ft.is_char_device() {
+        return Some("a character device");
     }
     Some("not a regular file")
 }
@@ -113,7 +107,10 @@ pub(crate) fn now_ms() -> u64 {
 }
 
 /// Checks and hashes a file (blocking: run it on a blocking thread). The size limit is
-/// checked from the metadata before the file is opened, and again while reading.
+/// checked from the metadata before the file is opened, and again while reading. The bytes
+/// read must be as many as the metadata says: every upload attempt sends and checks exactly
+/// that many, so a file that reports another size (`/proc`, `/sys`) or grows or shrinks
+/// while it is hashed is refused now, before anything is written.
 pub(crate) fn hash_path(
     path: &Path,
     max_bytes: u64,
@@ -149,7 +146,6 @@ pub(crate) fn hash_path(
     let mtime_ms = meta.modified().map(millis).unwrap_or_else(|_| now_ms());
 
     let mut hasher = Md5::new();
-    let mut head = Vec::with_capacity(5);
     let mut size: u64 = 0;
     let mut buf = vec![0u8; HASH_BUF];
     loop {
@@ -171,21 +167,22 @@ pub(crate) fn hash_path(
                 max_bytes,
             });
         }
-        fill_head(&mut head, data);
         hasher.update(data);
+    }
+    if size != meta.len() {
+        return Err(SourceError::Unreadable {
+            field,
+            reason: format!(
+                "the file reports {} bytes but {size} were read; it is changing or is not a regular file",
+                meta.len()
+            ),
+        });
     }
     Ok(HashedFile {
         size,
-        md5: lowercase_hex(&hasher.finalize()),
+        md5: format!("{:x}", hasher.finalize()),
         mtime_ms,
-        head,
     })
-}
-
-/// Keeps the first 5 bytes seen.
-pub(crate) fn fill_head(head: &mut Vec<u8>, data: &[u8]) {
-    let missing = 5usize.saturating_sub(head.len());
-    head.extend(data.iter().take(missing));
 }
 
 /// Decoded base64, and the media type of a `data:` URL when the caller sent one.
@@ -331,6 +328,32 @@ mod tests {
     use proptest::prelude::*;
 
     const F: &str = "file_bytes_base64";
+
+    #[test]
+    fn a_file_whose_size_is_not_what_it_reports_is_refused() {
+        // stat says 0 bytes for files under /proc, which still read as text.
+        let status = Path::new("/proc/self/status");
+        if !status.exists() {
+            return; // no procfs here
+        }
+        assert_eq!(std::fs::metadata(status).unwrap().len(), 0);
+        let err = hash_path(status, 1 << 20, "file_path", &CancellationToken::new()).unwrap_err();
+        assert!(matches!(err, SourceError::Unreadable { .. }), "{err:?}");
+        assert_eq!(err.field(), Some("file_path"));
+        let text = err.to_string();
+        assert!(
+            text.starts_with("file_path could not be read: the file reports 0 bytes but "),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("were read; it is changing or is not a regular file"),
+            "{text}"
+        );
+        assert_eq!(
+            crate::envelope::ToolError::from(err).code,
+            crate::envelope::ErrorCode::Validation
+        );
+    }
 
     #[test]
     fn padding_variants_and_whitespace_decode() {

@@ -1,7 +1,8 @@
 //! Where an upload's bytes come from: a file on the server's disk, a URL, inline base64, or an
-//! arXiv PDF (a URL). `Fetcher::prepare` turns any of them into a `PreparedFile` whose size
-//! and MD5 are known before the upload starts, and whose `stream()` hands the same bytes
-//! out again for each upload attempt, checking on the way that they did not change.
+//! arXiv PDF (a URL, checked to be a PDF). `Fetcher::prepare` turns any of them into a
+//! `PreparedFile` whose size and MD5 are known before the upload starts, and whose `stream()`
+//! hands the same bytes out again for each upload attempt, checking on the way that they did
+//! not change.
 //!
 //! Limits: `ZOTERO_UPLOAD_MAX_BYTES` is enforced before anything is read or decoded (file
 //! metadata, `Content-Length`, the base64 length) and again while reading. A path is never
@@ -27,23 +28,16 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use md5::{Digest, Md5};
 use tokio_util::sync::CancellationToken;
 
 pub use arxiv::ArxivId;
 pub use error::SourceError;
-pub use fetch::MAX_REDIRECTS;
-pub use guard::forbidden_reason;
-pub use names::{sanitize_filename, validate_filename, MAX_FILENAME_BYTES};
-pub use store::{SourceChanged, DEFAULT_CHUNK};
 
 use crate::config::Config;
+use crate::zotero::http::ByteStream;
 use fetch::Downloader;
 use store::Storage;
-
-/// The stream `PreparedFile::stream` returns.
-pub type ByteStream = store::ByteStream;
 
 /// Where the bytes come from (the caller has checked that exactly one source was given).
 pub enum SourceSpec {
@@ -51,7 +45,7 @@ pub enum SourceSpec {
     Path(PathBuf),
     /// `file_url`: an `http://` or `https://` URL.
     Url(String),
-    /// `file_bytes_base64` with its required `filename`.
+    /// `file_bytes_base64` with its required `filename` (checked as the field `filename`).
     Base64 { data: String, filename: String },
 }
 
@@ -83,11 +77,13 @@ impl fmt::Debug for SourceSpec {
 pub struct PrepareOptions {
     /// Caller-given content type; wins over everything (`type/subtype`, parameters dropped).
     pub content_type: Option<String>,
-    /// Caller-given file name; wins over the path's name, `Content-Disposition`, the URL, and
-    /// the base64 source's `filename`. Errors name the field `filename`.
+    /// Caller-given file name for a path or URL source; wins over the path's name,
+    /// `Content-Disposition` and the URL. Not used for base64, which carries its own name.
+    /// Errors name the field `filename`.
     pub filename: Option<String>,
-    /// The bytes must start with `%PDF-` (arXiv); otherwise `SourceError::NotPdf`. With no
-    /// caller-given content type, the type is then `application/pdf`.
+    /// URL sources only (arXiv): the bytes must start with `%PDF-`; otherwise
+    /// `SourceError::NotPdf`. With no caller-given content type, the type is then
+    /// `application/pdf`. A path or base64 source with it is refused (`Internal`).
     pub require_pdf: bool,
     /// The tool argument the source came from, when it is not the usual one (`arxiv_id`
     /// for an arXiv PDF fetched as a URL); errors about the source name it in `field`.
@@ -98,21 +94,13 @@ pub struct PrepareOptions {
 /// shared and pools its connections).
 #[derive(Clone)]
 pub struct Fetcher {
-    inner: Arc<FetcherInner>,
-}
-
-struct FetcherInner {
-    downloader: Downloader,
-    max_bytes: u64,
+    downloader: Arc<Downloader>,
 }
 
 impl Fetcher {
     pub fn new(config: &Config) -> Result<Fetcher, SourceError> {
         Ok(Fetcher {
-            inner: Arc::new(FetcherInner {
-                downloader: Downloader::new(config)?,
-                max_bytes: config.upload_max_bytes,
-            }),
+            downloader: Arc::new(Downloader::new(config)?),
         })
     }
 
@@ -120,12 +108,15 @@ impl Fetcher {
     #[cfg(test)]
     pub(crate) fn with_policy(config: &Config, policy: guard::AddressPolicy) -> Fetcher {
         Fetcher {
-            inner: Arc::new(FetcherInner {
-                downloader: Downloader::with_policy(config, policy)
-                    .unwrap_or_else(|e| panic!("{e}")),
-                max_bytes: config.upload_max_bytes,
-            }),
+            downloader: Arc::new(
+                Downloader::with_policy(config, policy).unwrap_or_else(|e| panic!("{e}")),
+            ),
         }
+    }
+
+    /// `ZOTERO_UPLOAD_MAX_BYTES`.
+    fn max_bytes(&self) -> u64 {
+        self.downloader.max_bytes
     }
 
     /// Checks, reads (or downloads, or decodes) and hashes a source.
@@ -144,34 +135,43 @@ impl Fetcher {
             .as_deref()
             .map(names::validate_content_type)
             .transpose()?;
-        let filename = opts
-            .filename
-            .as_deref()
-            .map(|n| names::validate_filename(n, "filename"))
-            .transpose()?;
+        if opts.require_pdf && !matches!(spec, SourceSpec::Url(_)) {
+            return Err(SourceError::Internal {
+                reason: "require_pdf is only checked for URL sources".into(),
+            });
+        }
+        let name = |n: &str| names::validate_filename(n, "filename");
         let given = Given {
             content_type,
-            filename,
-            require_pdf: opts.require_pdf,
             field,
         };
         match spec {
-            SourceSpec::Path(path) => self.prepare_path(path, given, cancel).await,
-            SourceSpec::Url(url) => self.prepare_url(&url, given, cancel).await,
+            SourceSpec::Path(path) => {
+                let filename = opts.filename.as_deref().map(name).transpose()?;
+                self.prepare_path(path, filename, given, cancel).await
+            }
+            SourceSpec::Url(url) => {
+                let filename = opts.filename.as_deref().map(name).transpose()?;
+                self.prepare_url(&url, filename, opts.require_pdf, given, cancel)
+                    .await
+            }
             SourceSpec::Base64 { data, filename } => {
-                self.prepare_base64(data, &filename, given, cancel).await
+                let filename = name(&filename)?;
+                self.prepare_base64(data, filename, given, cancel).await
             }
         }
     }
 
+    /// `filename` is the caller's override of the path's own name.
     async fn prepare_path(
         &self,
         path: PathBuf,
+        filename: Option<String>,
         given: Given,
         cancel: &CancellationToken,
     ) -> Result<PreparedFile, SourceError> {
         let field = given.field;
-        let (task_path, task_cancel, max) = (path.clone(), cancel.clone(), self.inner.max_bytes);
+        let (task_path, task_cancel, max) = (path.clone(), cancel.clone(), self.max_bytes());
         let task = tokio::task::spawn_blocking(move || {
             local::hash_path(&task_path, max, field, &task_cancel)
         });
@@ -180,7 +180,7 @@ impl Fetcher {
             _ = cancel.cancelled() => return Err(SourceError::Cancelled),
             r = task => r.map_err(join_error)??,
         };
-        let filename = match given.filename {
+        let filename = match filename {
             Some(name) => name,
             None => path
                 .file_name()
@@ -190,15 +190,7 @@ impl Fetcher {
                     reason: "the path does not end in a file name; give filename".into(),
                 })?,
         };
-        let content_type =
-            pick_content_type(given.content_type, given.require_pdf, None, &filename);
-        if given.require_pdf && hashed.head != b"%PDF-" {
-            return Err(SourceError::NotPdf {
-                field,
-                content_type,
-                url: None,
-            });
-        }
+        let content_type = pick_content_type(given.content_type, false, None, &filename);
         Ok(PreparedFile {
             filename,
             content_type,
@@ -211,23 +203,20 @@ impl Fetcher {
         })
     }
 
+    /// `filename` is the base64 source's own, already checked.
     async fn prepare_base64(
         &self,
         data: String,
-        filename: &str,
+        filename: String,
         given: Given,
         cancel: &CancellationToken,
     ) -> Result<PreparedFile, SourceError> {
         let field = given.field;
-        let filename = match given.filename {
-            Some(name) => name,
-            None => names::validate_filename(filename, "filename")?,
-        };
-        let max = self.inner.max_bytes;
+        let max = self.max_bytes();
         // Decoding and hashing tens of megabytes is CPU work: off the runtime threads.
         let task = tokio::task::spawn_blocking(move || {
             local::decode_base64(&data, max, field).map(|decoded| {
-                let md5 = store::lowercase_hex(&Md5::digest(&decoded.bytes));
+                let md5 = format!("{:x}", Md5::digest(&decoded.bytes));
                 (decoded, md5)
             })
         });
@@ -238,17 +227,10 @@ impl Fetcher {
         };
         let content_type = pick_content_type(
             given.content_type,
-            given.require_pdf,
+            false,
             decoded.data_url_type.filter(|t| !names::is_generic(t)),
             &filename,
         );
-        if given.require_pdf && !decoded.bytes.starts_with(b"%PDF-") {
-            return Err(SourceError::NotPdf {
-                field,
-                content_type,
-                url: None,
-            });
-        }
         Ok(PreparedFile {
             filename,
             content_type,
@@ -261,20 +243,22 @@ impl Fetcher {
         })
     }
 
+    /// `filename` is the caller's override of the name the server or the URL suggests.
     async fn prepare_url(
         &self,
         url: &str,
+        filename: Option<String>,
+        require_pdf: bool,
         given: Given,
         cancel: &CancellationToken,
     ) -> Result<PreparedFile, SourceError> {
         let field = given.field;
         let d = self
-            .inner
             .downloader
-            .download(url, field, given.require_pdf, cancel)
+            .download(url, field, require_pdf, cancel)
             .await?;
         let server_type = d.content_type.filter(|t| !names::is_generic(t));
-        let (filename, derived) = match given.filename {
+        let (filename, derived) = match filename {
             Some(name) => (name, false),
             None => {
                 let from_url = || {
@@ -291,12 +275,8 @@ impl Fetcher {
                 (name, true)
             }
         };
-        let content_type = pick_content_type(
-            given.content_type,
-            given.require_pdf,
-            server_type,
-            &filename,
-        );
+        let content_type =
+            pick_content_type(given.content_type, require_pdf, server_type, &filename);
         // `download` from https://example.org/download?id=5 served as application/pdf
         // becomes download.pdf.
         let filename = if derived && !names::has_extension(&filename) {
@@ -322,11 +302,9 @@ impl Fetcher {
     }
 }
 
-/// The checked caller options of one `prepare`.
+/// What every source's preparation needs of the checked caller options.
 struct Given {
     content_type: Option<String>,
-    filename: Option<String>,
-    require_pdf: bool,
     field: &'static str,
 }
 
@@ -353,7 +331,6 @@ fn join_error(e: tokio::task::JoinError) -> SourceError {
 }
 
 /// A source, checked and hashed, ready to upload.
-#[derive(Clone)]
 pub struct PreparedFile {
     pub filename: String,
     pub content_type: String,
@@ -383,32 +360,16 @@ impl fmt::Debug for PreparedFile {
 }
 
 impl PreparedFile {
-    /// A file from bytes already in memory (tests, and callers that built the content).
-    pub fn from_bytes(filename: String, content_type: String, bytes: Bytes) -> PreparedFile {
-        PreparedFile {
-            filename,
-            content_type,
-            size: bytes.len() as u64,
-            md5: store::lowercase_hex(&Md5::digest(&bytes)),
-            mtime_ms: local::now_ms(),
-            final_url: None,
-            storage: Storage::Memory(bytes),
-            field: "file_bytes_base64",
-        }
+    /// A fresh stream of exactly the bytes that were hashed, for one upload attempt; call
+    /// again for a retry. From a file it re-checks size and MD5 as it reads, and if the file
+    /// changed since it was hashed it ends with an `io::Error` (saying so, and that nothing
+    /// was stored) instead of the last chunk, so a changed file is never sent in full.
+    pub fn stream(&self) -> ByteStream {
+        self.stream_in(store::CHUNK)
     }
 
-    /// A fresh stream of exactly the bytes that were hashed, in chunks of `chunk` bytes
-    /// (0 means `DEFAULT_CHUNK`), for one upload attempt; call again for a retry. From a
-    /// file it re-checks size and MD5 as it reads, and ends with an `io::Error` wrapping
-    /// `SourceChanged` (see `SourceError::from_stream_error`) instead of the last chunk if
-    /// the file changed since it was hashed, so a changed file is never sent in full.
-    pub fn stream(&self, chunk: usize) -> Result<ByteStream, SourceError> {
-        Ok(store::stream(
-            &self.storage,
-            self.size,
-            &self.md5,
-            self.field,
-            chunk,
-        ))
+    /// `stream` in chunks of `chunk` bytes.
+    fn stream_in(&self, chunk: usize) -> ByteStream {
+        store::stream(&self.storage, self.size, &self.md5, self.field, chunk)
     }
 }

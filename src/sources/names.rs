@@ -10,8 +10,24 @@ pub const MAX_FILENAME_BYTES: usize = 255;
 /// The fallback content type.
 pub const OCTET_STREAM: &str = "application/octet-stream";
 
+/// Control characters, and the invisible format characters that can disguise a name: zero
+/// widths and direction marks (U+200B–U+200F), embeddings and overrides (U+202A–U+202E,
+/// "invoice\u{202E}fdp.exe" shows as "invoiceexe.pdf"), isolates (U+2066–U+2069), and the
+/// byte order mark (U+FEFF).
+fn is_hidden(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
+}
+
 /// Checks a caller-given file name: surrounding whitespace is trimmed; a path, `.`/`..`,
-/// control characters, an empty name or one over 255 bytes are refused.
+/// control or invisible format characters (see `is_hidden`), an empty name or one over 255
+/// bytes are refused.
 pub fn validate_filename(name: &str, field: &'static str) -> Result<String, SourceError> {
     let invalid = |reason: &str| SourceError::InvalidFilename {
         field,
@@ -31,9 +47,9 @@ pub fn validate_filename(name: &str, field: &'static str) -> Result<String, Sour
             "it contains '/' or '\\'; give only the file's name, such as paper.pdf, not a path",
         ));
     }
-    if name.chars().any(char::is_control) {
+    if name.chars().any(is_hidden) {
         return Err(invalid(
-            "it contains control characters (such as a line break)",
+            "it contains control or invisible formatting characters (such as a line break or a right-to-left override)",
         ));
     }
     if name.len() > MAX_FILENAME_BYTES {
@@ -49,14 +65,15 @@ pub fn validate_filename(name: &str, field: &'static str) -> Result<String, Sour
 }
 
 /// Makes a usable file name out of a name suggested by a server or a URL: only the last
-/// path component is kept, control characters become `_`, surrounding whitespace goes,
+/// path component is kept, control and invisible format characters (see `is_hidden`)
+/// become `_`, surrounding whitespace goes,
 /// and a name over 255 bytes is shortened keeping its extension. `None` when nothing
 /// usable is left.
 pub fn sanitize_filename(raw: &str) -> Option<String> {
     let last = raw.rsplit(['/', '\\']).next().unwrap_or(raw);
     let cleaned: String = last
         .chars()
-        .map(|c| if c.is_control() { '_' } else { c })
+        .map(|c| if is_hidden(c) { '_' } else { c })
         .collect();
     let cleaned = cleaned.trim();
     if cleaned.is_empty() || cleaned == "." || cleaned == ".." {
@@ -283,6 +300,47 @@ mod tests {
         );
         let long = "x".repeat(300);
         assert_eq!(sanitize_filename(&long).unwrap().len(), 255);
+    }
+
+    #[test]
+    fn invisible_format_characters_do_not_survive() {
+        for c in [
+            '\u{200B}', '\u{200D}', '\u{200E}', '\u{200F}', '\u{202A}', '\u{202E}', '\u{2066}',
+            '\u{2069}', '\u{FEFF}',
+        ] {
+            let name = format!("invoice{c}fdp.exe");
+            assert_eq!(
+                sanitize_filename(&name).as_deref(),
+                Some("invoice_fdp.exe"),
+                "{c:?}"
+            );
+            let err = validate_filename(&name, "filename").unwrap_err();
+            assert!(err.to_string().contains("invisible"), "{c:?}: {err}");
+            assert_eq!(err.field(), Some("filename"));
+        }
+        // Ordinary non-ASCII letters, and characters next to the ranges, stay.
+        for ok in [
+            "Über é.pdf",
+            "a\u{2010}b.pdf",
+            "a\u{202F}b.pdf",
+            "a\u{2070}b.pdf",
+        ] {
+            assert_eq!(sanitize_filename(ok).as_deref(), Some(ok));
+            assert_eq!(validate_filename(ok, "filename").unwrap(), ok);
+        }
+        let cd = |s: &str| content_disposition_filename(s.as_bytes());
+        assert_eq!(
+            cd("attachment; filename=\"invoice\u{202E}fdp.exe\"").as_deref(),
+            Some("invoice_fdp.exe")
+        );
+        assert_eq!(
+            cd("attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe").as_deref(),
+            Some("invoice_fdp.exe")
+        );
+        assert_eq!(
+            cd("attachment; filename*=UTF-8''%EF%BB%BFpaper.pdf").as_deref(),
+            Some("_paper.pdf")
+        );
     }
 
     #[test]

@@ -4,23 +4,18 @@
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::Stream;
 use md5::{Digest, Md5};
 
 use super::local;
+use crate::zotero::http::ByteStream;
 
-pub(crate) type ByteStream = Pin<Box<dyn Stream<Item = Result<Bytes, io::Error>> + Send>>;
+/// The size of the chunks `PreparedFile::stream` hands out.
+pub(crate) const CHUNK: usize = 256 * 1024;
 
-/// The chunk size used when a caller asks for 0.
-pub const DEFAULT_CHUNK: usize = 256 * 1024;
-const MAX_CHUNK: usize = 16 * 1024 * 1024;
-
-#[derive(Clone)]
 pub(crate) enum Storage {
     /// The caller's file, opened again for every stream.
     Path(Arc<PathBuf>),
@@ -40,22 +35,8 @@ impl Storage {
     }
 }
 
-/// The error a stream ends with when the bytes are no longer those that were hashed.
-#[derive(Debug, thiserror::Error)]
-#[error("{field} changed after it was hashed: {reason}")]
-pub struct SourceChanged {
-    pub field: &'static str,
-    pub reason: &'static str,
-}
-
-pub(crate) fn lowercase_hex(digest: &[u8]) -> String {
-    use std::fmt::Write;
-    digest.iter().fold(String::with_capacity(32), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
+/// The bytes of `storage`, in chunks of `chunk` bytes (`CHUNK` outside tests); from a file
+/// checked against `size` and `md5` as they are read (see `Reader::step`).
 pub(crate) fn stream(
     storage: &Storage,
     size: u64,
@@ -63,10 +44,8 @@ pub(crate) fn stream(
     field: &'static str,
     chunk: usize,
 ) -> ByteStream {
-    let chunk = match chunk {
-        0 => DEFAULT_CHUNK,
-        n => n.min(MAX_CHUNK),
-    };
+    // A chunk of 0 bytes would never get anywhere.
+    let chunk = chunk.max(1);
     match storage {
         Storage::Memory(bytes) => {
             let bytes = bytes.clone();
@@ -125,13 +104,15 @@ impl Reader {
         }
     }
 
-    fn changed(&self, reason: &'static str) -> io::Error {
+    /// The error a stream ends with when the bytes are no longer those that were hashed;
+    /// it reaches the caller as the upload's error message.
+    fn changed(&self, reason: &str) -> io::Error {
         io::Error::new(
             io::ErrorKind::InvalidData,
-            SourceChanged {
-                field: self.field,
-                reason,
-            },
+            format!(
+                "{} changed after it was hashed: {reason}; nothing was stored, call again to upload the current content",
+                self.field
+            ),
         )
     }
 
@@ -173,7 +154,7 @@ impl Reader {
             if read_full_at(&file, &mut probe, self.pos)? > 0 {
                 return Err(self.changed("it is longer than when it was hashed"));
             }
-            let digest = lowercase_hex(&self.hasher.clone().finalize());
+            let digest = format!("{:x}", self.hasher.clone().finalize());
             if digest != self.expected_md5 {
                 return Err(self.changed("its content is different (MD5 mismatch)"));
             }
@@ -229,35 +210,12 @@ pub(crate) fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> io::Resu
     Ok(filled)
 }
 
-#[cfg(unix)]
 fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, offset)
 }
 
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-
-#[cfg(unix)]
 pub(crate) fn write_all_at(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-pub(crate) fn write_all_at(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
-    while !buf.is_empty() {
-        match std::os::windows::fs::FileExt::seek_write(file, buf, offset) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                buf = buf.get(n..).unwrap_or(&[]);
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// Creates a temp file in `dir` under a random name, and unlinks it at once: the open
@@ -271,13 +229,8 @@ pub(crate) fn create_spool(dir: &Path) -> io::Result<File> {
     let path = dir.join(name);
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create_new(true);
-    #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    #[cfg(windows)]
-    // FILE_FLAG_DELETE_ON_CLOSE: Windows cannot unlink an open file.
-    std::os::windows::fs::OpenOptionsExt::custom_flags(&mut options, 0x0400_0000);
     let file = options.open(&path)?;
-    #[cfg(not(windows))]
     std::fs::remove_file(&path)?;
     Ok(file)
 }
@@ -300,7 +253,7 @@ mod tests {
     use futures_util::StreamExt;
 
     fn md5_hex(data: &[u8]) -> String {
-        lowercase_hex(&Md5::digest(data))
+        format!("{:x}", Md5::digest(data))
     }
 
     async fn collect(mut s: ByteStream) -> Result<Vec<u8>, io::Error> {
@@ -313,8 +266,9 @@ mod tests {
 
     #[test]
     fn hex_is_lowercase_and_padded() {
+        // The bytes 0x00, 0x04 and 0x09 of this digest keep their leading zero.
         assert_eq!(md5_hex(b""), "d41d8cd98f00b204e9800998ecf8427e");
-        assert_eq!(lowercase_hex(&[0, 1, 0xab]), "0001ab");
+        assert_eq!(md5_hex(b"abc"), "900150983cd24fb0d6963f7d28e17f72");
     }
 
     #[tokio::test]
@@ -327,7 +281,7 @@ mod tests {
             .await;
         assert_eq!(chunks, vec![4, 4, 2]);
         let empty = Storage::Memory(Bytes::new());
-        assert!(collect(stream(&empty, 0, &md5_hex(b""), "f", 0))
+        assert!(collect(stream(&empty, 0, &md5_hex(b""), "f", CHUNK))
             .await
             .unwrap()
             .is_empty());
@@ -370,7 +324,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_wrong_hash_ends_the_stream_with_source_changed_before_the_last_chunk() {
+    async fn a_wrong_hash_ends_the_stream_with_an_error_before_the_last_chunk() {
         let file = create_spool(&std::env::temp_dir()).unwrap();
         write_all_at(&file, b"abcdef", 0).unwrap();
         let storage = Storage::Spool(Arc::new(file));
@@ -380,12 +334,14 @@ mod tests {
             Bytes::from_static(b"abcd")
         );
         let err = s.next().await.unwrap().unwrap_err();
-        let changed = err
-            .get_ref()
-            .unwrap()
-            .downcast_ref::<SourceChanged>()
-            .unwrap();
-        assert_eq!(changed.field, "file_url");
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        let text = err.to_string();
+        assert!(
+            text.starts_with("file_url changed after it was hashed"),
+            "{text}"
+        );
+        assert!(text.contains("MD5 mismatch"), "{text}");
+        assert!(text.contains("nothing was stored"), "{text}");
         assert!(s.next().await.is_none());
     }
 }

@@ -191,6 +191,17 @@ pub(crate) fn host_of(uri: &Uri) -> String {
     uri.host().unwrap_or("").to_string()
 }
 
+/// A URL for error details: scheme, host, port and path, without the query (which may carry
+/// a signature or a token). The fragment is already gone: `parse` drops it.
+pub(crate) fn without_query(uri: &Uri) -> String {
+    format!(
+        "{}://{}{}",
+        uri.scheme_str().unwrap_or("http"),
+        uri.authority().map(|a| a.as_str()).unwrap_or(""),
+        uri.path()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +268,20 @@ mod tests {
         }
         assert!(resolve(&base, "ftp://x/y").is_err());
         assert!(resolve(&base, "javascript:alert(1)").is_err());
+    }
+
+    #[test]
+    fn urls_for_errors_leave_the_query_out() {
+        for (url, want) in [
+            (
+                "https://cdn.example.org:8443/f/x.pdf?X-Amz-Signature=abc&t=1#frag",
+                "https://cdn.example.org:8443/f/x.pdf",
+            ),
+            ("http://example.org?token=1", "http://example.org/"),
+            ("http://[::1]:8080/a%20b", "http://[::1]:8080/a%20b"),
+        ] {
+            assert_eq!(without_query(&parse(url).unwrap()), want, "{url}");
+        }
     }
 
     #[test]

@@ -28,9 +28,6 @@ pub const SPEC: ToolSpec = ToolSpec {
     open_world: true,
 };
 
-/// Chunk size for reading a file into the upload body.
-const CHUNK: usize = 256 * 1024;
-
 const FIELDS: [&str; 7] = [
     "item_key",
     "file_path",
@@ -96,7 +93,9 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
     let args = Args::new(raw, &FIELDS)?;
     let item_key = args.required_string("item_key", 1)?;
     object_key("item_key", &item_key)?;
-    let filename = args.string("filename", 1)?;
+    // With file_bytes_base64 the name goes into the source; otherwise it overrides the
+    // path's or URL's name.
+    let mut filename = args.string("filename", 1)?;
     let sources = [
         ("file_path", args.string("file_path", 1)?),
         ("file_url", args.string("file_url", 1)?),
@@ -111,7 +110,7 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
         [(_, Some(path)), (_, None), (_, None)] => SourceSpec::Path(path.into()),
         [(_, None), (_, Some(url)), (_, None)] => SourceSpec::Url(url),
         [(_, None), (_, None), (_, Some(data))] => SourceSpec::Base64 {
-            filename: filename.clone().ok_or_else(|| {
+            filename: filename.take().ok_or_else(|| {
                 ToolError::invalid(
                     "filename",
                     "'filename' is required with file_bytes_base64, e.g. \"paper.pdf\"",
@@ -193,10 +192,6 @@ fn to_upload(prepared: PreparedFile) -> FileToUpload {
         size: prepared.size,
         md5: prepared.md5.clone(),
         mtime_ms: prepared.mtime_ms,
-        open: Box::new(move || {
-            source
-                .stream(CHUNK)
-                .map_err(|e| std::io::Error::other(e.to_string()))
-        }),
+        open: Box::new(move || Ok(source.stream())),
     }
 }

@@ -153,27 +153,21 @@ pub struct HttpClient {
 
 impl HttpClient {
     pub fn new(config: &Config) -> Result<Arc<Self>, ZoteroError> {
-        let provider = rustls::crypto::ring::default_provider();
-        let https = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_webpki_roots(Arc::new(provider))
-            .map_err(|e| ZoteroError::Network {
-                base: config.api_base.clone(),
-                reason: format!("TLS setup failed: {e}"),
-            })?
-            .https_or_http()
-            .enable_http1()
-            .enable_http2()
-            .build();
+        let mut http = HttpConnector::new();
+        // The HTTPS connector checks the scheme, not the plain one.
+        http.enforce_http(false);
+        let https = https_connector(http).map_err(|reason| ZoteroError::Network {
+            base: config.api_base.clone(),
+            reason,
+        })?;
         let inner = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(60))
             .build(https);
-        let user_agent =
-            HeaderValue::from_static(concat!("zotero-mcp/", env!("CARGO_PKG_VERSION")));
         Ok(Arc::new(Self {
             inner,
             base: config.api_base.clone(),
             api_key: config.api_key.clone(),
-            user_agent,
+            user_agent: user_agent(),
             retry: config.retry.clone(),
             timeout: config.timeout,
             gate: Mutex::new(None),
@@ -395,18 +389,45 @@ impl HttpClient {
     }
 }
 
-/// Displays an error with its sources ("connection refused", not just "client error").
-struct ErrorChain<'a>(&'a (dyn std::error::Error + 'static));
+/// The `User-Agent` of every request this process sends (the Zotero API, storage uploads,
+/// `file_url` downloads).
+pub(crate) fn user_agent() -> HeaderValue {
+    HeaderValue::from_static(concat!("zotero-mcp/", env!("CARGO_PKG_VERSION")))
+}
+
+/// Wraps a plain connector (with `enforce_http(false)`) into the TLS connector of this
+/// process: rustls with the ring provider and the webpki roots, `http://` and `https://`,
+/// HTTP/1.1 and HTTP/2. The error is for a message ("TLS setup failed: ...").
+pub(crate) fn https_connector<R>(
+    http: HttpConnector<R>,
+) -> Result<HttpsConnector<HttpConnector<R>>, String> {
+    let provider = rustls::crypto::ring::default_provider();
+    Ok(hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_webpki_roots(Arc::new(provider))
+        .map_err(|e| format!("TLS setup failed: {e}"))?
+        .https_or_http()
+        .enable_http1()
+        .enable_http2()
+        .wrap_connector(http))
+}
+
+/// Displays an error with its sources ("connection refused", not just "client error"); a
+/// source whose text is already shown is left out.
+pub(crate) struct ErrorChain<'a>(pub &'a (dyn std::error::Error + 'static));
 
 impl std::fmt::Display for ErrorChain<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
+        let mut text = self.0.to_string();
         let mut source = self.0.source();
         while let Some(s) = source {
-            write!(f, ": {s}")?;
+            let s_text = s.to_string();
+            if !text.contains(&s_text) {
+                text.push_str(": ");
+                text.push_str(&s_text);
+            }
             source = s.source();
         }
-        Ok(())
+        f.write_str(&text)
     }
 }
 

@@ -206,20 +206,28 @@ async fn a_file_changed_after_hashing_is_never_streamed_whole() {
             continue;
         }
         let err = result.unwrap_err();
-        let changed = SourceError::from_stream_error(&err).expect("SourceChanged");
-        let t = ToolError::from(changed);
-        assert_eq!(t.details["field"], "file_path");
-        assert!(t.message.contains("changed"), "{}", t.message);
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidData);
+        let text = err.to_string();
+        assert!(
+            text.starts_with("file_path changed after it was hashed"),
+            "{text}"
+        );
+        assert!(text.contains("nothing was stored"), "{text}");
     }
     for new in [&b"01234567890"[..], b"012345678", b""] {
         std::fs::write(&p, new).unwrap();
-        let mut s = file.stream(3).unwrap();
+        let mut s = file.stream_in(3);
         let mut last = None;
         while let Some(item) = s.next().await {
             last = Some(item);
         }
         let err = last.unwrap().unwrap_err();
-        assert!(SourceError::from_stream_error(&err).is_some(), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("file_path changed after it was hashed"),
+            "{text}"
+        );
+        assert!(text.contains("nothing was stored"), "{text}");
     }
     // The stream opens lazily: a file deleted since hashing ends the stream with an error.
     std::fs::remove_file(&p).unwrap();
@@ -227,7 +235,26 @@ async fn a_file_changed_after_hashing_is_never_streamed_whole() {
 }
 
 #[tokio::test]
-async fn require_pdf_checks_the_first_bytes() {
+async fn a_file_that_reports_another_size_is_refused_before_upload() {
+    // /proc files report 0 bytes and read as text: every upload would fail its size check.
+    if !Path::new("/proc/self/status").exists() {
+        return;
+    }
+    let dir = TestDir::new();
+    let f = fetcher(1 << 20, false, &dir.0);
+    let err = prep(&f, SourceSpec::Path("/proc/self/status".into()))
+        .await
+        .unwrap_err();
+    let t = ToolError::from(err);
+    assert_eq!(t.code, ErrorCode::Validation);
+    assert_eq!(t.details["field"], "file_path");
+    assert!(t.message.contains("reports 0 bytes"), "{}", t.message);
+}
+
+/// The PDF check is for downloads (arXiv): see `pdf_checks_on_downloads`. A path or base64
+/// source with `require_pdf` is a caller's defect, refused before anything is read.
+#[tokio::test]
+async fn require_pdf_is_for_urls_only() {
     let dir = TestDir::new();
     let f = fetcher(1000, false, &dir.0);
     let opts = || PrepareOptions {
@@ -235,19 +262,17 @@ async fn require_pdf_checks_the_first_bytes() {
         ..Default::default()
     };
     let good = dir.file("a", b"%PDF-1.4\n...");
-    let file = f
-        .prepare(SourceSpec::Path(good), opts(), &CancellationToken::new())
-        .await
-        .unwrap();
-    assert_eq!(file.content_type, "application/pdf");
-    for bad in [&b"<html>"[..], b"%PDF", b""] {
-        let p = dir.file("b.pdf", bad);
+    let base64 = SourceSpec::Base64 {
+        data: "JVBERi0xLjQ=".into(),
+        filename: "a.pdf".into(),
+    };
+    for spec in [SourceSpec::Path(good), base64] {
         let err = f
-            .prepare(SourceSpec::Path(p), opts(), &CancellationToken::new())
+            .prepare(spec, opts(), &CancellationToken::new())
             .await
             .unwrap_err();
-        assert!(matches!(err, SourceError::NotPdf { .. }), "{err}");
-        assert_eq!(err.code(), ErrorCode::Validation);
+        assert!(matches!(err, SourceError::Internal { .. }), "{err}");
+        assert!(err.to_string().contains("require_pdf"), "{err}");
     }
 }
 
@@ -284,6 +309,23 @@ async fn base64_is_decoded_named_and_typed() {
     let t = ToolError::from(err);
     assert_eq!(t.details["field"], "filename");
     assert!(t.message.contains("'/'"), "{}", t.message);
+
+    // The name is the spec's: `PrepareOptions.filename` is for paths and URLs.
+    let file = f
+        .prepare(
+            spec("aGVsbG8=", " notes.md "),
+            PrepareOptions {
+                content_type: Some("text/plain".into()),
+                ..Default::default()
+            },
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        (file.filename.as_str(), file.content_type.as_str()),
+        ("notes.md", "text/plain")
+    );
 
     let err = prep(&f, spec("aGVsbG8*", "x")).await.unwrap_err();
     let t = ToolError::from(err);

@@ -63,11 +63,15 @@ fn fetcher(max: u64, allow_private: bool, temp_dir: &Path) -> Fetcher {
 }
 
 fn md5_hex(data: &[u8]) -> String {
-    store::lowercase_hex(&Md5::digest(data))
+    format!("{:x}", Md5::digest(data))
 }
 
+/// Everything `file.stream()` hands out (`chunk` 0), or a stream in chunks of `chunk` bytes.
 async fn read_all(file: &PreparedFile, chunk: usize) -> Result<Vec<u8>, std::io::Error> {
-    let mut s = file.stream(chunk).unwrap();
+    let mut s = match chunk {
+        0 => file.stream(),
+        n => file.stream_in(n),
+    };
     let mut out = Vec::new();
     while let Some(item) = s.next().await {
         out.extend_from_slice(&item?);

@@ -237,6 +237,63 @@ async fn bad_redirects_and_statuses_are_reported() {
 }
 
 #[tokio::test]
+async fn error_urls_leave_out_the_query_a_server_chose() {
+    let dir = TestDir::new();
+    let s = server().await;
+    Mock::given(method("GET"))
+        .and(path("/signed"))
+        .respond_with(redirect("/store/f.pdf?X-Amz-Signature=secret#frag", 302))
+        .mount(&s)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/store/f.pdf"))
+        .respond_with(ResponseTemplate::new(403))
+        .mount(&s)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/loop"))
+        .respond_with(redirect("/loop?token=secret", 302))
+        .mount(&s)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/bad"))
+        .respond_with(redirect("ftp://example.org/x", 302))
+        .mount(&s)
+        .await;
+    let f = fetcher(100, true, &dir.0);
+    for (start, want) in [
+        ("/signed", "/store/f.pdf"),
+        ("/loop", "/loop"),
+        ("/bad?token=secret", "/bad"),
+    ] {
+        let err = prep(&f, SourceSpec::Url(format!("{}{start}", s.uri())))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                SourceError::RemoteStatus { .. }
+                    | SourceError::TooManyRedirects { .. }
+                    | SourceError::BadRedirect { .. }
+            ),
+            "{start}: {err}"
+        );
+        let t = ToolError::from(err);
+        assert_eq!(
+            t.details["url"],
+            format!("{}{want}", s.uri()).as_str(),
+            "{start}"
+        );
+        let shown = format!(
+            "{} {}",
+            t.message,
+            serde_json::Value::Object(t.details.clone())
+        );
+        assert!(!shown.contains("secret"), "{start}: {shown}");
+    }
+}
+
+#[tokio::test]
 async fn a_content_length_over_the_limit_is_refused_before_reading() {
     let dir = TestDir::new();
     let s = server().await;
@@ -274,6 +331,26 @@ async fn pdf_checks_on_downloads() {
         )
         .mount(&s)
         .await;
+    Mock::given(method("GET"))
+        .and(path("/pdf/2312.00001"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(b"%PDF".to_vec()))
+        .mount(&s)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/pdf/2312.00002"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&s)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/pdf/2312.00003"))
+        .respond_with(redirect("/cdn/x?sig=secret", 302))
+        .mount(&s)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/cdn/x"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(b"<html>".to_vec()))
+        .mount(&s)
+        .await;
     let f = fetcher(1000, true, &dir.0);
     let arxiv_opts = |id: &ArxivId| PrepareOptions {
         filename: Some(id.filename()),
@@ -308,7 +385,30 @@ async fn pdf_checks_on_downloads() {
     assert_eq!(t.code, ErrorCode::Upstream);
     assert_eq!(t.details["field"], "arxiv_id");
     assert_eq!(t.details["content_type"], "text/html");
+    assert_eq!(t.details["url"], id.pdf_url(&s.uri()).as_str());
     assert!(t.message.contains("text/html"), "{}", t.message);
+
+    // Too short to be a PDF, empty, and a redirect whose signed query stays out of the error.
+    for (id, url) in [
+        ("2312.00001", "/pdf/2312.00001"),
+        ("2312.00002", "/pdf/2312.00002"),
+        ("2312.00003", "/cdn/x"),
+    ] {
+        let id = ArxivId::parse(id).unwrap();
+        let err = f
+            .prepare(
+                SourceSpec::Url(id.pdf_url(&s.uri())),
+                arxiv_opts(&id),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SourceError::NotPdf { .. }), "{err}");
+        let t = ToolError::from(err);
+        assert_eq!(t.code, ErrorCode::Upstream);
+        assert_eq!(t.details["field"], "arxiv_id");
+        assert_eq!(t.details["url"], format!("{}{url}", s.uri()).as_str());
+    }
 
     let id = ArxivId::parse("2401.56789").unwrap();
     let err = f
