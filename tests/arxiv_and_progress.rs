@@ -26,6 +26,8 @@ async fn arxiv_ids_in_every_form_fetch_the_pdf() {
         b.extend(bytes(30_000, n));
         b
     };
+    // Like arxiv.org, an unversioned id redirects to its latest version.
+    emu.arxiv_redirect_unversioned(true);
     emu.add_arxiv("1706.03762v1", pdf(1));
     emu.add_arxiv("1706.03762v7", pdf(2));
     emu.add_arxiv("hep-th/9901001", pdf(3));
@@ -83,6 +85,22 @@ async fn arxiv_ids_in_every_form_fetch_the_pdf() {
         }
     }
     assert_eq!(attachments_of(&emu, PARENT).len(), seen.len());
+    // The unversioned id went through the redirect to v7.
+    let paths: Vec<String> = emu.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(
+        paths
+            .iter()
+            .filter(|p| *p == "/arxiv/pdf/1706.03762")
+            .count(),
+        1
+    );
+    assert_eq!(
+        paths
+            .iter()
+            .filter(|p| *p == "/arxiv/pdf/1706.03762v7")
+            .count(),
+        2
+    );
     server.stop().await;
 }
 

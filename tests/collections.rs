@@ -141,8 +141,10 @@ async fn a_name_is_found_on_any_page_of_collections() {
 #[tokio::test]
 async fn a_stale_version_is_read_again_and_retried() {
     let (emu, server) = setup().await;
+    // Someone else edits the item just before each of the first two PATCHes: the emulator
+    // itself answers 412 to the stale version.
     emu.inject(
-        Fault::times(FaultKind::Status(412), 2)
+        Fault::times(FaultKind::EditedElsewhere, 2)
             .on("/users/475425/items/BERTDV82")
             .method("PATCH"),
     );
@@ -153,8 +155,26 @@ async fn a_stale_version_is_read_again_and_retried() {
         )
         .await;
     a.expect_ok();
-    assert_eq!(emu.count("PATCH", "/"), 3);
     assert!(collections_of(&emu, "BERTDV82").contains(&json!("ATTNDP62")));
+    // Each PATCH came after a fresh read and carried the version that read returned.
+    let item_reqs: Vec<_> = emu
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/users/475425/items/BERTDV82")
+        .collect();
+    let methods: Vec<&str> = item_reqs.iter().map(|r| r.method.as_str()).collect();
+    assert_eq!(methods, ["GET", "PATCH", "GET", "PATCH", "GET", "PATCH"]);
+    let versions: Vec<u64> = item_reqs
+        .iter()
+        .filter(|r| r.method == "PATCH")
+        .map(|r| {
+            r.header("if-unmodified-since-version")
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(versions.windows(2).all(|w| w[0] < w[1]), "{versions:?}");
 
     // A PATCH whose answer is lost: the repeat meets 412, the re-read shows the membership.
     emu.inject(Fault::once(FaultKind::Drop).method("PATCH"));

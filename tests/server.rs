@@ -51,7 +51,27 @@ async fn starts_and_lists_tools_without_credentials() {
     );
     let msg = err["message"].as_str().unwrap();
     assert!(msg.contains("ZOTERO_API_KEY") && msg.contains("ZOTERO_USER_ID"));
-    // So does every write tool, before anything is fetched or read.
+    // A tool that needs no Zotero still works.
+    server
+        .call("zotero_get_sort_values", json!({}))
+        .await
+        .expect_ok();
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn write_tools_without_credentials_name_them_before_any_request() {
+    // An emulator stands in for Zotero, the web and arXiv, to see that nothing is asked.
+    let emu = Emulator::start().await;
+    let env: Vec<(String, String)> = [
+        ("ZOTERO_API_BASE", emu.uri()),
+        ("ZOTERO_ARXIV_BASE", emu.arxiv_base()),
+        ("ZOTERO_FETCH_ALLOW_PRIVATE", "1".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let server = spawn(&env).await;
     for (tool, args) in [
         (
             "zotero_create_item",
@@ -60,6 +80,14 @@ async fn starts_and_lists_tools_without_credentials() {
         (
             "zotero_upload_attachment",
             json!({"item_key": "VASWANI7", "file_bytes_base64": "aGk=", "filename": "a.txt"}),
+        ),
+        (
+            "zotero_upload_attachment",
+            json!({"item_key": "VASWANI7", "file_path": BIN}),
+        ),
+        (
+            "zotero_upload_attachment",
+            json!({"item_key": "VASWANI7", "file_url": format!("{}/web/x.pdf", emu.uri())}),
         ),
         (
             "zotero_attach_arxiv_pdf",
@@ -78,11 +106,7 @@ async fn starts_and_lists_tools_without_credentials() {
             "{tool}"
         );
     }
-    // A tool that needs no Zotero still works.
-    server
-        .call("zotero_get_sort_values", json!({}))
-        .await
-        .expect_ok();
+    assert!(emu.requests().is_empty(), "{:?}", emu.requests());
     server.stop().await;
 }
 

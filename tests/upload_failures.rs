@@ -32,6 +32,7 @@ async fn fails_cleanly(fault: Fault, expect_code: &str) {
         )
         .await;
     let err = a.expect_err(expect_code).clone();
+    assert_eq!(emu.faults_pending(), 0, "{fault:?} never fired");
     assert_eq!(
         attachments_of(&emu, PARENT).len(),
         before,
@@ -110,6 +111,11 @@ async fn lost_answers_and_single_failures_are_retried_to_one_complete_upload() {
         Fault::once(FaultKind::Drop)
             .method("POST")
             .path_suffix("/file"),
+        // Reading the attachment back fails: the upload is done and stays done.
+        Fault::times(FaultKind::ServerError, 3)
+            .method("GET")
+            .on("/users/475425/items/")
+            .skip(2),
     ] {
         let (emu, server) = setup().await;
         let before = attachments_of(&emu, PARENT).len();
@@ -123,6 +129,7 @@ async fn lost_answers_and_single_failures_are_retried_to_one_complete_upload() {
             )
             .await;
         assert!(a.ok(), "{fault:?}: {}", a.envelope);
+        assert_eq!(emu.faults_pending(), 0, "{fault:?} never fired");
         assert_stored(&emu, a.data(), &content);
         assert_eq!(attachments_of(&emu, PARENT).len(), before + 1, "{fault:?}");
         server.stop().await;
@@ -132,8 +139,11 @@ async fn lost_answers_and_single_failures_are_retried_to_one_complete_upload() {
 #[tokio::test]
 async fn a_full_storage_quota_says_so_plainly() {
     let (emu, server) = setup().await;
-    emu.set_storage_quota(100_000);
-    let path = temp_file("big.pdf", &bytes(150_000, 2));
+    // 3 MB of quota; the library's files take some already; 1 MB more does not fit.
+    let used = emu.storage_usage();
+    assert!(used > 2_000_000 && used < 2_500_000, "fixture usage {used}");
+    emu.set_storage_quota(3 * 1024 * 1024);
+    let path = temp_file("big.pdf", &bytes(1024 * 1024, 2));
     let a = server
         .call(
             "zotero_upload_attachment",
@@ -144,10 +154,27 @@ async fn a_full_storage_quota_says_so_plainly() {
     let message = err["message"].as_str().unwrap();
     assert!(message.contains("storage is full"), "{message}");
     assert_eq!(err["details"]["status"], 413);
-    assert!(err["details"]["storage_quota_mb"].is_string(), "{err}");
-    assert!(err["details"]["storage_usage_mb"].is_string(), "{err}");
+    assert_eq!(err["details"]["storage_quota_mb"], "3", "{err}");
+    let usage: f64 = err["details"]["storage_usage_mb"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((usage - used as f64 / 1048576.0).abs() < 0.1, "{err}");
+    assert!(message.contains("3 MB quota"), "{message}");
+    assert_eq!(err["details"]["file_size"], 1024 * 1024);
     assert_eq!(err["details"]["attachment_removed"], true);
     assert!(attachments_of(&emu, PARENT).is_empty());
+
+    // Half a megabyte still fits.
+    let small = temp_file("small.pdf", &bytes(512 * 1024, 3));
+    server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": PARENT, "file_path": small}),
+        )
+        .await
+        .expect_ok();
     server.stop().await;
 }
 
@@ -176,7 +203,17 @@ async fn no_secret_reaches_a_log_line_or_an_answer() {
         )
         .await;
     assert!(!b.ok());
+    // The failed upload's cleanup is logged last: every line of both calls is in by then.
+    assert!(
+        server
+            .wait_for_log(std::time::Duration::from_secs(5), |v| {
+                v["fields"]["message"] == "removed the attachment item of a failed upload"
+            })
+            .await,
+        "the cleanup was not logged"
+    );
     let logs = server.stderr().join("\n");
+    assert!(logs.lines().count() > 10, "trace logging is on: {logs}");
     let answers = format!("{}\n{}", a.text, b.text);
     // File paths stay out of the logs (the caller's own answer may name them).
     assert!(!logs.contains(path.to_str().unwrap()));

@@ -219,7 +219,7 @@ async fn a_file_over_the_limit_is_refused_without_reading_it() {
 }
 
 #[tokio::test]
-async fn a_private_address_is_refused_unless_allowed() {
+async fn a_private_address_is_refused_without_zotero_fetch_allow_private() {
     let emu = Emulator::start().await;
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.push(("ZOTERO_ARXIV_BASE".into(), emu.arxiv_base()));
@@ -251,8 +251,8 @@ async fn a_private_address_is_refused_unless_allowed() {
         assert_eq!(err["details"]["field"], "file_url", "{url}: {err}");
     }
     assert_eq!(emu.count("GET", "/web/"), 0, "nothing was fetched");
-    // A public-looking name is refused too when it leads to a private address after a
-    // redirect; and other schemes are refused outright.
+    // Other schemes are refused outright. (Redirect hops into private addresses are
+    // refused too: src/sources/tests/raw.rs, where a loopback server can play a public one.)
     let a = server
         .call(
             "zotero_upload_attachment",
@@ -267,7 +267,8 @@ async fn a_private_address_is_refused_unless_allowed() {
 #[tokio::test]
 async fn bad_sources_are_explained_before_anything_is_written() {
     let (emu, server) = setup().await;
-    let dir = temp_file("x.txt", b"x").parent().unwrap().to_path_buf();
+    let in_dir = temp_file("x.txt", b"x");
+    let dir = in_dir.parent().unwrap().to_path_buf();
     for (args, field) in [
         (json!({"item_key": PARENT}), "file_path"),
         (
@@ -320,7 +321,6 @@ async fn bad_sources_are_explained_before_anything_is_written() {
     server.stop().await;
 }
 
-/// Runs one upload with `fault` injected and checks that it failed and left nothing.
 #[tokio::test]
 async fn bytes_zotero_already_has_are_not_sent_again() {
     let (emu, server) = setup().await;

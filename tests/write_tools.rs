@@ -86,7 +86,7 @@ async fn create_fills_the_template_and_sends_a_key_and_write_token() {
     );
     assert_eq!(d["tags"], json!([{"tag": "attention"}, {"tag": "sparse"}]));
 
-    // The key was chosen by the server and sent with a write token.
+    // The key was chosen by zotero-mcp (not by Zotero) and sent with a write token.
     let posts = creates(&emu);
     assert_eq!(posts.len(), 1);
     let token = posts[0].header("zotero-write-token").expect("write token");
@@ -247,7 +247,10 @@ async fn a_create_that_never_reached_zotero_says_nothing_was_created() {
             json!({"item_type": "book", "title": "Never There"}),
         )
         .await;
-    a.expect_err("ZOTERO_UPSTREAM_ERROR");
+    let err = a.expect_err("ZOTERO_UPSTREAM_ERROR");
+    // A plain error: no `created` hint, since the key was checked and is not there.
+    assert!(err["details"].get("created").is_none(), "{err}");
+    assert_eq!(err["details"]["status"], 500);
     assert!(with_title(&emu, "Never There").is_empty());
 
     // One server error, then success: one item.
@@ -278,7 +281,11 @@ async fn a_failed_object_is_an_error_with_zoteros_message() {
         .await;
     let err = a.expect_err("ZOTERO_VALIDATION_ERROR");
     let message = err["message"].as_str().unwrap();
-    assert!(message.contains("composer"), "{message}");
+    assert!(
+        message.contains("'composer' is not a valid creator type for item type 'journalArticle'"),
+        "{message}"
+    );
+    assert_eq!(creates(&emu).len(), 1, "sent once, refused by Zotero");
     assert!(with_title(&emu, "Bad Creator").is_empty());
     server.stop().await;
 }

@@ -11,21 +11,26 @@ use serde_json::{json, Value};
 
 use crate::emulator::{API_KEY, USER_ID};
 
-/// `$ZOTERO_MCP_BENCH_BIN` if set; else the shipped static binary
-/// (`target/x86_64-unknown-linux-musl/release`) or `target/release/zotero-mcp`, whichever was
-/// built; else the binary next to this bench's build dir.
+/// `$ZOTERO_MCP_BENCH_BIN` if set; else the newer of the shipped static binary
+/// (`target/x86_64-unknown-linux-musl/release`) and `target/release/zotero-mcp`; else the
+/// binary next to this bench's build dir.
 pub fn server_binary() -> PathBuf {
     if let Some(bin) = std::env::var_os("ZOTERO_MCP_BENCH_BIN") {
         return PathBuf::from(bin);
     }
+    // Whichever release build is newer: a stale musl binary must not be measured by
+    // mistake after `cargo build --release`.
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
-    for built in [
+    let newest = [
         "x86_64-unknown-linux-musl/release/zotero-mcp",
         "release/zotero-mcp",
-    ] {
-        if target.join(built).is_file() {
-            return target.join(built);
-        }
+    ]
+    .iter()
+    .map(|built| target.join(built))
+    .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+    .max_by_key(|(modified, _)| *modified);
+    if let Some((_, bin)) = newest {
+        return bin;
     }
     let exe = std::env::current_exe().expect("current_exe");
     // target/<profile>/deps/<bench>-<hash> → target/<profile>/zotero-mcp

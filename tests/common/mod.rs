@@ -27,7 +27,8 @@ pub struct Server {
     stderr: Arc<Mutex<Vec<String>>>,
 }
 
-/// The environment that points the server at an emulator, with quick retries.
+/// The environment that points the server at an emulator, with quick retries; the number
+/// of attempts (3) is set here because fault counts in the tests are written against it.
 pub fn env_for(base: &str, user_id: u64, key: &str) -> Vec<(String, String)> {
     vec![
         ("ZOTERO_API_BASE".into(), base.into()),
@@ -35,6 +36,7 @@ pub fn env_for(base: &str, user_id: u64, key: &str) -> Vec<(String, String)> {
         ("ZOTERO_API_KEY".into(), key.into()),
         ("ZOTERO_RETRY_BASE_DELAY".into(), "0.01".into()),
         ("ZOTERO_RETRY_MAX_DELAY".into(), "0.05".into()),
+        ("ZOTERO_RETRY_MAX_ATTEMPTS".into(), "3".into()),
     ]
 }
 

@@ -112,6 +112,9 @@ pub enum FaultKind {
     Slow(Duration),
     /// The normal answer (even a 200) carrying `Backoff: N`.
     BackoffHeader(u64),
+    /// Another client edits the item the request is about (`…/items/KEY…`) just before
+    /// the request is processed normally: the item's version and the library's go up.
+    EditedElsewhere,
 }
 
 /// A fault for the next `times` requests that pass its filters (all requests by default).
@@ -305,6 +308,17 @@ impl Emulator {
         }
     }
 
+    /// How many injected fault hits have not happened yet (0: every fault fired).
+    pub fn faults_pending(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap()
+            .faults
+            .iter()
+            .map(|f| f.times)
+            .sum()
+    }
+
     /// A delay added to every answer.
     pub fn set_latency(&self, d: Duration) {
         self.state.lock().unwrap().latency = d;
@@ -436,6 +450,10 @@ impl Respond for Responder {
             Some(FaultKind::ServerError) => Answer::text(500, "An error occurred"),
             Some(FaultKind::Status(code)) => {
                 Answer::text(*code, &format!("Emulated status {code}"))
+            }
+            Some(FaultKind::EditedElsewhere) => {
+                writes::edited_elsewhere(&mut st, &recorded.path);
+                routes::handle(&mut st, &self.base, &recorded, &request.body)
             }
             _ => routes::handle(&mut st, &self.base, &recorded, &request.body),
         };

@@ -357,3 +357,18 @@ impl Emulator {
         self.state.lock().unwrap().write_tokens.len()
     }
 }
+
+/// Another client's edit of the item named in `path` (`/users/ID/items/KEY…`): a new
+/// version for the item and the library, as any write makes.
+pub(crate) fn edited_elsewhere(st: &mut State, path: &str) {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let Some(key) = segs.get(3).filter(|_| segs.get(2) == Some(&"items")) else {
+        return;
+    };
+    let Some(item) = st.items.iter_mut().find(|i| i["key"] == *key) else {
+        return;
+    };
+    st.version += 1;
+    item["version"] = json!(st.version);
+    item["data"]["version"] = json!(st.version);
+}

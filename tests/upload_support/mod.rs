@@ -2,7 +2,7 @@
 //! host and fake arXiv, temporary files, test bytes, and the check that an upload landed.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use md5::{Digest, Md5};
 use serde_json::Value;
@@ -30,12 +30,50 @@ pub async fn setup() -> (Emulator, Server) {
 }
 
 /// A file in a fresh directory of its own.
-pub fn temp_file(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("zotero-mcp-test-{:016x}", rand::random::<u64>()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
+/// A file in a fresh directory of its own; the directory goes when this is dropped.
+/// Serializes as its path, so it can be a `file_path` argument as it is.
+pub struct TempFile(PathBuf);
+
+impl TempFile {
+    pub fn new(name: &str, bytes: &[u8]) -> TempFile {
+        let dir =
+            std::env::temp_dir().join(format!("zotero-mcp-test-{:016x}", rand::random::<u64>()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        TempFile(path)
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl serde::Serialize for TempFile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+pub fn temp_file(name: &str, bytes: &[u8]) -> TempFile {
+    TempFile::new(name, bytes)
 }
 
 pub fn bytes(n: usize, seed: u8) -> Vec<u8> {
