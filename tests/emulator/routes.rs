@@ -163,7 +163,6 @@ fn find(objs: &[Value], key: &str) -> Option<usize> {
 }
 
 fn library_read(st: &mut State, base: &str, req: &Recorded, rest: &[&str]) -> Answer {
-    let path = req.path.as_str();
     match rest {
         ["items"] => items_list(st, base, req, Scope::All, false),
         ["items", "top"] => items_list(st, base, req, Scope::All, true),
@@ -219,10 +218,7 @@ fn library_read(st: &mut State, base: &str, req: &Recorded, rest: &[&str]) -> An
             items_list(st, base, req, Scope::Collection(key.to_string()), top)
         }
         ["tags"] => tags_list(st, base, req),
-        _ => {
-            let _ = path;
-            Answer::text(404, "Not found")
-        }
+        _ => Answer::text(404, "Not found"),
     }
 }
 

@@ -207,14 +207,7 @@ pub(crate) fn post_object(st: &mut State, base: &str, req: &Recorded, body: &[u8
     }
     let etag = hex(&calculated);
     let bytes = st.files.keep_bytes.then(|| file.to_vec());
-    st.files.s3.insert(
-        key.clone(),
-        S3Object {
-            bytes,
-            size: file.len() as u64,
-            content_md5,
-        },
-    );
+    st.files.s3.insert(key.clone(), S3Object { bytes });
     let location = format!("{base}{BUCKET_PATH}{key}");
     xml(
         201,

@@ -22,8 +22,6 @@ pub(crate) struct ItemFile {
 #[derive(Debug, Clone)]
 pub(crate) struct S3Object {
     pub(crate) bytes: Option<Vec<u8>>,
-    pub(crate) size: u64,
-    pub(crate) content_md5: String,
 }
 
 /// An authorized upload (`storageUploadQueue`).
@@ -85,15 +83,7 @@ impl FileStore {
                 },
             );
             fs.known.insert((md5.into(), false), size);
-            let content_md5 = b64_md5(md5);
-            fs.s3.insert(
-                md5.into(),
-                S3Object {
-                    bytes: None,
-                    size,
-                    content_md5,
-                },
-            );
+            fs.s3.insert(md5.into(), S3Object { bytes: None });
         }
         fs
     }

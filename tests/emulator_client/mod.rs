@@ -195,26 +195,3 @@ pub async fn new_attachment(emu: &Emulator, parent: Option<&str>) -> String {
     }
     create(emu, t).await
 }
-
-/// Authorize, upload and register `bytes` for `key`; panics on any unexpected answer.
-pub async fn full_upload(emu: &Emulator, key: &str, bytes: &[u8], filename: &str) -> Resp {
-    let form = auth_form(bytes, filename, "application/pdf");
-    let r = file_post(emu, key, &form, &[("If-None-Match", "*")]).await;
-    assert_eq!(r.status, 200, "{}", r.text());
-    let auth = r.json();
-    if auth.get("exists").is_some() {
-        return r;
-    }
-    let up = upload(emu, &auth, bytes).await;
-    assert_eq!(up.status, 201, "{}", up.text());
-    let upload_key = auth["uploadKey"].as_str().unwrap();
-    let r = file_post(
-        emu,
-        key,
-        &format!("upload={upload_key}"),
-        &[("If-None-Match", "*")],
-    )
-    .await;
-    assert_eq!(r.status, 204, "{}", r.text());
-    r
-}
