@@ -12,12 +12,14 @@
     { self, nixpkgs }:
     let
       # The GitHub owner: the one place to change it in this file. It must agree with
-      # `repository` in Cargo.toml (tests/registry.rs checks that).
+      # `repository` in Cargo.toml (crates/zotero-mcp/tests/it/registry.rs checks that).
       owner = "zotero-mcp";
 
-      cargoToml = builtins.fromTOML (builtins.readFile ./Cargo.toml);
+      # A workspace: the version is the workspace's, the name and description the server's.
+      cargoToml = builtins.fromTOML (builtins.readFile ./crates/zotero-mcp/Cargo.toml);
+      workspaceToml = builtins.fromTOML (builtins.readFile ./Cargo.toml);
       pname = cargoToml.package.name;
-      version = cargoToml.package.version;
+      version = workspaceToml.workspace.package.version;
 
       systems = [
         "x86_64-linux"
@@ -27,17 +29,14 @@
       ];
       forAllSystems = f: nixpkgs.lib.genAttrs systems (system: f nixpkgs.legacyPackages.${system});
 
-      # Only what the build and the tests read (tests/registry.rs reads the packaging files).
+      # Only what the build and the tests read (crates/zotero-mcp/tests/it/registry.rs reads the packaging files).
       src = nixpkgs.lib.fileset.toSource {
         root = ./.;
         fileset = nixpkgs.lib.fileset.unions [
           ./Cargo.toml
           ./Cargo.lock
-          ./src
-          ./benches
-          ./tests
+          ./crates
           ./fixtures
-          ./examples
           ./registry
           ./Dockerfile.scratch
           ./flake.nix

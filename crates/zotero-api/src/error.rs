@@ -1,0 +1,175 @@
+//! `ZoteroError`, everything that can go wrong talking to Zotero. The server maps it to the
+//! public error codes at its edge.
+
+use crate::model::Collection;
+
+/// Response bodies are cut to this many bytes in error details: enough to read Zotero's
+/// message, never a whole page of items.
+pub const MAX_BODY_IN_DETAILS: usize = 4096;
+
+/// What an HTTP answer said, kept for the error details.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UpstreamAnswer {
+    pub status: u16,
+    pub body: String,
+    pub retry_after: Option<String>,
+    pub request_id: Option<String>,
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ZoteroError {
+    #[error("Zotero credentials are not configured: set {}", .missing.join(" and "))]
+    MissingCredentials { missing: Vec<&'static str> },
+
+    /// Zotero answered with a status the operation did not expect.
+    #[error("{message}")]
+    Status {
+        message: String,
+        answer: UpstreamAnswer,
+    },
+
+    /// Zotero asked us to wait longer than `ZOTERO_RETRY_MAX_WAIT`; we did not.
+    #[error("Zotero asked to wait {wait_secs} s before the next request (more than ZOTERO_RETRY_MAX_WAIT={max_wait_secs} s); try again later")]
+    WaitTooLong {
+        wait_secs: u64,
+        max_wait_secs: u64,
+        answer: Option<UpstreamAnswer>,
+    },
+
+    #[error("could not reach Zotero at {base}: {reason}")]
+    Network { base: String, reason: String },
+
+    #[error("Zotero did not answer within {secs} s (ZOTERO_TIMEOUT_SECONDS)")]
+    Timeout { secs: f64 },
+
+    #[error("the call was cancelled by the client")]
+    Cancelled,
+
+    #[error("Zotero sent an answer that could not be read: {reason}")]
+    BadResponse { reason: String, status: u16 },
+
+    #[error("invalid request: {reason}")]
+    InvalidRequest { reason: String },
+
+    /// The bytes being uploaded could not be read, or changed after they were hashed.
+    #[error("the file could not be sent: {reason}")]
+    Source { reason: String },
+
+    #[error("{message}")]
+    NotFound { message: String },
+
+    #[error("'{item_type}' is not a Zotero item type; use one of: {}", .valid.join(", "))]
+    UnknownItemType {
+        item_type: String,
+        valid: Vec<String>,
+    },
+
+    /// A write answered 200 but listed the object under `failed`.
+    #[error("{message}")]
+    Rejected {
+        code: u16,
+        message: String,
+        answer: UpstreamAnswer,
+    },
+
+    /// A create whose outcome could not be read: it is known to have happened (`created`)
+    /// but the item could not be read back, or neither the answer nor a check afterwards
+    /// said whether it happened.
+    #[error("{}", create_unconfirmed(.key, *.created, .reason))]
+    CreateUnconfirmed {
+        key: String,
+        created: bool,
+        reason: String,
+    },
+
+    #[error("{what} kept changing while it was being updated ({attempts} attempts); try again")]
+    KeptChanging { what: String, attempts: usize },
+
+    #[error("no collection is named '{name}'{}", closest_hint(.closest))]
+    CollectionNotFound { name: String, closest: Vec<String> },
+
+    #[error("{} collections are named '{name}'; pass collection_key instead, one of: {}", .candidates.len(), .candidates.iter().map(|c| c.collection_key.as_str()).collect::<Vec<_>>().join(", "))]
+    AmbiguousCollection {
+        name: String,
+        candidates: Vec<Collection>,
+    },
+
+    /// `413` on an upload authorization: the user's Zotero storage cannot take the file.
+    #[error("Zotero file storage is full: the file needs {size} bytes{}; free space or upgrade the storage plan at https://www.zotero.org/storage", storage_hint(.usage_mb.as_deref(), .quota_mb.as_deref()))]
+    StorageFull {
+        size: u64,
+        usage_mb: Option<String>,
+        quota_mb: Option<String>,
+        answer: Box<UpstreamAnswer>,
+    },
+
+    /// An upload failed after its attachment item was created; the item was removed again
+    /// (or could not be, and the message says which key to delete).
+    #[error("{error}{}", abandoned_hint(.attachment_key, .removed))]
+    AttachmentAbandoned {
+        error: Box<ZoteroError>,
+        attachment_key: String,
+        removed: bool,
+    },
+}
+
+fn create_unconfirmed(key: &str, created: bool, reason: &str) -> String {
+    if created {
+        format!("item {key} was created, but reading it back failed: {reason}; get it with zotero_get_item")
+    } else {
+        format!("could not tell whether item {key} was created: {reason}; look it up with zotero_get_item before trying again")
+    }
+}
+
+fn closest_hint(closest: &[String]) -> String {
+    if closest.is_empty() {
+        "; the library has no collections".into()
+    } else {
+        format!("; the closest names are: {}", closest.join(", "))
+    }
+}
+
+fn storage_hint(usage: Option<&str>, quota: Option<&str>) -> String {
+    match (usage, quota) {
+        (Some(u), Some(q)) => format!(" and {u} MB of the {q} MB quota are used"),
+        (None, Some(q)) => format!(" and the quota is {q} MB"),
+        _ => String::new(),
+    }
+}
+
+fn abandoned_hint(key: &str, removed: &bool) -> String {
+    if *removed {
+        format!(" (the attachment item {key} created for it was removed again; nothing was left behind)")
+    } else {
+        format!(
+            " (the attachment item {key} created for it could not be removed; delete it in Zotero)"
+        )
+    }
+}
+
+/// Cuts a body to `MAX_BODY_IN_DETAILS` bytes on a character boundary.
+pub fn cut_body(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    if text.len() <= MAX_BODY_IN_DETAILS {
+        return text.into_owned();
+    }
+    let mut end = MAX_BODY_IN_DETAILS;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_cut_on_char_boundaries() {
+        let long = "é".repeat(5000);
+        let cut = cut_body(long.as_bytes());
+        assert!(cut.len() <= MAX_BODY_IN_DETAILS + "…".len());
+        assert!(cut.ends_with('…'));
+        assert_eq!(cut_body(b"short"), "short");
+    }
+}

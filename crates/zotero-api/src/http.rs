@@ -1,0 +1,371 @@
+//! The one HTTP client of the process: hyper 1 + hyper-rustls (ring, webpki roots), a pooled
+//! connection per host, per-request timeout, retries with exponential backoff and jitter,
+//! `Retry-After` and `Backoff` honoured, and the optional read cache.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
+use hyper::{HeaderMap, Method, Request};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio_util::sync::CancellationToken;
+use zotero_net::{
+    ceil_secs, full_body, https_connector, retry_after, user_agent, Attempt, ErrorChain, Gate,
+    RequestBody, Retry, RetryError, RetryPolicy,
+};
+
+use super::cache::ReadCache;
+use super::config::{ApiKey, ClientConfig};
+use super::error::{cut_body, UpstreamAnswer, ZoteroError};
+
+mod storage;
+pub use storage::{host_of, UploadRequest};
+pub use zotero_net::ByteStream;
+
+/// The largest answer body we read into memory (a page of 100 items is well under 1 MB).
+const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
+
+/// One request to the Zotero API.
+#[derive(Clone)]
+pub struct ApiRequest {
+    pub method: Method,
+    /// Path and query below the API base, starting with `/`.
+    pub path: String,
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Content type and bytes.
+    pub body: Option<(&'static str, Bytes)>,
+    /// Safe to send again when the answer was lost or was a 429/5xx: true for GET, and for
+    /// writes that carry their own protection against doing the same thing twice.
+    pub repeatable: bool,
+    /// A GET whose answer may come from (and go into) the read cache. Reads that a
+    /// version-checked write depends on must see the library as it is now.
+    pub cacheable: bool,
+}
+
+/// Bodies are left out: they may hold upload metadata, and only their size matters in a log.
+impl std::fmt::Debug for ApiRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiRequest")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("body_len", &self.body.as_ref().map(|(_, b)| b.len()))
+            .field("repeatable", &self.repeatable)
+            .finish()
+    }
+}
+
+impl ApiRequest {
+    pub fn get(path: impl Into<String>) -> Self {
+        Self {
+            method: Method::GET,
+            path: path.into(),
+            headers: Vec::new(),
+            body: None,
+            repeatable: true,
+            cacheable: true,
+        }
+    }
+
+    /// A request with a body; not repeatable unless said so with `repeatable(true)`.
+    pub fn with_body(
+        method: Method,
+        path: impl Into<String>,
+        content_type: &'static str,
+        body: impl Into<Bytes>,
+    ) -> Self {
+        Self {
+            method,
+            path: path.into(),
+            headers: Vec::new(),
+            body: Some((content_type, body.into())),
+            repeatable: false,
+            cacheable: false,
+        }
+    }
+
+    pub fn delete(path: impl Into<String>) -> Self {
+        Self {
+            method: Method::DELETE,
+            path: path.into(),
+            headers: Vec::new(),
+            body: None,
+            repeatable: false,
+            cacheable: false,
+        }
+    }
+
+    pub fn header(mut self, name: &'static str, value: HeaderValue) -> Self {
+        self.headers.push((HeaderName::from_static(name), value));
+        self
+    }
+
+    pub fn repeatable(mut self, yes: bool) -> Self {
+        self.repeatable = yes;
+        self
+    }
+
+    /// Bypasses the read cache.
+    pub fn fresh(mut self) -> Self {
+        self.cacheable = false;
+        self
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ApiResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+    /// How many times the request was sent again before this answer.
+    pub retries: u32,
+}
+
+impl ApiResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// What the error details keep of this answer.
+    pub fn answer(&self) -> UpstreamAnswer {
+        UpstreamAnswer {
+            status: self.status,
+            body: cut_body(&self.body),
+            retry_after: self.header("retry-after").map(str::to_string),
+            request_id: self.header("x-zotero-requestid").map(str::to_string),
+        }
+    }
+}
+
+pub struct HttpClient {
+    inner: Client<HttpsConnector<HttpConnector>, RequestBody>,
+    base: String,
+    api_key: Option<ApiKey>,
+    user_agent: HeaderValue,
+    retry: RetryPolicy,
+    timeout: Duration,
+    /// `Backoff` from any answer holds back every request to this API.
+    gate: Gate,
+    cache: Option<ReadCache>,
+}
+
+impl HttpClient {
+    pub fn new(config: &ClientConfig) -> Result<Arc<Self>, ZoteroError> {
+        let mut http = HttpConnector::new();
+        // The HTTPS connector checks the scheme, not the plain one.
+        http.enforce_http(false);
+        let https = https_connector(http).map_err(|reason| ZoteroError::Network {
+            base: config.api_base.clone(),
+            reason,
+        })?;
+        let inner = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build(https);
+        Ok(Arc::new(Self {
+            inner,
+            base: config.api_base.clone(),
+            api_key: config.api_key.clone(),
+            user_agent: user_agent(),
+            retry: config.retry.clone(),
+            timeout: config.timeout,
+            gate: Gate::default(),
+            cache: config
+                .read_cache
+                .as_ref()
+                .map(|c| ReadCache::new(c.ttl, c.max_entries)),
+        }))
+    }
+
+    /// Sends a request, retrying what is safe to retry. Any HTTP answer comes back as
+    /// `Ok` (the caller matches the statuses it expects); `Err` is a network failure, a
+    /// timeout, a cancellation, or a server-requested wait too long to sit through.
+    pub async fn send(
+        &self,
+        req: &ApiRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ApiResponse, ZoteroError> {
+        let is_get = req.method == Method::GET;
+        let cacheable = is_get && req.cacheable;
+        if let Some(cache) = &self.cache {
+            if cacheable {
+                if let Some(hit) = cache.get(&req.path) {
+                    tracing::info!(method = "GET", path = %req.path, status = hit.status, cache = "hit", "upstream");
+                    return Ok(hit);
+                }
+            } else if !is_get {
+                // A write may change anything we have cached.
+                cache.clear();
+            }
+        }
+
+        let retry = Retry {
+            policy: &self.retry,
+            gate: Some(&self.gate),
+            repeatable: req.repeatable,
+            cancel,
+        };
+        let outcome = retry
+            .run(|attempt| async move {
+                let retries = attempt - 1;
+                let started = Instant::now();
+                let sent = tokio::time::timeout(self.timeout, self.send_once(req)).await;
+                let latency_ms = started.elapsed().as_millis() as u64;
+                let failure = match sent {
+                    Ok(Ok(resp)) => {
+                        if let Some(secs) = self.gate.note(&resp.headers) {
+                            tracing::info!(backoff_secs = secs, "zotero asked to back off");
+                        }
+                        tracing::info!(
+                            method = %req.method, path = %req.path, status = resp.status,
+                            latency_ms, retries, "upstream"
+                        );
+                        return if resp.status == 429 || resp.status >= 500 {
+                            let retry_after = retry_after(&resp.headers, SystemTime::now());
+                            Attempt::Retryable {
+                                answer: resp,
+                                retry_after,
+                            }
+                        } else {
+                            Attempt::Answer(resp)
+                        };
+                    }
+                    Ok(Err(e)) => e,
+                    Err(_elapsed) => ZoteroError::Timeout {
+                        secs: self.timeout.as_secs_f64(),
+                    },
+                };
+                tracing::warn!(
+                    method = %req.method, path = %req.path, latency_ms, retries,
+                    error = %failure, "upstream failed"
+                );
+                Attempt::Failed(failure)
+            })
+            .await;
+        let resp = match outcome {
+            Ok((mut resp, retries)) => {
+                resp.retries = retries;
+                resp
+            }
+            Err(e) => return Err(self.gave_up(e)),
+        };
+        if cacheable && resp.status == 200 {
+            if let Some(cache) = &self.cache {
+                cache.put(req.path.clone(), resp.clone());
+            }
+        }
+        Ok(resp)
+    }
+
+    /// The error for a request the retry loop gave up on.
+    fn gave_up(&self, e: RetryError<ApiResponse, ZoteroError>) -> ZoteroError {
+        match e {
+            RetryError::Failed(e) => e,
+            RetryError::Cancelled => ZoteroError::Cancelled,
+            RetryError::WaitTooLong { wait, answer } => ZoteroError::WaitTooLong {
+                wait_secs: ceil_secs(wait),
+                max_wait_secs: ceil_secs(self.retry.max_wait),
+                answer: answer.map(|a| a.answer()),
+            },
+        }
+    }
+
+    async fn send_once(&self, req: &ApiRequest) -> Result<ApiResponse, ZoteroError> {
+        let uri = format!("{}{}", self.base, req.path);
+        let mut builder = Request::builder()
+            .method(req.method.clone())
+            .uri(&uri)
+            .header("Zotero-API-Version", "3")
+            .header(USER_AGENT, self.user_agent.clone());
+        if let Some(key) = &self.api_key {
+            let mut value =
+                HeaderValue::from_str(key.expose()).map_err(|_| ZoteroError::InvalidRequest {
+                    reason: "ZOTERO_API_KEY contains characters that cannot be sent in a header"
+                        .into(),
+                })?;
+            value.set_sensitive(true);
+            builder = builder.header("Zotero-API-Key", value);
+        }
+        for (name, value) in &req.headers {
+            builder = builder.header(name, value);
+        }
+        let body: RequestBody = match &req.body {
+            Some((content_type, bytes)) => {
+                builder = builder.header(CONTENT_TYPE, *content_type);
+                full_body(bytes.clone())
+            }
+            None => full_body(Bytes::new()),
+        };
+        let request = builder
+            .body(body)
+            .map_err(|e| ZoteroError::InvalidRequest {
+                reason: format!("cannot build a request for {}: {e}", req.path),
+            })?;
+        self.exchange(request, &self.base, || {}).await
+    }
+
+    /// Sends a built request and reads its whole answer (up to `MAX_RESPONSE_BYTES`);
+    /// `answered` runs when the status line arrives. Failures name `host`.
+    async fn exchange(
+        &self,
+        request: Request<RequestBody>,
+        host: &str,
+        answered: impl FnOnce(),
+    ) -> Result<ApiResponse, ZoteroError> {
+        let network = |e: &dyn std::fmt::Display| ZoteroError::Network {
+            base: host.to_string(),
+            reason: e.to_string(),
+        };
+        let response = self
+            .inner
+            .request(request)
+            .await
+            .map_err(|e| network(&ErrorChain(&e)))?;
+        answered();
+        let (parts, body) = response.into_parts();
+        let body = Limited::new(body, MAX_RESPONSE_BYTES)
+            .collect()
+            .await
+            .map_err(|e| network(&ErrorChain(e.as_ref())))?
+            .to_bytes();
+        Ok(ApiResponse {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body,
+            retries: 0,
+        })
+    }
+
+    /// Empties the read cache (after any write).
+    pub fn invalidate_cache(&self) {
+        if let Some(cache) = &self.cache {
+            cache.clear();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_keep_status_body_retry_after_and_request_id() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("120"));
+        headers.insert("x-zotero-requestid", HeaderValue::from_static("abc123"));
+        let resp = ApiResponse {
+            status: 429,
+            headers,
+            body: Bytes::from_static(b"Too many requests"),
+            retries: 2,
+        };
+        let a = resp.answer();
+        assert_eq!(a.status, 429);
+        assert_eq!(a.body, "Too many requests");
+        assert_eq!(a.retry_after.as_deref(), Some("120"));
+        assert_eq!(a.request_id.as_deref(), Some("abc123"));
+    }
+}

@@ -1,0 +1,494 @@
+//! The four-step file upload of the Zotero API: create the attachment item, authorize the
+//! upload, send `prefix + bytes + suffix` to the storage URL, register the upload.
+//!
+//! All or nothing: once the attachment item exists, any later failure (cancellation
+//! included) deletes it again, so no empty attachment is left behind. The upload
+//! authorization (storage URL, form fields, upload key) never reaches a log line or an
+//! answer; neither do the file's bytes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use hyper::header::HeaderValue;
+use hyper::Method;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::error::{UpstreamAnswer, ZoteroError};
+use super::http::{ApiRequest, ApiResponse, ByteStream, UploadRequest};
+use crate::client::{parse_json, percent_encode, unexpected, ZoteroClient};
+
+/// Called with (bytes of the file sent so far, file size) as the upload goes.
+pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
+
+/// How long removing an abandoned attachment item may take, whatever became of the call.
+const CLEANUP_TIME: Duration = Duration::from_secs(60);
+
+/// A file ready to upload: its metadata, hashed beforehand, and a way to read its bytes.
+pub struct FileToUpload {
+    pub filename: String,
+    pub content_type: String,
+    pub size: u64,
+    /// Lower-case hex MD5 of the bytes `open` yields.
+    pub md5: String,
+    pub mtime_ms: u64,
+    /// A fresh stream of the bytes, once per attempt.
+    pub open: Box<dyn Fn() -> std::io::Result<ByteStream> + Send + Sync>,
+}
+
+pub struct NewAttachment<'a> {
+    pub parent_key: &'a str,
+    /// Defaults to the filename.
+    pub title: Option<&'a str>,
+    pub file: &'a FileToUpload,
+}
+
+#[derive(Debug, Clone)]
+pub struct Uploaded {
+    pub attachment_key: String,
+    pub version: u64,
+    pub title: String,
+    pub content_type: String,
+    pub size: u64,
+    /// The parent already had this file (same name and bytes): nothing was written, and the
+    /// answer is that attachment.
+    pub already_attached: bool,
+}
+
+/// The answer to step 2.
+enum Authorization {
+    /// Zotero has these bytes already and attached them.
+    Exists,
+    Upload(UploadAuthorization),
+}
+
+/// Where and how to send the bytes. Signed by Zotero for this upload: never logged.
+struct UploadAuthorization {
+    url: String,
+    content_type: String,
+    prefix: Bytes,
+    suffix: Bytes,
+    upload_key: String,
+}
+
+/// Upload progress for the caller: bytes of the file sent, reported in steps of 1% (at
+/// least 256 KiB), only ever growing (retries included), and the total exactly once.
+struct Progress {
+    report: Option<ProgressFn>,
+    total: u64,
+    step: u64,
+    /// The last figure reported; `None` before the first.
+    last: std::sync::Mutex<Option<u64>>,
+}
+
+impl Progress {
+    fn new(report: Option<ProgressFn>, total: u64) -> Self {
+        Self {
+            report,
+            total,
+            step: (total / 100).max(256 * 1024),
+            last: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// `sent` bytes of the file are on their way.
+    fn sent(&self, sent: u64) {
+        let Some(report) = &self.report else { return };
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let due = match *last {
+            None => sent >= self.step || sent == self.total,
+            Some(l) => sent > l && (sent - l >= self.step || sent == self.total),
+        };
+        if due {
+            *last = Some(sent);
+            report(sent, self.total);
+        }
+    }
+
+    /// The file is stored (sent now, or found already there).
+    fn done(&self) {
+        self.sent(self.total);
+    }
+}
+
+impl ZoteroClient {
+    /// Checks that `key` is an item that can take an attachment (it exists and is neither
+    /// an attachment nor a note), before any bytes are fetched or anything is written.
+    pub async fn check_parent(
+        &self,
+        key: &str,
+        cancel: &CancellationToken,
+    ) -> Result<(), ZoteroError> {
+        let Some(wire) = self.fetch_item(key, cancel).await? else {
+            return Err(ZoteroError::NotFound {
+                message: format!(
+                    "no item with key {key} in this library; search for the parent item with zotero_search_items, or create it with zotero_create_item"
+                ),
+            });
+        };
+        let item_type = wire.item_type();
+        if matches!(item_type.as_str(), "attachment" | "note" | "annotation") {
+            return Err(ZoteroError::InvalidRequest {
+                reason: format!(
+                    "item {key} is of type {item_type}; attach files to a regular item (its parent item, if it has one)"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Creates an `imported_file` attachment under `parent_key` and uploads the file to it.
+    pub async fn upload_attachment(
+        &self,
+        new: NewAttachment<'_>,
+        progress: Option<ProgressFn>,
+        cancel: &CancellationToken,
+    ) -> Result<Uploaded, ZoteroError> {
+        let file = new.file;
+        if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
+            tracing::info!("the parent has this file already; nothing written");
+            Progress::new(progress, file.size).done();
+            let text = |k: &str| {
+                existing
+                    .data
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            return Ok(Uploaded {
+                attachment_key: existing.key(),
+                version: existing.version(),
+                title: text("title").unwrap_or_else(|| file.filename.clone()),
+                content_type: text("contentType").unwrap_or_else(|| file.content_type.clone()),
+                size: file.size,
+                already_attached: true,
+            });
+        }
+        let title = new.title.unwrap_or(&file.filename).to_string();
+        let mut object = self
+            .template("attachment", Some("imported_file"), cancel)
+            .await?;
+        object.insert("parentItem".into(), Value::from(new.parent_key));
+        object.insert("title".into(), Value::from(title.clone()));
+        object.insert("filename".into(), Value::from(file.filename.clone()));
+        object.insert("contentType".into(), Value::from(file.content_type.clone()));
+        let created = match self.create_object(object, cancel).await {
+            Ok(created) => created,
+            Err(error) => {
+                // An unconfirmed create may have left an attachment item without a file.
+                let ZoteroError::CreateUnconfirmed { key, .. } = &error else {
+                    return Err(error);
+                };
+                let key = key.clone();
+                let removed = self.remove_abandoned(&key, None).await;
+                return Err(ZoteroError::AttachmentAbandoned {
+                    error: Box::new(error),
+                    attachment_key: key,
+                    removed,
+                });
+            }
+        };
+        let key = created.key();
+
+        let progress = Arc::new(Progress::new(progress, file.size));
+        match self.transfer(&key, file, &progress, cancel).await {
+            Ok(registered_version) => {
+                progress.done();
+                // The upload is done; a failure to read the item back must not undo it.
+                let version = match self.fetch_item(&key, cancel).await {
+                    Ok(Some(wire)) => wire.version(),
+                    _ => registered_version.unwrap_or(created.version()),
+                };
+                Ok(Uploaded {
+                    attachment_key: key,
+                    version,
+                    title,
+                    content_type: file.content_type.clone(),
+                    size: file.size,
+                    already_attached: false,
+                })
+            }
+            Err(error) => {
+                let removed = self.remove_abandoned(&key, Some(created.version())).await;
+                Err(ZoteroError::AttachmentAbandoned {
+                    error: Box::new(error),
+                    attachment_key: key,
+                    removed,
+                })
+            }
+        }
+    }
+
+    /// The attachment of `parent` that holds exactly this file (same filename and MD5), so
+    /// that attaching the same file twice does not make a second attachment.
+    async fn attached_already(
+        &self,
+        parent: &str,
+        file: &FileToUpload,
+        cancel: &CancellationToken,
+    ) -> Result<Option<super::model::WireObject>, ZoteroError> {
+        let prefix = self.prefix()?;
+        let children = self
+            .attachment_children(&prefix, parent, true, cancel)
+            .await?;
+        let same = |w: &super::model::WireObject| {
+            let field = |k: &str| w.data.get(k).and_then(Value::as_str);
+            field("md5") == Some(file.md5.as_str())
+                && field("filename") == Some(file.filename.as_str())
+                && matches!(field("linkMode"), Some("imported_file" | "imported_url"))
+        };
+        Ok(children.into_iter().find(same))
+    }
+
+    /// Steps 2–4. Answers the version the registration reported, if it did.
+    async fn transfer(
+        &self,
+        key: &str,
+        file: &FileToUpload,
+        progress: &Arc<Progress>,
+        cancel: &CancellationToken,
+    ) -> Result<Option<u64>, ZoteroError> {
+        let auth = match self.authorize(key, file, cancel).await? {
+            Authorization::Exists => return Ok(None),
+            Authorization::Upload(auth) => auth,
+        };
+        let (prefix, suffix) = (&auth.prefix, &auth.suffix);
+        let body = || -> std::io::Result<ByteStream> {
+            let bytes = (file.open)()?;
+            let progress = progress.clone();
+            let mut sent = 0u64;
+            let counted = bytes.inspect(move |chunk| {
+                if let Ok(chunk) = chunk {
+                    sent += chunk.len() as u64;
+                    progress.sent(sent);
+                }
+            });
+            let head = futures_util::stream::once(std::future::ready(Ok(prefix.clone())));
+            let tail = futures_util::stream::once(std::future::ready(Ok(suffix.clone())));
+            Ok(Box::pin(head.chain(counted).chain(tail)))
+        };
+        let upload = UploadRequest {
+            url: &auth.url,
+            content_type: &auth.content_type,
+            content_length: prefix.len() as u64 + file.size + suffix.len() as u64,
+            body: &body,
+        };
+        let resp = self.http.send_upload(&upload, cancel).await?;
+        if !(200..300).contains(&resp.status) {
+            return Err(storage_refused(&resp));
+        }
+        self.register(key, file, &auth.upload_key, cancel).await
+    }
+
+    /// Step 2: `POST …/file` with the file's MD5, name, size and mtime.
+    async fn authorize(
+        &self,
+        key: &str,
+        file: &FileToUpload,
+        cancel: &CancellationToken,
+    ) -> Result<Authorization, ZoteroError> {
+        let prefix = self.prefix()?;
+        let form = format!(
+            "md5={}&filename={}&filesize={}&mtime={}&contentType={}",
+            file.md5,
+            percent_encode(&file.filename),
+            file.size,
+            file.mtime_ms,
+            percent_encode(&file.content_type),
+        );
+        // Asking again is harmless: an authorization stores nothing.
+        let req = file_request(&format!("{prefix}/items/{key}/file"), form).repeatable(true);
+        let resp = self.http.send(&req, cancel).await?;
+        match resp.status {
+            200 => {}
+            413 => {
+                return Err(ZoteroError::StorageFull {
+                    size: file.size,
+                    usage_mb: resp.header("zotero-storage-usage").map(str::to_string),
+                    quota_mb: resp.header("zotero-storage-quota").map(str::to_string),
+                    answer: Box::new(resp.answer()),
+                })
+            }
+            _ => return Err(unexpected(&resp, "authorize the file upload")),
+        }
+        let answer: Value = parse_json(&resp)?;
+        if answer.get("exists").and_then(Value::as_u64) == Some(1) {
+            return Ok(Authorization::Exists);
+        }
+        let field = |name: &str| {
+            answer
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| ZoteroError::BadResponse {
+                    reason: format!("the upload authorization has no '{name}'"),
+                    status: resp.status,
+                })
+        };
+        Ok(Authorization::Upload(UploadAuthorization {
+            url: field("url")?,
+            content_type: field("contentType")?,
+            prefix: Bytes::from(field("prefix")?),
+            suffix: Bytes::from(field("suffix")?),
+            upload_key: field("uploadKey")?,
+        }))
+    }
+
+    /// Step 4: `POST …/file` with `upload=<uploadKey>`. A repeat after a lost answer finds
+    /// the key used up; then the item itself says whether the file is registered.
+    async fn register(
+        &self,
+        key: &str,
+        file: &FileToUpload,
+        upload_key: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<u64>, ZoteroError> {
+        let prefix = self.prefix()?;
+        let form = format!("upload={}", percent_encode(upload_key));
+        let req = file_request(&format!("{prefix}/items/{key}/file"), form).repeatable(true);
+        let resp = match self.http.send(&req, cancel).await {
+            Ok(resp) => resp,
+            Err(cause @ (ZoteroError::Network { .. } | ZoteroError::Timeout { .. })) => {
+                return if self.has_file(key, &file.md5, cancel).await {
+                    Ok(None)
+                } else {
+                    Err(cause)
+                };
+            }
+            Err(e) => return Err(e),
+        };
+        if resp.status == 204 {
+            return Ok(resp
+                .header("last-modified-version")
+                .and_then(|v| v.trim().parse().ok()));
+        }
+        if resp.retries > 0 && self.has_file(key, &file.md5, cancel).await {
+            return Ok(None);
+        }
+        Err(unexpected(&resp, "register the uploaded file"))
+    }
+
+    /// Whether the attachment item carries a file with this MD5.
+    async fn has_file(&self, key: &str, md5: &str, cancel: &CancellationToken) -> bool {
+        match self.fetch_item(key, cancel).await {
+            Ok(Some(wire)) => wire.data.get("md5").and_then(Value::as_str) == Some(md5),
+            _ => false,
+        }
+    }
+
+    /// Deletes the attachment item of a failed upload (its version read first when not
+    /// known), with its own deadline and a token of its own: a cancelled call still cleans
+    /// up after itself. An item that does not exist counts as removed.
+    async fn remove_abandoned(&self, key: &str, version: Option<u64>) -> bool {
+        let cancel = CancellationToken::new();
+        let remove = async {
+            let version = match version {
+                Some(v) => v,
+                None => match self.fetch_item(key, &cancel).await? {
+                    Some(wire) => wire.version(),
+                    None => return Ok(()),
+                },
+            };
+            self.delete_item(key, version, &cancel).await
+        };
+        let outcome = tokio::time::timeout(CLEANUP_TIME, remove).await;
+        match outcome {
+            Ok(Ok(())) => {
+                tracing::info!(
+                    attachment_key = key,
+                    "removed the attachment item of a failed upload"
+                );
+                true
+            }
+            Ok(Err(e)) => {
+                tracing::error!(attachment_key = key, error = %e, "could not remove the attachment item of a failed upload");
+                false
+            }
+            Err(_) => {
+                tracing::error!(
+                    attachment_key = key,
+                    "removing the attachment item of a failed upload timed out"
+                );
+                false
+            }
+        }
+    }
+}
+
+fn file_request(path: &str, form: String) -> ApiRequest {
+    ApiRequest::with_body(
+        Method::POST,
+        path,
+        "application/x-www-form-urlencoded",
+        form,
+    )
+    .header("if-none-match", HeaderValue::from_static("*"))
+}
+
+/// The storage service refused the bytes. Only its error code and message are kept: its
+/// raw answer may echo the signed form fields of the authorization.
+fn storage_refused(resp: &ApiResponse) -> ZoteroError {
+    let body = String::from_utf8_lossy(&resp.body);
+    let element = |name: &str| {
+        let open = format!("<{name}>");
+        let start = body.find(&open)? + open.len();
+        let end = body.get(start..)?.find(&format!("</{name}>"))? + start;
+        body.get(start..end).map(str::to_string)
+    };
+    let code = element("Code");
+    let message = element("Message");
+    let said = match (&code, &message) {
+        (Some(c), Some(m)) => format!(": {c}: {m}"),
+        (Some(c), None) => format!(": {c}"),
+        (None, Some(m)) => format!(": {m}"),
+        (None, None) => String::new(),
+    };
+    let hint = if code.as_deref() == Some("BadDigest") {
+        "; the bytes sent did not match their MD5 (did the file change while it was uploaded?)"
+    } else {
+        ""
+    };
+    ZoteroError::Status {
+        message: format!(
+            "upload the file to Zotero's storage: HTTP {}{said}{hint}",
+            resp.status
+        ),
+        answer: UpstreamAnswer {
+            status: resp.status,
+            body: [code, message]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(": "),
+            retry_after: resp.header("retry-after").map(str::to_string),
+            request_id: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_errors_keep_code_and_message_only() {
+        let resp = ApiResponse {
+            status: 403,
+            headers: hyper::HeaderMap::new(),
+            body: Bytes::from_static(
+                b"<Error><Code>SignatureDoesNotMatch</Code><Message>bad sig</Message><StringToSign>SECRETPOLICY</StringToSign></Error>",
+            ),
+            retries: 0,
+        };
+        let e = storage_refused(&resp);
+        let text = e.to_string();
+        assert!(text.contains("SignatureDoesNotMatch: bad sig"), "{text}");
+        let ZoteroError::Status { answer, .. } = e else {
+            panic!("status error expected")
+        };
+        assert!(!answer.body.contains("SECRETPOLICY"));
+        assert_eq!(answer.status, 403);
+    }
+}

@@ -1,0 +1,401 @@
+//! Writes: item templates, creates that happen exactly once, collection membership and
+//! version-checked deletes.
+//!
+//! Exactly once: every create carries a key generated here and a `Zotero-Write-Token`, so
+//! the HTTP layer may send it again when the answer is lost. The retry then either creates
+//! the item or answers `412 Write token already used`, and either way the item is found
+//! under the key we chose.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use hyper::header::HeaderValue;
+use hyper::Method;
+use rand::Rng;
+use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::error::ZoteroError;
+use super::http::{ApiRequest, ApiResponse};
+use super::model::{Creator, Item, WireObject};
+use crate::client::{unexpected, ZoteroClient};
+
+/// The characters of Zotero object keys.
+pub const KEY_ALPHABET: &[u8] = b"23456789ABCDEFGHIJKLMNPQRSTUVWXYZ";
+
+/// How many times a version-checked write is tried again after `412` before giving up.
+pub(crate) const MAX_VERSION_RETRIES: usize = 5;
+
+/// A fresh object key: 8 characters of `KEY_ALPHABET`.
+pub fn new_object_key() -> String {
+    let mut rng = rand::rng();
+    (0..8)
+        .map(|_| {
+            let i = rng.random_range(0..KEY_ALPHABET.len());
+            KEY_ALPHABET.get(i).map_or('2', |b| *b as char)
+        })
+        .collect()
+}
+
+/// A `Zotero-Write-Token`: 32 random hex characters.
+fn write_token() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
+/// Templates and item types, fetched once per process.
+#[derive(Default)]
+pub struct TemplateCache {
+    templates: Mutex<HashMap<String, Map<String, Value>>>,
+    item_types: Mutex<Option<Vec<String>>>,
+}
+
+/// A new regular item, as the caller described it.
+#[derive(Debug, Clone, Default)]
+pub struct NewItem {
+    pub item_type: String,
+    pub title: String,
+    pub creators: Vec<Creator>,
+    pub date: Option<String>,
+    pub doi: Option<String>,
+    pub url: Option<String>,
+    pub abstract_note: Option<String>,
+    /// Already de-duplicated.
+    pub tags: Vec<String>,
+    pub extra: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CreatedItem {
+    pub item: Item,
+    /// Inputs the item type has no field for, written into `extra` as `Field: value` lines.
+    pub moved_to_extra: Vec<&'static str>,
+}
+
+/// Where each optional input goes: the input's name, the Zotero field name used for an
+/// `extra` line, and the template fields that can hold it (base fields first, then the
+/// type-specific fields Zotero maps onto them, e.g. `caseName` for `title`).
+const FIELD_MAP: [(&str, &str, &[&str]); 5] = [
+    (
+        "title",
+        "title",
+        &["title", "caseName", "nameOfAct", "subject"],
+    ),
+    (
+        "date",
+        "date",
+        &["date", "dateDecided", "dateEnacted", "issueDate"],
+    ),
+    ("doi", "DOI", &["DOI"]),
+    ("url", "URL", &["url"]),
+    ("abstract", "abstractNote", &["abstractNote"]),
+];
+
+impl ZoteroClient {
+    /// Every item type Zotero knows (`GET /itemTypes`), once per process.
+    pub async fn item_types(&self, cancel: &CancellationToken) -> Result<Vec<String>, ZoteroError> {
+        if let Some(types) = lock(&self.templates.item_types).clone() {
+            return Ok(types);
+        }
+        let resp = self
+            .http
+            .send(&ApiRequest::get("/itemTypes"), cancel)
+            .await?;
+        if resp.status != 200 {
+            return Err(unexpected(&resp, "list the item types"));
+        }
+        let list: Vec<Value> = crate::client::parse_json(&resp)?;
+        let types: Vec<String> = list
+            .iter()
+            .filter_map(|t| t.get("itemType").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        *lock(&self.templates.item_types) = Some(types.clone());
+        Ok(types)
+    }
+
+    /// The empty JSON of a new item (`GET /items/new`), once per type and link mode.
+    pub async fn template(
+        &self,
+        item_type: &str,
+        link_mode: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Map<String, Value>, ZoteroError> {
+        let cache_key = format!("{item_type}/{}", link_mode.unwrap_or(""));
+        if let Some(t) = lock(&self.templates.templates).get(&cache_key) {
+            return Ok(t.clone());
+        }
+        let mut query = vec![("itemType", item_type)];
+        if let Some(mode) = link_mode {
+            query.push(("linkMode", mode));
+        }
+        let path = format!("/items/new?{}", crate::client::encode_query(&query));
+        let resp = self.http.send(&ApiRequest::get(path), cancel).await?;
+        match resp.status {
+            200 => {}
+            400 => {
+                let mut valid = self.item_types(cancel).await?;
+                if valid.iter().any(|t| t == item_type) {
+                    return Err(unexpected(&resp, "fetch the item template"));
+                }
+                valid.sort();
+                return Err(ZoteroError::UnknownItemType {
+                    item_type: item_type.to_string(),
+                    valid,
+                });
+            }
+            _ => return Err(unexpected(&resp, "fetch the item template")),
+        }
+        let template: Map<String, Value> = crate::client::parse_json(&resp)?;
+        lock(&self.templates.templates).insert(cache_key, template.clone());
+        Ok(template)
+    }
+
+    /// Creates a regular item from its template.
+    pub async fn create_item(
+        &self,
+        new: &NewItem,
+        cancel: &CancellationToken,
+    ) -> Result<CreatedItem, ZoteroError> {
+        // Missing credentials are said before the template (which needs none) is fetched.
+        self.prefix()?;
+        let mut object = self.template(&new.item_type, None, cancel).await?;
+        let values: [Option<&String>; 5] = [
+            Some(&new.title),
+            new.date.as_ref(),
+            new.doi.as_ref(),
+            new.url.as_ref(),
+            new.abstract_note.as_ref(),
+        ];
+        let mut extra_lines: Vec<String> = Vec::new();
+        let mut moved_to_extra = Vec::new();
+        for ((input, zotero_name, fields), value) in FIELD_MAP.iter().zip(values) {
+            let Some(value) = value else { continue };
+            match fields.iter().find(|f| object.contains_key(**f)) {
+                Some(field) => {
+                    object.insert((*field).to_string(), Value::from(value.as_str()));
+                }
+                None => {
+                    extra_lines.push(format!("{zotero_name}: {value}"));
+                    moved_to_extra.push(*input);
+                }
+            }
+        }
+        let mut extra = new.extra.clone().unwrap_or_default();
+        for line in extra_lines {
+            if !extra.is_empty() {
+                extra.push('\n');
+            }
+            extra.push_str(&line);
+        }
+        if !extra.is_empty() {
+            object.insert("extra".into(), Value::from(extra));
+        }
+        object.insert(
+            "creators".into(),
+            Value::Array(new.creators.iter().map(creator_to_wire).collect()),
+        );
+        object.insert(
+            "tags".into(),
+            Value::Array(new.tags.iter().map(|t| json!({ "tag": t })).collect()),
+        );
+        let wire = self.create_object(object, cancel).await?;
+        Ok(CreatedItem {
+            item: wire.to_item(),
+            moved_to_extra,
+        })
+    }
+
+    /// POSTs one object under a key chosen here, exactly once (see the module comment).
+    pub(crate) async fn create_object(
+        &self,
+        mut object: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<WireObject, ZoteroError> {
+        let prefix = self.prefix()?;
+        let key = new_object_key();
+        object.insert("key".into(), Value::from(key.clone()));
+        // A key-based write needs a version; 0 says "this object must not exist yet".
+        object.insert("version".into(), Value::from(0));
+        let body = serde_json::to_vec(&[Value::Object(object)]).map_err(|e| {
+            ZoteroError::InvalidRequest {
+                reason: e.to_string(),
+            }
+        })?;
+        let token =
+            HeaderValue::from_str(&write_token()).map_err(|e| ZoteroError::InvalidRequest {
+                reason: e.to_string(),
+            })?;
+        let req = ApiRequest::with_body(
+            Method::POST,
+            format!("{prefix}/items"),
+            "application/json",
+            body,
+        )
+        .header("zotero-write-token", token)
+        .repeatable(true);
+
+        let resp = match self.http.send(&req, cancel).await {
+            Ok(resp) => resp,
+            // Nothing was sent.
+            Err(
+                e @ (ZoteroError::MissingCredentials { .. } | ZoteroError::InvalidRequest { .. }),
+            ) => return Err(e),
+            // Any attempt may have landed before its answer was lost (or the call was
+            // cancelled, or a retry was refused): the key says what happened.
+            Err(cause) => return self.confirm_created(&key, cause).await,
+        };
+        if resp.status == 412 && String::from_utf8_lossy(&resp.body).contains("Write token") {
+            tracing::info!(
+                retries = resp.retries,
+                "write token already used: the create landed; reading it back"
+            );
+            return self.read_back(&key, &resp).await;
+        }
+        if resp.status != 200 {
+            let error = unexpected(&resp, "create the item");
+            // An error on a repeat says nothing about the attempts before it.
+            return if resp.retries > 0 {
+                self.confirm_created(&key, error).await
+            } else {
+                Err(error)
+            };
+        }
+        let answer: Value = match crate::client::parse_json(&resp) {
+            Ok(answer) => answer,
+            Err(e) => return self.confirm_created(&key, e).await,
+        };
+        if let Some(failed) = answer.get("failed").and_then(|f| f.get("0")) {
+            let code = failed.get("code").and_then(Value::as_u64).unwrap_or(400);
+            let message = failed
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given");
+            return Err(ZoteroError::Rejected {
+                code: u16::try_from(code).unwrap_or(400),
+                message: format!("Zotero refused the new item: {message}"),
+                answer: resp.answer(),
+            });
+        }
+        match answer
+            .get("successful")
+            .and_then(|s| s.get("0"))
+            .and_then(|obj| serde_json::from_value::<WireObject>(obj.clone()).ok())
+        {
+            Some(wire) => Ok(wire),
+            // Older answers list only the key under `success`.
+            None => self.read_back(&key, &resp).await,
+        }
+    }
+
+    /// Reads back an item Zotero said it created. A failure to read it is not a failure
+    /// to create it: the error says the item exists.
+    async fn read_back(&self, key: &str, resp: &ApiResponse) -> Result<WireObject, ZoteroError> {
+        match self.fetch_item(key, &CancellationToken::new()).await {
+            Ok(Some(wire)) => Ok(wire),
+            Ok(None) => Err(unexpected(resp, "create the item")),
+            Err(e) => Err(ZoteroError::CreateUnconfirmed {
+                key: key.to_string(),
+                created: true,
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// After a create whose outcome was not seen: the item exists under its key, or it
+    /// was not created (the original error stands), or we cannot tell, and say so. Runs
+    /// even when the call was cancelled: whoever cleans up needs the answer.
+    async fn confirm_created(
+        &self,
+        key: &str,
+        cause: ZoteroError,
+    ) -> Result<WireObject, ZoteroError> {
+        match self.fetch_item(key, &CancellationToken::new()).await {
+            Ok(Some(wire)) => {
+                tracing::info!(error = %cause, "create outcome not seen; the item was found under its key");
+                Ok(wire)
+            }
+            Ok(None) => Err(cause),
+            Err(e) => Err(ZoteroError::CreateUnconfirmed {
+                key: key.to_string(),
+                created: false,
+                reason: format!("{cause}; checking afterwards failed too: {e}"),
+            }),
+        }
+    }
+
+    /// One item as it is now (never from the cache), or `None` when it does not exist.
+    pub(crate) async fn fetch_item(
+        &self,
+        key: &str,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WireObject>, ZoteroError> {
+        let prefix = self.prefix()?;
+        let req = ApiRequest::get(format!("{prefix}/items/{key}")).fresh();
+        let resp = self.http.send(&req, cancel).await?;
+        match resp.status {
+            200 => crate::client::parse_json(&resp).map(Some),
+            404 => Ok(None),
+            _ => Err(unexpected(&resp, &format!("read item {key}"))),
+        }
+    }
+
+    /// Deletes an item, checked against its version; re-reads the version after a `412`.
+    /// An item that is already gone counts as deleted.
+    pub(crate) async fn delete_item(
+        &self,
+        key: &str,
+        mut version: u64,
+        cancel: &CancellationToken,
+    ) -> Result<(), ZoteroError> {
+        let prefix = self.prefix()?;
+        for _ in 0..MAX_VERSION_RETRIES {
+            let req = ApiRequest::delete(format!("{prefix}/items/{key}"))
+                .header("if-unmodified-since-version", HeaderValue::from(version))
+                .repeatable(true);
+            let resp = self.http.send(&req, cancel).await?;
+            match resp.status {
+                204 | 404 => return Ok(()),
+                412 => match self.fetch_item(key, cancel).await? {
+                    Some(wire) => version = wire.version(),
+                    None => return Ok(()),
+                },
+                _ => return Err(unexpected(&resp, &format!("delete item {key}"))),
+            }
+        }
+        Err(ZoteroError::KeptChanging {
+            what: format!("item {key}"),
+            attempts: MAX_VERSION_RETRIES,
+        })
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn creator_to_wire(c: &Creator) -> Value {
+    match &c.name {
+        Some(name) => json!({ "creatorType": c.creator_type, "name": name }),
+        None => json!({
+            "creatorType": c.creator_type,
+            "firstName": c.first_name.clone().unwrap_or_default(),
+            "lastName": c.last_name.clone().unwrap_or_default(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_use_the_zotero_alphabet() {
+        for _ in 0..200 {
+            let k = new_object_key();
+            assert_eq!(k.len(), 8);
+            assert!(k.bytes().all(|b| KEY_ALPHABET.contains(&b)), "{k}");
+        }
+        assert_ne!(new_object_key(), new_object_key());
+        assert_eq!(write_token().len(), 32);
+    }
+}

@@ -1,0 +1,341 @@
+//! Configuration: every environment variable the server reads, read once at start-up.
+//!
+//! Nothing else in the program reads the environment: `Config` is passed down as plain values.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+/// A configuration value that could not be used. The message names the variable and says
+/// what would be accepted, so the user knows exactly what to change.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid {var}={value:?}: {expected}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub value: String,
+    pub expected: String,
+}
+
+pub use zotero_api::config::{ApiKey, CacheConfig};
+pub use zotero_net::RetryPolicy as RetryConfig;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub api_key: Option<ApiKey>,
+    pub user_id: Option<u64>,
+    /// Base URL without a trailing slash, `http://` or `https://`.
+    pub api_base: String,
+    pub debug: bool,
+    /// A `tracing` filter directive such as `info` or `debug`.
+    pub log_level: String,
+    pub retry: RetryConfig,
+    /// `None` when the read cache is off.
+    pub read_cache: Option<CacheConfig>,
+    pub upload_max_bytes: u64,
+    pub timeout: Duration,
+    /// `file_url` and arXiv fetches may reach loopback, private, link-local and unspecified
+    /// addresses (`ZOTERO_FETCH_ALLOW_PRIVATE=1`; tests use it to reach the emulator).
+    pub fetch_allow_private: bool,
+    /// Where arXiv PDFs are fetched from: `{arxiv_base}/pdf/<id>` (`ZOTERO_ARXIV_BASE`).
+    pub arxiv_base: String,
+    /// Where downloads are spooled before they are hashed and uploaded (`TMPDIR`, read once
+    /// here; a scratch image may have none, and then downloads are held in memory).
+    pub temp_dir: std::path::PathBuf,
+}
+
+pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
+pub const DEFAULT_ARXIV_BASE: &str = "https://arxiv.org";
+
+/// The variables a user must set before any tool can reach Zotero.
+pub const CREDENTIAL_VARS: [&str; 2] = ["ZOTERO_API_KEY", "ZOTERO_USER_ID"];
+
+impl Config {
+    /// Reads the process environment.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_map(&std::env::vars().collect())
+    }
+
+    /// Reads configuration from a map of variables (the environment, or a test's map).
+    pub fn from_map(env: &HashMap<String, String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| {
+            env.get(name)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+
+        let api_key = get("ZOTERO_API_KEY").map(ApiKey::new);
+        let user_id = match get("ZOTERO_USER_ID") {
+            None => None,
+            Some(v) => Some(v.parse::<u64>().map_err(|_| ConfigError {
+                var: "ZOTERO_USER_ID",
+                value: v.clone(),
+                expected:
+                    "the numeric user ID shown at https://www.zotero.org/settings/keys".into(),
+            })?),
+        };
+
+        let api_base = match get("ZOTERO_API_BASE") {
+            None => DEFAULT_API_BASE.to_string(),
+            Some(v) => parse_base("ZOTERO_API_BASE", &v)?,
+        };
+        let arxiv_base = match get("ZOTERO_ARXIV_BASE") {
+            None => DEFAULT_ARXIV_BASE.to_string(),
+            Some(v) => parse_base("ZOTERO_ARXIV_BASE", &v)?,
+        };
+        let fetch_allow_private = parse_bool(&get, "ZOTERO_FETCH_ALLOW_PRIVATE", false)?;
+        let temp_dir = get("TMPDIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from("/tmp"));
+
+        let debug = parse_bool(&get, "ZOTERO_MCP_DEBUG", false)?;
+        let log_level = match get("ZOTERO_MCP_LOG_LEVEL") {
+            None => "info".to_string(),
+            Some(v) => {
+                let lower = v.to_ascii_lowercase();
+                let level = match lower.as_str() {
+                    "warning" => "warn",
+                    "critical" | "fatal" => "error",
+                    other => other,
+                };
+                if !["trace", "debug", "info", "warn", "error", "off"].contains(&level) {
+                    return Err(ConfigError {
+                        var: "ZOTERO_MCP_LOG_LEVEL",
+                        value: v,
+                        expected: "one of TRACE, DEBUG, INFO, WARN, ERROR, OFF".into(),
+                    });
+                }
+                level.to_string()
+            }
+        };
+
+        let max_attempts = parse_num::<u32>(&get, "ZOTERO_RETRY_MAX_ATTEMPTS", 3)?;
+        if max_attempts == 0 {
+            return Err(ConfigError {
+                var: "ZOTERO_RETRY_MAX_ATTEMPTS",
+                value: "0".into(),
+                expected: "a whole number of at least 1 (1 means no retry)".into(),
+            });
+        }
+        let retry = RetryConfig {
+            max_attempts,
+            base_delay: parse_secs(&get, "ZOTERO_RETRY_BASE_DELAY", 0.5)?,
+            max_delay: parse_secs(&get, "ZOTERO_RETRY_MAX_DELAY", 4.0)?,
+            max_wait: parse_secs(&get, "ZOTERO_RETRY_MAX_WAIT", 30.0)?,
+        };
+
+        // TTL and size are validated even while the cache is off: a typo should not wait
+        // until the cache is switched on.
+        let cache = CacheConfig {
+            ttl: parse_secs(&get, "ZOTERO_READ_CACHE_TTL", 30.0)?,
+            max_entries: parse_num::<usize>(&get, "ZOTERO_READ_CACHE_MAX", 128)?,
+        };
+        let read_cache = parse_bool(&get, "ZOTERO_READ_CACHE", false)?.then_some(cache);
+
+        let upload_max_bytes = parse_num::<u64>(&get, "ZOTERO_UPLOAD_MAX_BYTES", 52_428_800)?;
+        let timeout = parse_secs(&get, "ZOTERO_TIMEOUT_SECONDS", 30.0)?;
+        if timeout.is_zero() {
+            return Err(ConfigError {
+                var: "ZOTERO_TIMEOUT_SECONDS",
+                value: "0".into(),
+                expected: "a positive number of seconds".into(),
+            });
+        }
+
+        Ok(Config {
+            api_key,
+            user_id,
+            api_base,
+            debug,
+            log_level,
+            retry,
+            read_cache,
+            upload_max_bytes,
+            timeout,
+            fetch_allow_private,
+            arxiv_base,
+            temp_dir,
+        })
+    }
+
+    /// What the Zotero client needs.
+    pub fn client(&self) -> zotero_api::ClientConfig {
+        zotero_api::ClientConfig {
+            api_base: self.api_base.clone(),
+            api_key: self.api_key.clone(),
+            user_id: self.user_id,
+            missing_credentials: self.missing_credentials(),
+            retry: self.retry.clone(),
+            timeout: self.timeout,
+            read_cache: self.read_cache.clone(),
+        }
+    }
+
+    /// What the upload sources need.
+    pub fn sources(&self) -> zotero_sources::SourcesConfig {
+        zotero_sources::SourcesConfig {
+            timeout: self.timeout,
+            max_bytes: self.upload_max_bytes,
+            allow_private: self.fetch_allow_private,
+            temp_dir: self.temp_dir.clone(),
+        }
+    }
+
+    /// The credential variables that are not set, in the order a user should set them.
+    pub fn missing_credentials(&self) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        if self.api_key.is_none() {
+            missing.push(CREDENTIAL_VARS[0]);
+        }
+        if self.user_id.is_none() {
+            missing.push(CREDENTIAL_VARS[1]);
+        }
+        missing
+    }
+}
+
+fn parse_base(var: &'static str, v: &str) -> Result<String, ConfigError> {
+    let lower = v.to_ascii_lowercase();
+    let rest = lower
+        .strip_prefix("https://")
+        .or_else(|| lower.strip_prefix("http://"));
+    match rest {
+        Some(host) if !host.is_empty() && !host.starts_with('/') && !v.contains(['?', '#']) => {
+            Ok(v.trim_end_matches('/').to_string())
+        }
+        _ => Err(ConfigError {
+            var,
+            value: v.to_string(),
+            expected: "an http:// or https:// URL such as https://api.zotero.org".into(),
+        }),
+    }
+}
+
+fn parse_bool(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    match get(var) {
+        None => Ok(default),
+        Some(v) => match v.to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" => Ok(true),
+            "0" | "false" | "no" | "off" => Ok(false),
+            _ => Err(ConfigError {
+                var,
+                value: v,
+                expected: "1 or 0 (true/false, yes/no, on/off)".into(),
+            }),
+        },
+    }
+}
+
+fn parse_num<T: std::str::FromStr>(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: T,
+) -> Result<T, ConfigError> {
+    match get(var) {
+        None => Ok(default),
+        Some(v) => v.parse::<T>().map_err(|_| ConfigError {
+            var,
+            value: v,
+            expected: "a non-negative whole number".into(),
+        }),
+    }
+}
+
+fn parse_secs(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: f64,
+) -> Result<Duration, ConfigError> {
+    let secs = match get(var) {
+        None => default,
+        Some(v) => match v.parse::<f64>() {
+            Ok(s) if s.is_finite() && (0.0..=86_400.0).contains(&s) => s,
+            _ => {
+                return Err(ConfigError {
+                    var,
+                    value: v,
+                    expected: "a number of seconds between 0 and 86400, such as 0.5".into(),
+                })
+            }
+        },
+    };
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        Config::from_map(
+            &pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn defaults_match_the_documented_ones() {
+        let c = cfg(&[]).unwrap();
+        assert!(c.api_key.is_none() && c.user_id.is_none());
+        assert_eq!(c.api_base, "https://api.zotero.org");
+        assert_eq!(c.log_level, "info");
+        assert_eq!(c.retry.max_attempts, 3);
+        assert_eq!(c.retry.base_delay, Duration::from_millis(500));
+        assert_eq!(c.retry.max_delay, Duration::from_secs(4));
+        assert_eq!(c.retry.max_wait, Duration::from_secs(30));
+        assert!(c.read_cache.is_none());
+        assert_eq!(c.upload_max_bytes, 52_428_800);
+        assert_eq!(c.timeout, Duration::from_secs(30));
+        assert_eq!(
+            c.missing_credentials(),
+            vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]
+        );
+    }
+
+    #[test]
+    fn malformed_values_name_the_variable() {
+        for (var, value) in [
+            ("ZOTERO_RETRY_MAX_ATTEMPTS", "abc"),
+            ("ZOTERO_RETRY_MAX_ATTEMPTS", "0"),
+            ("ZOTERO_RETRY_BASE_DELAY", "-1"),
+            ("ZOTERO_READ_CACHE", "maybe"),
+            ("ZOTERO_READ_CACHE_TTL", "x"),
+            ("ZOTERO_USER_ID", "alice"),
+            ("ZOTERO_API_BASE", "ftp://example.org"),
+            ("ZOTERO_MCP_LOG_LEVEL", "loud"),
+            ("ZOTERO_TIMEOUT_SECONDS", "0"),
+            ("ZOTERO_UPLOAD_MAX_BYTES", "1e9"),
+            ("ZOTERO_FETCH_ALLOW_PRIVATE", "sometimes"),
+            ("ZOTERO_ARXIV_BASE", "arxiv.org"),
+        ] {
+            let err = cfg(&[(var, value)]).unwrap_err();
+            assert_eq!(err.var, var);
+            assert!(err.to_string().contains(var), "{err}");
+        }
+    }
+
+    #[test]
+    fn cache_and_base_are_parsed() {
+        let c = cfg(&[
+            ("ZOTERO_READ_CACHE", "1"),
+            ("ZOTERO_READ_CACHE_TTL", "5"),
+            ("ZOTERO_READ_CACHE_MAX", "7"),
+            ("ZOTERO_API_BASE", "http://127.0.0.1:8080/"),
+            ("ZOTERO_MCP_LOG_LEVEL", "DEBUG"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.read_cache,
+            Some(CacheConfig {
+                ttl: Duration::from_secs(5),
+                max_entries: 7
+            })
+        );
+        assert_eq!(c.api_base, "http://127.0.0.1:8080");
+        assert_eq!(c.log_level, "debug");
+    }
+}

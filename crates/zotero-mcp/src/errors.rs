@@ -1,0 +1,170 @@
+//! The one place where domain errors become what a caller sees: `ZoteroError` and
+//! `SourceError` to the public codes (`ZOTERO_*`) with their details.
+
+use serde_json::{json, Value};
+use zotero_api::error::UpstreamAnswer;
+use zotero_api::ZoteroError;
+use zotero_sources::{Blame, SourceError};
+
+use crate::envelope::{ErrorCode, ToolError};
+
+/// The public code of a Zotero error.
+pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
+    match err {
+        ZoteroError::MissingCredentials { .. } => ErrorCode::Auth,
+        ZoteroError::Status { answer, .. } => ErrorCode::for_status(answer.status),
+        ZoteroError::WaitTooLong { .. } => ErrorCode::RateLimited,
+        ZoteroError::Network { .. }
+        | ZoteroError::Timeout { .. }
+        | ZoteroError::Cancelled
+        | ZoteroError::BadResponse { .. } => ErrorCode::Upstream,
+        ZoteroError::InvalidRequest { .. }
+        | ZoteroError::Source { .. }
+        | ZoteroError::UnknownItemType { .. }
+        | ZoteroError::AmbiguousCollection { .. }
+        | ZoteroError::KeptChanging { .. }
+        | ZoteroError::StorageFull { .. } => ErrorCode::Validation,
+        ZoteroError::NotFound { .. } | ZoteroError::CollectionNotFound { .. } => {
+            ErrorCode::NotFound
+        }
+        ZoteroError::Rejected { code, .. } => ErrorCode::for_status(*code),
+        ZoteroError::CreateUnconfirmed { .. } => ErrorCode::Upstream,
+        ZoteroError::AttachmentAbandoned { error, .. } => zotero_code(error),
+    }
+}
+
+fn answer_details(e: &mut ToolError, a: &UpstreamAnswer) {
+    e.details.insert("status".into(), Value::from(a.status));
+    if !a.body.is_empty() {
+        e.details.insert("body".into(), Value::from(a.body.clone()));
+    }
+    if let Some(r) = &a.retry_after {
+        e.details
+            .insert("retry_after".into(), Value::from(r.clone()));
+    }
+    if let Some(r) = &a.request_id {
+        e.details
+            .insert("request_id".into(), Value::from(r.clone()));
+    }
+}
+
+impl From<ZoteroError> for ToolError {
+    fn from(err: ZoteroError) -> ToolError {
+        let mut e = ToolError::new(zotero_code(&err), err.to_string());
+        match &err {
+            ZoteroError::MissingCredentials { missing } => {
+                e.details.insert(
+                    "missing".into(),
+                    Value::from(missing.iter().map(|s| s.to_string()).collect::<Vec<_>>()),
+                );
+            }
+            ZoteroError::Status { answer, .. } => answer_details(&mut e, answer),
+            ZoteroError::WaitTooLong {
+                wait_secs, answer, ..
+            } => {
+                if let Some(a) = answer {
+                    answer_details(&mut e, a);
+                }
+                // The wait the caller should honour, in seconds, whatever form Zotero used.
+                e.details
+                    .insert("retry_after".into(), Value::from(wait_secs.to_string()));
+            }
+            ZoteroError::BadResponse { status, .. } => {
+                e.details.insert("status".into(), Value::from(*status));
+            }
+            ZoteroError::UnknownItemType { valid, .. } => {
+                e.details.insert("field".into(), json!("item_type"));
+                e.details.insert("valid_item_types".into(), json!(valid));
+            }
+            ZoteroError::Rejected { code, answer, .. } => {
+                answer_details(&mut e, answer);
+                e.details.insert("object_code".into(), json!(code));
+            }
+            ZoteroError::CreateUnconfirmed { key, created, .. } => {
+                e.details.insert("item_key".into(), json!(key));
+                let created = if *created {
+                    json!(true)
+                } else {
+                    json!("unknown")
+                };
+                e.details.insert("created".into(), created);
+            }
+            ZoteroError::CollectionNotFound { closest, .. } => {
+                e.details.insert("field".into(), json!("collection_name"));
+                e.details.insert("closest_names".into(), json!(closest));
+            }
+            ZoteroError::AmbiguousCollection { candidates, .. } => {
+                e.details.insert("field".into(), json!("collection_name"));
+                e.details.insert("candidates".into(), json!(candidates));
+            }
+            ZoteroError::StorageFull {
+                size,
+                usage_mb,
+                quota_mb,
+                answer,
+            } => {
+                answer_details(&mut e, answer);
+                e.details.insert("file_size".into(), json!(size));
+                e.details.insert("storage_usage_mb".into(), json!(usage_mb));
+                e.details.insert("storage_quota_mb".into(), json!(quota_mb));
+            }
+            ZoteroError::AttachmentAbandoned {
+                error,
+                attachment_key,
+                removed,
+            } => {
+                let inner = ToolError::from((**error).clone());
+                e.details = inner.details;
+                e.details
+                    .insert("attachment_key".into(), json!(attachment_key));
+                e.details
+                    .insert("attachment_removed".into(), json!(removed));
+            }
+            ZoteroError::Network { .. }
+            | ZoteroError::Timeout { .. }
+            | ZoteroError::Cancelled
+            | ZoteroError::InvalidRequest { .. }
+            | ZoteroError::Source { .. }
+            | ZoteroError::NotFound { .. }
+            | ZoteroError::KeptChanging { .. } => {}
+        }
+        e
+    }
+}
+
+impl From<SourceError> for ToolError {
+    fn from(e: SourceError) -> Self {
+        let code = match e.blame() {
+            Blame::Input => ErrorCode::Validation,
+            Blame::Missing => ErrorCode::NotFound,
+            Blame::Remote => ErrorCode::Upstream,
+            Blame::Internal => ErrorCode::Internal,
+        };
+        let mut t = ToolError::new(code, e.to_string());
+        t.details = e.context();
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_too_long_is_rate_limited_with_retry_after() {
+        let e: ToolError = ZoteroError::WaitTooLong {
+            wait_secs: 120,
+            max_wait_secs: 30,
+            answer: Some(UpstreamAnswer {
+                status: 429,
+                body: "Too Many Requests".into(),
+                retry_after: Some("120".into()),
+                request_id: None,
+            }),
+        }
+        .into();
+        assert_eq!(e.code, ErrorCode::RateLimited);
+        assert_eq!(e.details["retry_after"], "120");
+        assert_eq!(e.details["status"], 429);
+    }
+}

@@ -1,0 +1,8 @@
+//! zotero-mcp: an MCP server giving AI agents safe, structured access to a Zotero library.
+
+pub mod config;
+pub mod envelope;
+pub mod errors;
+pub mod log;
+pub mod server;
+pub mod tools;

@@ -1,0 +1,257 @@
+//! The MCP server: the `ServerHandler` that lists the tools and runs each call inside a
+//! span carrying its `correlation_id`, turning every outcome (a panic included) into the
+//! `{ok, data, error}` envelope.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerCapabilities, Tool, ToolAnnotations,
+};
+use rmcp::service::{Peer, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::config::Config;
+use crate::envelope::{self, ErrorCode, ToolError};
+use crate::tools::{ToolContext, ToolName, ToolSpec};
+use zotero_api::client::ZoteroClient;
+use zotero_api::upload::ProgressFn;
+use zotero_sources::Fetcher;
+
+#[derive(Clone)]
+pub struct ZoteroServer {
+    client: Arc<ZoteroClient>,
+    fetcher: Arc<Fetcher>,
+    arxiv_base: Arc<str>,
+    tools: Arc<Vec<Tool>>,
+}
+
+impl ZoteroServer {
+    /// The server for this configuration; an error says what could not be set up.
+    pub fn new(config: &Config) -> Result<Self, String> {
+        let client = ZoteroClient::new(&config.client())
+            .map_err(|e| format!("cannot build the Zotero client: {e}"))?;
+        let fetcher = Fetcher::new(&config.sources())
+            .map_err(|e| format!("cannot build the file fetcher: {e}"))?;
+        Ok(Self {
+            client: Arc::new(client),
+            fetcher: Arc::new(fetcher),
+            arxiv_base: Arc::from(config.arxiv_base.as_str()),
+            tools: Arc::new(tool_definitions()),
+        })
+    }
+}
+
+/// Progress notifications for one call, sent in order by one task.
+fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressFn {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
+    tokio::spawn(
+        async move {
+            while let Some((done, total)) = rx.recv().await {
+                let mut p = ProgressNotificationParam::new(token.clone(), done as f64);
+                p.total = Some(total as f64);
+                p.message = Some(format!("uploaded {done} of {total} bytes"));
+                if peer.notify_progress(p).await.is_err() {
+                    break;
+                }
+            }
+        }
+        .in_current_span(),
+    );
+    Arc::new(move |done, total| {
+        let _ = tx.send((done, total));
+    })
+}
+
+/// The tools as `tools/list` publishes them.
+pub fn tool_definitions() -> Vec<Tool> {
+    ToolName::ALL.iter().map(|t| definition(t.spec())).collect()
+}
+
+fn as_object(v: Value) -> serde_json::Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+fn definition(spec: &ToolSpec) -> Tool {
+    let output = envelope::output_schema((spec.data_schema)(), crate::tools::schema::defs());
+    let annotations = ToolAnnotations::with_title(spec.title)
+        .read_only(spec.read_only)
+        .destructive(false)
+        .idempotent(spec.idempotent)
+        .open_world(spec.open_world);
+    Tool::new_with_raw(
+        spec.name,
+        Some(Cow::Borrowed(spec.description)),
+        Arc::new(as_object((spec.input_schema)())),
+    )
+    .with_title(spec.title)
+    .with_raw_output_schema(Arc::new(as_object(output)))
+    .with_annotations(annotations)
+}
+
+/// A short random id that ties together every log line of one tool call.
+fn correlation_id() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+impl ServerHandler for ZoteroServer {
+    fn get_info(&self) -> InitializeResult {
+        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(
+                "Tools for the user's personal Zotero library. Search with \
+                 zotero_search_items before adding anything; fetch one item with \
+                 zotero_get_item; list collections with zotero_list_collections. Add a \
+                 missing paper with zotero_create_item, then its PDF with \
+                 zotero_attach_arxiv_pdf or zotero_upload_attachment, and file it with \
+                 zotero_add_item_to_collection. Every tool \
+                 answers {ok, data, error}; error.code is one of ZOTERO_AUTH_ERROR, \
+                 ZOTERO_NOT_FOUND, ZOTERO_RATE_LIMITED, ZOTERO_VALIDATION_ERROR, \
+                 ZOTERO_UPSTREAM_ERROR.",
+            )
+    }
+
+    /// Protocol versions from 2025-03-26 on.
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Owned(
+            ProtocolVersion::KNOWN_VERSIONS
+                .iter()
+                .filter(|v| v.as_str() >= ProtocolVersion::V_2025_03_26.as_str())
+                .cloned()
+                .collect(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Some(tool) = ToolName::from_name(&request.name) else {
+            let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.spec().name).collect();
+            return Err(McpError::invalid_params(
+                format!(
+                    "unknown tool '{}'; known tools: {}",
+                    request.name,
+                    known.join(", ")
+                ),
+                None,
+            ));
+        };
+        let name = tool.spec().name;
+        let span =
+            tracing::info_span!("tool_call", correlation_id = %correlation_id(), tool = name);
+        let progress = context
+            .meta
+            .get_progress_token()
+            .map(|token| progress_reporter(context.peer.clone(), token));
+        let ctx = ToolContext {
+            client: self.client.clone(),
+            fetcher: self.fetcher.clone(),
+            arxiv_base: self.arxiv_base.clone(),
+            cancel: context.ct.clone(),
+            progress,
+        };
+        let arguments = request.arguments;
+        let call = async move {
+            let started = Instant::now();
+            tracing::info!("tool call started");
+            let result = tool.run(&ctx, arguments.as_ref()).await;
+            let elapsed_ms = started.elapsed().as_millis() as u64;
+            match &result {
+                Ok(_) => tracing::info!(ok = true, elapsed_ms, "tool call finished"),
+                Err(e) => tracing::info!(
+                    ok = false, elapsed_ms, code = e.code.as_str(), error = %e.message,
+                    "tool call finished"
+                ),
+            }
+            result
+        }
+        .instrument(span.clone());
+
+        let result = guarded(name, call).await;
+        if let Err(e) = &result {
+            if e.code == ErrorCode::Internal {
+                tracing::error!(parent: &span, "tool call aborted");
+            }
+        }
+        Ok(tool_result(result).into())
+    }
+}
+
+/// Runs a tool call in its own task: a panic inside it ends that task only, the caller gets
+/// a `ZOTERO_INTERNAL_ERROR` envelope and the server keeps serving.
+pub async fn guarded<F>(name: &str, call: F) -> Result<Value, ToolError>
+where
+    F: std::future::Future<Output = Result<Value, ToolError>> + Send + 'static,
+{
+    match tokio::spawn(call).await {
+        Ok(result) => result,
+        Err(_) => Err(ToolError::new(
+            ErrorCode::Internal,
+            format!("{name} failed inside the server; the server is still running"),
+        )),
+    }
+}
+
+/// The envelope as structured content, the same JSON as text, and `isError` when not ok.
+pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
+    let (envelope, is_error) = match &result {
+        Ok(data) => (envelope::ok(data.clone()), false),
+        Err(e) => (envelope::err(e), true),
+    };
+    let text = envelope.to_string();
+    let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
+    out.structured_content = Some(envelope);
+    out.is_error = Some(is_error);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicking_tool_becomes_an_internal_error_envelope() {
+        let r = guarded("zotero_boom", async {
+            if std::hint::black_box(true) {
+                panic!("boom");
+            }
+            Ok(Value::Null)
+        })
+        .await;
+        let e = r.unwrap_err();
+        assert_eq!(e.code, ErrorCode::Internal);
+        assert!(e.message.contains("zotero_boom"));
+        let out = tool_result(Err(e));
+        assert_eq!(out.is_error, Some(true));
+        assert_eq!(
+            out.structured_content.unwrap()["error"]["code"],
+            "ZOTERO_INTERNAL_ERROR"
+        );
+        // The runtime is still fine after the panic.
+        let ok = guarded("zotero_fine", async { Ok(Value::Bool(true)) }).await;
+        assert_eq!(ok.unwrap(), Value::Bool(true));
+    }
+}

@@ -1,0 +1,262 @@
+//! Test harness: starts the BUILT `zotero-mcp` binary as a child process and drives it over
+//! stdio with rmcp's MCP client, capturing its stderr (the JSON log lines).
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use tokio::io::AsyncBufReadExt;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
+
+/// A running server and what it has written to stderr so far.
+pub struct Server {
+    pub client: RunningService<RoleClient, ()>,
+    stderr: Arc<Mutex<Vec<String>>>,
+}
+
+/// The environment that points the server at an emulator, with quick retries; the number
+/// of attempts (3) is set here because fault counts in the tests are written against it.
+pub fn env_for(base: &str, user_id: u64, key: &str) -> Vec<(String, String)> {
+    vec![
+        ("ZOTERO_API_BASE".into(), base.into()),
+        ("ZOTERO_USER_ID".into(), user_id.to_string()),
+        ("ZOTERO_API_KEY".into(), key.into()),
+        ("ZOTERO_RETRY_BASE_DELAY".into(), "0.01".into()),
+        ("ZOTERO_RETRY_MAX_DELAY".into(), "0.05".into()),
+        ("ZOTERO_RETRY_MAX_ATTEMPTS".into(), "3".into()),
+    ]
+}
+
+/// Starts the binary with exactly these variables (nothing inherited but PATH).
+pub async fn spawn(env: &[(String, String)]) -> Server {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.env_clear();
+    if let Ok(path) = std::env::var("PATH") {
+        cmd.env("PATH", path);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn zotero-mcp");
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    if let Some(stderr) = stderr {
+        let sink = lines.clone();
+        tokio::spawn(async move {
+            let mut reader = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                sink.lock().unwrap().push(line);
+            }
+        });
+    }
+    let client = ().serve(transport).await.expect("MCP initialize");
+    Server {
+        client,
+        stderr: lines,
+    }
+}
+
+/// What one tool call answered.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub envelope: Value,
+    pub is_error: bool,
+    pub text: String,
+}
+
+impl Answer {
+    pub fn ok(&self) -> bool {
+        self.envelope["ok"] == Value::Bool(true)
+    }
+    pub fn data(&self) -> &Value {
+        &self.envelope["data"]
+    }
+    pub fn code(&self) -> &str {
+        self.envelope["error"]["code"].as_str().unwrap_or("")
+    }
+    pub fn details(&self) -> &Value {
+        &self.envelope["error"]["details"]
+    }
+    /// Panics with the whole envelope unless the call succeeded.
+    pub fn expect_ok(&self) -> &Value {
+        assert!(self.ok(), "expected success, got {}", self.envelope);
+        assert!(!self.is_error);
+        self.data()
+    }
+    pub fn expect_err(&self, code: &str) -> &Value {
+        assert!(!self.ok(), "expected {code}, got {}", self.envelope);
+        assert!(self.is_error, "isError must be true on failure");
+        assert_eq!(self.code(), code, "envelope: {}", self.envelope);
+        assert_eq!(self.envelope["data"], Value::Null);
+        &self.envelope["error"]
+    }
+}
+
+impl Server {
+    pub async fn call(&self, tool: &str, args: Value) -> Answer {
+        let result = self.call_raw(tool, args).await.expect("tools/call");
+        to_answer(result)
+    }
+
+    pub async fn call_raw(
+        &self,
+        tool: &str,
+        args: Value,
+    ) -> Result<CallToolResult, rmcp::ServiceError> {
+        let mut params = CallToolRequestParams::new(tool.to_string());
+        if let Value::Object(map) = args {
+            params = params.with_arguments(map);
+        }
+        self.client.call_tool(params).await
+    }
+
+    pub async fn tools(&self) -> Vec<Tool> {
+        self.client.list_all_tools().await.expect("tools/list")
+    }
+
+    /// Every stderr line so far.
+    pub fn stderr(&self) -> Vec<String> {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Waits (bounded) until a stderr line satisfies `pred`.
+    pub async fn wait_for_log(&self, within: Duration, pred: impl Fn(&Value) -> bool) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if self
+                .stderr()
+                .iter()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .any(|v| pred(&v))
+            {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn stop(self) {
+        let _ = self.client.cancel().await;
+    }
+}
+
+pub fn to_answer(result: CallToolResult) -> Answer {
+    let envelope = result
+        .structured_content
+        .clone()
+        .expect("structuredContent is always set");
+    let text = result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.clone())
+        .expect("text content");
+    let parsed: Value = serde_json::from_str(&text).expect("text content is JSON");
+    assert_eq!(parsed, envelope, "text content must be the same JSON");
+    Answer {
+        envelope,
+        is_error: result.is_error.unwrap_or(false),
+        text,
+    }
+}
+
+pub fn obj(v: Value) -> Map<String, Value> {
+    v.as_object().cloned().unwrap_or_default()
+}
+
+/// What a raw JSON-RPC session printed: every stdout line and every stderr line.
+pub struct RawSession {
+    pub responses: Vec<Value>,
+    pub stdout: String,
+    pub stderr: String,
+    pub status: std::process::ExitStatus,
+}
+
+/// Speaks raw JSON-RPC to the binary: sends `initialize` (with `protocol`), the
+/// `initialized` notification, then `requests` (each gets id 2, 3, ...), waits for every
+/// answer, closes stdin and collects everything the process printed.
+pub fn raw_session(env: &[(String, String)], protocol: &str, requests: &[Value]) -> RawSession {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let mut cmd = std::process::Command::new(BIN);
+    cmd.env_clear();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let err_thread = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let send = |stdin: &mut std::process::ChildStdin, v: Value| {
+        writeln!(stdin, "{v}").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion": protocol, "capabilities": {},
+            "clientInfo": {"name": "raw-test", "version": "0"}}}),
+    );
+    let mut reader = BufReader::new(stdout);
+    let mut stdout_text = String::new();
+    let mut responses = Vec::new();
+    let mut read_until = |id: u64, reader: &mut BufReader<std::process::ChildStdout>| loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("server closed stdout before answering id {id}");
+        }
+        stdout_text.push_str(&line);
+        let v: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
+        if v["id"] == id {
+            responses.push(v);
+            return;
+        }
+    };
+    read_until(1, &mut reader);
+    send(
+        &mut stdin,
+        serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    for (i, r) in requests.iter().enumerate() {
+        let id = i as u64 + 2;
+        let mut msg = r.clone();
+        msg["jsonrpc"] = "2.0".into();
+        msg["id"] = id.into();
+        send(&mut stdin, msg);
+        read_until(id, &mut reader);
+    }
+    drop(stdin);
+    let mut rest = String::new();
+    let _ = reader.read_to_string(&mut rest);
+    stdout_text.push_str(&rest);
+    let status = child.wait().unwrap();
+    RawSession {
+        responses,
+        stdout: stdout_text,
+        stderr: err_thread.join().unwrap(),
+        status,
+    }
+}
+
+pub fn tool_call(name: &str, args: Value) -> Value {
+    serde_json::json!({"method": "tools/call", "params": {"name": name, "arguments": args}})
+}

@@ -1,0 +1,33 @@
+//! The integration tests: ONE test binary, so the emulator and the harness compile once.
+//! Tool tests drive the built server over stdio against the Zotero emulator
+//! (`zotero-emulator`); the emulator's own self-tests check it against the real API's rules.
+// Test support: failing loudly is the right thing here.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+mod arxiv_and_progress;
+mod collections;
+mod common;
+mod emulator_client;
+mod emulator_files;
+mod emulator_hosts;
+mod emulator_schema;
+mod emulator_selftest;
+mod emulator_writes;
+mod http_core;
+mod prop_arguments;
+mod prop_paging;
+mod prop_support;
+mod prop_uploads;
+mod read_tools;
+mod registry;
+mod retries;
+mod server;
+mod upload_failures;
+mod upload_support;
+mod uploads;
+mod write_tools;

@@ -1,0 +1,108 @@
+//! Shared by the upload conformance tests: the environment that reaches the emulator's web
+//! host and fake arXiv, temporary files, test bytes, and the check that an upload landed.
+use std::path::{Path, PathBuf};
+
+use md5::{Digest, Md5};
+use serde_json::Value;
+
+use crate::common::{env_for, spawn, Server};
+use zotero_emulator::{Emulator, API_KEY, USER_ID};
+
+/// The parent item most upload tests attach to.
+pub const PARENT: &str = "NLPML6K7";
+
+pub fn env(emu: &Emulator, extra: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.push(("ZOTERO_FETCH_ALLOW_PRIVATE".into(), "1".into()));
+    env.push(("ZOTERO_ARXIV_BASE".into(), emu.arxiv_base()));
+    for (k, v) in extra {
+        env.push((k.to_string(), v.to_string()));
+    }
+    env
+}
+
+pub async fn setup() -> (Emulator, Server) {
+    let emu = Emulator::start().await;
+    let server = spawn(&env(&emu, &[])).await;
+    (emu, server)
+}
+
+/// A file in a fresh directory of its own.
+/// A file in a fresh directory of its own; the directory goes when this is dropped.
+/// Serializes as its path, so it can be a `file_path` argument as it is.
+pub struct TempFile(PathBuf);
+
+impl TempFile {
+    pub fn new(name: &str, bytes: &[u8]) -> TempFile {
+        let dir =
+            std::env::temp_dir().join(format!("zotero-mcp-test-{:016x}", rand::random::<u64>()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        TempFile(path)
+    }
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempFile {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl serde::Serialize for TempFile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+pub fn temp_file(name: &str, bytes: &[u8]) -> TempFile {
+    TempFile::new(name, bytes)
+}
+
+pub fn bytes(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed) ^ (i >> 8) as u8)
+        .collect()
+}
+
+pub fn md5_hex(b: &[u8]) -> String {
+    format!("{:x}", Md5::digest(b))
+}
+
+pub fn attachments_of(emu: &Emulator, parent: &str) -> Vec<Value> {
+    emu.children(parent)
+        .into_iter()
+        .filter(|c| c["data"]["itemType"] == "attachment")
+        .collect()
+}
+
+/// Checks that the upload landed: one attachment item under the parent, with these bytes.
+pub fn assert_stored(emu: &Emulator, data: &Value, content: &[u8]) -> Value {
+    let key = data["attachment_key"].as_str().unwrap();
+    let item = emu.item(key).expect("attachment item exists");
+    assert_eq!(item["data"]["parentItem"], data["parent_item_key"]);
+    assert_eq!(item["data"]["linkMode"], "imported_file");
+    assert_eq!(item["data"]["md5"], md5_hex(content));
+    let file = emu.file(key).expect("file stored");
+    assert_eq!(file.size, content.len() as u64);
+    assert_eq!(file.md5, md5_hex(content));
+    assert_eq!(file.bytes.as_deref(), Some(content));
+    assert_eq!(data["size"], content.len());
+    assert_eq!(data["version"], item["version"]);
+    item
+}

@@ -1,0 +1,17 @@
+//! The network layer every outside request of zotero-mcp goes through: the TLS connector
+//! (rustls with ring and the webpki roots), the user agent, the one retry loop (backoff with
+//! jitter, `Retry-After`, the process-wide `Backoff` gate, cancellation), byte streams for
+//! uploads and error chains for messages. It knows nothing of Zotero or MCP.
+
+pub mod body;
+pub mod error_chain;
+pub mod retry;
+pub mod tls;
+
+pub use body::{empty_body, full_body, ByteStream, RequestBody};
+pub use error_chain::ErrorChain;
+pub use retry::{
+    backoff_delay, ceil_secs, retry_after, sleep, Attempt, Cancelled, Gate, Retry, RetryError,
+    RetryPolicy,
+};
+pub use tls::{https_connector, user_agent};
