@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use super::http::ApiResponse;
+use crate::response::ApiResponse;
 
 pub struct ReadCache {
     ttl: Duration,

@@ -4,14 +4,20 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
-use serde::Deserialize;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::ZoteroError;
-use super::http::{ApiRequest, ApiResponse, HttpClient};
+use super::http::{ApiRequest, HttpClient};
 use super::model::{AttachmentSummary, Collection, Item, WireObject};
 use crate::config::ClientConfig;
+use crate::http::Consistency;
+use crate::keys::KeyAccess;
+use crate::library::{LibraryId, LibraryRef};
+use crate::response::{
+    all_pages, encode_query, expect, parse_json, parse_page, unexpected, ApiResponse, Page,
+};
+use crate::templates::TemplateCache;
 
 /// Sort keys the Zotero API accepts for items (zotero-api.md).
 pub const SORT_VALUES: [&str; 15] = [
@@ -35,14 +41,6 @@ pub const SORT_VALUES: [&str; 15] = [
 pub const DEFAULT_SORT: &str = "relevance";
 pub const FALLBACK_SORT: &str = "dateModified";
 
-/// A page of results and where the next one starts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub total: u64,
-    pub next_start: Option<u64>,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
     pub query: String,
@@ -57,38 +55,6 @@ pub struct SearchResult {
     pub page: Page<Item>,
     /// Set when the asked-for sort was replaced by the fallback.
     pub sort_used: Option<String>,
-}
-
-/// What `GET /keys/current` says about the key.
-#[derive(Debug, Clone, Deserialize)]
-pub struct KeyInfo {
-    #[serde(rename = "userID")]
-    pub user_id: u64,
-    #[serde(default)]
-    pub username: String,
-    #[serde(default, rename = "displayName")]
-    pub display_name: String,
-    #[serde(default)]
-    pub access: Value,
-}
-
-impl KeyInfo {
-    fn user_access(&self, what: &str) -> bool {
-        self.access
-            .get("user")
-            .and_then(|u| u.get(what))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-    }
-    pub fn can_read(&self) -> bool {
-        self.user_access("library")
-    }
-    pub fn can_write(&self) -> bool {
-        self.user_access("write")
-    }
-    pub fn can_upload(&self) -> bool {
-        self.user_access("files")
-    }
 }
 
 /// Sort values Zotero has rejected in this process, so later searches go straight to the
@@ -113,33 +79,234 @@ impl SortFallback {
     }
 }
 
+/// The Zotero client of the process: the Web API and, when configured, the desktop app's
+/// local API, each with its own pooled HTTP client. Library-level calls go through
+/// [`ZoteroClient::library`].
 pub struct ZoteroClient {
-    pub(crate) http: Arc<HttpClient>,
+    /// The Web API (`ZOTERO_API_BASE`); used only when the credentials are set.
+    web: Arc<HttpClient>,
+    /// The desktop app's local API (`ZOTERO_LOCAL=1`): no key, user library `/users/0`.
+    local: Option<Arc<HttpClient>>,
     user_id: Option<u64>,
     missing: Vec<&'static str>,
     sort_fallback: SortFallback,
-    pub(crate) templates: super::write::TemplateCache,
+    templates: TemplateCache,
+    access: tokio::sync::OnceCell<Arc<KeyAccess>>,
+}
+
+/// Which backend answers a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Web,
+    Local,
 }
 
 impl ZoteroClient {
     pub fn new(config: &ClientConfig) -> Result<Self, ZoteroError> {
+        let local = match &config.local_api_base {
+            Some(base) => Some(HttpClient::new_local(config, base)?),
+            None => None,
+        };
         Ok(Self {
-            http: HttpClient::new(config)?,
+            web: HttpClient::new(config)?,
+            local,
             user_id: config.user_id,
             missing: config.missing_credentials.clone(),
             sort_fallback: SortFallback::default(),
-            templates: super::write::TemplateCache::default(),
+            templates: TemplateCache::default(),
+            access: tokio::sync::OnceCell::new(),
         })
     }
 
-    /// `/users/{id}`, or the error that says which variables to set.
-    pub(crate) fn prefix(&self) -> Result<String, ZoteroError> {
+    /// The Web API's client, when the credentials are set; otherwise the error that says
+    /// which variables to set.
+    pub(crate) fn web(&self) -> Result<(&Arc<HttpClient>, u64), ZoteroError> {
         match (self.missing.is_empty(), self.user_id) {
-            (true, Some(id)) => Ok(format!("/users/{id}")),
+            (true, Some(id)) => Ok((&self.web, id)),
             _ => Err(ZoteroError::MissingCredentials {
                 missing: self.missing.clone(),
             }),
         }
+    }
+
+    /// Whether the Web API can be used (key and user ID set).
+    pub fn has_web(&self) -> bool {
+        self.web().is_ok()
+    }
+
+    /// Whether the desktop app's local API is configured.
+    pub fn has_local(&self) -> bool {
+        self.local.is_some()
+    }
+
+    pub(crate) fn local_http(&self) -> Option<&HttpClient> {
+        self.local.as_deref()
+    }
+
+    /// A handle on one library. Nothing is sent: a library the key cannot reach is refused
+    /// by the first call that needs it (writes check before sending anything).
+    pub fn library(&self, which: LibraryRef) -> Result<Library<'_>, ZoteroError> {
+        if self.local.is_none() {
+            self.web()?;
+        }
+        Ok(Library {
+            client: self,
+            which,
+        })
+    }
+
+    /// What the key may do (`GET /keys/current`), asked once per process.
+    pub async fn access(&self, cancel: &CancellationToken) -> Result<Arc<KeyAccess>, ZoteroError> {
+        let (web, _) = self.web()?;
+        self.access
+            .get_or_try_init(|| async {
+                let resp = web.send(&ApiRequest::get("/keys/current"), cancel).await?;
+                expect(&resp, 200, "check the API key")?;
+                KeyAccess::from_json(&resp.body).map(Arc::new).map_err(|e| {
+                    ZoteroError::BadResponse {
+                        reason: e.to_string(),
+                        status: resp.status,
+                    }
+                })
+            })
+            .await
+            .cloned()
+    }
+
+    /// `GET /keys/current`, asked now (not the process's cached answer): for `check`.
+    pub async fn key_info(&self, cancel: &CancellationToken) -> Result<KeyAccess, ZoteroError> {
+        let (web, _) = self.web()?;
+        let resp = web
+            .send(&ApiRequest::get("/keys/current").fresh(), cancel)
+            .await?;
+        expect(&resp, 200, "check the API key")?;
+        KeyAccess::from_json(&resp.body).map_err(|e| ZoteroError::BadResponse {
+            reason: e.to_string(),
+            status: resp.status,
+        })
+    }
+
+    /// Every item type Zotero knows, once per process (from the Web API).
+    pub async fn item_types(&self, cancel: &CancellationToken) -> Result<Vec<String>, ZoteroError> {
+        self.templates.item_types(self.web()?.0, cancel).await
+    }
+
+    /// The empty JSON of a new item, once per type and link mode (from the Web API: the
+    /// local API does not serve templates).
+    pub async fn template(
+        &self,
+        item_type: &str,
+        link_mode: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<serde_json::Map<String, Value>, ZoteroError> {
+        self.templates
+            .template(self.web()?.0, item_type, link_mode, cancel)
+            .await
+    }
+}
+
+/// One library of the client, named as the caller named it. Every request of a library
+/// call goes through [`Library::send`], which picks the backend: reads that may lag go to the
+/// local API when it is configured; reads a version-checked write depends on, and writes,
+/// go to the Web API (the local copy lags sync, and its versions are its own).
+#[derive(Clone, Copy)]
+pub struct Library<'a> {
+    pub(crate) client: &'a ZoteroClient,
+    which: LibraryRef,
+}
+
+impl Library<'_> {
+    /// The library as the caller named it.
+    pub fn name(&self) -> LibraryRef {
+        self.which
+    }
+
+    /// The library's ID on the Web API, when the credentials are set.
+    pub fn web_id(&self) -> Result<LibraryId, ZoteroError> {
+        let (_, user) = self.client.web()?;
+        Ok(match self.which {
+            LibraryRef::User => LibraryId::User(user),
+            LibraryRef::Group(g) => LibraryId::Group(g),
+        })
+    }
+
+    /// Which backend a request goes to, and the library's URL prefix there.
+    pub(crate) fn route(&self, req: &ApiRequest) -> Result<(Backend, String), ZoteroError> {
+        let is_read = req.method == hyper::Method::GET;
+        let web = self.client.web().ok();
+        let local_fits = self.client.local.is_some()
+            && is_read
+            && (req.consistency == Consistency::MayLag || web.is_none());
+        if local_fits {
+            let prefix = match self.which {
+                LibraryRef::User => LibraryId::User(0).path(),
+                LibraryRef::Group(g) => LibraryId::Group(g).path(),
+            };
+            return Ok((Backend::Local, prefix));
+        }
+        Ok((Backend::Web, self.web_id()?.path()))
+    }
+
+    /// Sends a request whose path is relative to the library (`/items/…`).
+    pub(crate) async fn send(
+        &self,
+        req: &ApiRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ApiResponse, ZoteroError> {
+        let (backend, prefix) = self.route(req)?;
+        let mut routed = req.clone();
+        routed.path = format!("{prefix}{}", req.path);
+        let http = match (backend, &self.client.local) {
+            (Backend::Local, Some(local)) => local,
+            _ => &self.client.web,
+        };
+        let resp = http.send(&routed, cancel).await?;
+        if resp.status == 403 {
+            match backend {
+                Backend::Local => {
+                    return Err(ZoteroError::LocalApi {
+                        reason: "the Zotero desktop app refused the request (403): turn on \
+                                 Settings → Advanced → \"Allow other applications on this \
+                                 computer to communicate with Zotero\""
+                            .into(),
+                    })
+                }
+                Backend::Web if matches!(self.which, LibraryRef::Group(_)) => {
+                    return Err(ZoteroError::LibraryAccess {
+                        library: self.which.to_string(),
+                        need: if req.method == hyper::Method::GET {
+                            "read"
+                        } else {
+                            "write to"
+                        },
+                    })
+                }
+                Backend::Web => {}
+            }
+        }
+        Ok(resp)
+    }
+
+    /// Refuses, before anything is written, a write the key may not make here (and any write
+    /// without the Web API: the local API is read-only here). `files` for uploads.
+    pub async fn require_write(
+        &self,
+        files: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(), ZoteroError> {
+        let id = self.web_id()?;
+        let p = self.client.access(cancel).await?.permissions(id);
+        let need = if !p.library || !p.write {
+            "write to"
+        } else if files && !p.files {
+            "upload files to"
+        } else {
+            return Ok(());
+        };
+        Err(ZoteroError::LibraryAccess {
+            library: self.which.to_string(),
+            need,
+        })
     }
 
     pub async fn search_items(
@@ -147,32 +314,31 @@ impl ZoteroClient {
         q: &SearchQuery,
         cancel: &CancellationToken,
     ) -> Result<SearchResult, ZoteroError> {
-        let prefix = self.prefix()?;
         let (limit, start) = (q.limit.to_string(), q.start.to_string());
         let build = |sort: &str| {
             let mut query = vec![("q", q.query.as_str()), ("sort", sort), ("format", "json")];
             query.extend(q.tags.iter().map(|t| ("tag", t.as_str())));
             query.extend([("limit", limit.as_str()), ("start", start.as_str())]);
-            ApiRequest::get(format!("{prefix}/items/top?{}", encode_query(&query)))
+            ApiRequest::get(format!("/items/top?{}", encode_query(&query)))
         };
 
         let mut sort_used = None;
         let mut sort = q.sort.as_str();
-        if sort == DEFAULT_SORT && self.sort_fallback.is_rejected(sort) {
+        if sort == DEFAULT_SORT && self.client.sort_fallback.is_rejected(sort) {
             sort = FALLBACK_SORT;
             sort_used = Some(FALLBACK_SORT.to_string());
         }
-        let mut resp = self.http.send(&build(sort), cancel).await?;
+        let mut resp = self.send(&build(sort), cancel).await?;
         if resp.status == 400 && is_sort_rejection(&resp) && sort == DEFAULT_SORT {
             tracing::info!(
                 rejected = sort,
                 fallback = FALLBACK_SORT,
                 "sort rejected by Zotero; falling back"
             );
-            self.sort_fallback.reject(sort);
+            self.client.sort_fallback.reject(sort);
             sort = FALLBACK_SORT;
             sort_used = Some(FALLBACK_SORT.to_string());
-            resp = self.http.send(&build(sort), cancel).await?;
+            resp = self.send(&build(sort), cancel).await?;
         }
         if resp.status == 400 && is_sort_rejection(&resp) {
             return Err(unexpected(
@@ -194,11 +360,10 @@ impl ZoteroClient {
         start: u64,
         cancel: &CancellationToken,
     ) -> Result<Page<Collection>, ZoteroError> {
-        let prefix = self.prefix()?;
         let req = ApiRequest::get(format!(
-            "{prefix}/collections?format=json&limit={limit}&start={start}"
+            "/collections?format=json&limit={limit}&start={start}"
         ));
-        let resp = self.http.send(&req, cancel).await?;
+        let resp = self.send(&req, cancel).await?;
         parse_page(&resp, "list collections", WireObject::to_collection)
     }
 
@@ -208,10 +373,8 @@ impl ZoteroClient {
         key: &str,
         cancel: &CancellationToken,
     ) -> Result<Item, ZoteroError> {
-        let prefix = self.prefix()?;
         let resp = self
-            .http
-            .send(&ApiRequest::get(format!("{prefix}/items/{key}")), cancel)
+            .send(&ApiRequest::get(format!("/items/{key}")), cancel)
             .await?;
         if resp.status == 404 {
             return Err(unexpected(
@@ -228,7 +391,7 @@ impl ZoteroClient {
             .and_then(Value::as_u64)
             .is_none_or(|n| n > 0);
         let attachments = if has_children && item.item_type != "attachment" {
-            self.attachments(&prefix, key, cancel).await?
+            self.attachments(key, cancel).await?
         } else {
             Vec::new()
         };
@@ -239,11 +402,10 @@ impl ZoteroClient {
     /// Every attachment child of an item, all pages.
     async fn attachments(
         &self,
-        prefix: &str,
         key: &str,
         cancel: &CancellationToken,
     ) -> Result<Vec<AttachmentSummary>, ZoteroError> {
-        let children = self.attachment_children(prefix, key, false, cancel).await?;
+        let children = self.attachment_children(key, false, cancel).await?;
         Ok(children.iter().map(WireObject::to_attachment).collect())
     }
 
@@ -251,185 +413,24 @@ impl ZoteroClient {
     /// the read cache.
     pub(crate) async fn attachment_children(
         &self,
-        prefix: &str,
         key: &str,
         fresh: bool,
         cancel: &CancellationToken,
     ) -> Result<Vec<WireObject>, ZoteroError> {
         all_pages(|start| async move {
             let mut req = ApiRequest::get(format!(
-                "{prefix}/items/{key}/children?itemType=attachment&format=json&limit=100&start={start}"
+                "/items/{key}/children?itemType=attachment&format=json&limit=100&start={start}"
             ));
             if fresh {
                 req = req.fresh();
             }
-            let resp = self.http.send(&req, cancel).await?;
+            let resp = self.send(&req, cancel).await?;
             parse_page(&resp, "list attachments", WireObject::clone)
         })
         .await
-    }
-
-    /// `GET /keys/current`: who the key belongs to and what it may do.
-    pub async fn key_info(&self, cancel: &CancellationToken) -> Result<KeyInfo, ZoteroError> {
-        if self.missing.contains(&"ZOTERO_API_KEY") {
-            return Err(ZoteroError::MissingCredentials {
-                missing: self.missing.clone(),
-            });
-        }
-        let resp = self
-            .http
-            .send(&ApiRequest::get("/keys/current"), cancel)
-            .await?;
-        expect(&resp, 200, "check the API key")?;
-        parse_json(&resp)
-    }
-}
-
-/// Every item of a listing, page after page, following `next_start`.
-pub(crate) async fn all_pages<T, F, Fut>(mut page_at: F) -> Result<Vec<T>, ZoteroError>
-where
-    F: FnMut(u64) -> Fut,
-    Fut: std::future::Future<Output = Result<Page<T>, ZoteroError>>,
-{
-    let mut out = Vec::new();
-    let mut start = 0;
-    loop {
-        let page = page_at(start).await?;
-        out.extend(page.items);
-        match page.next_start {
-            Some(next) if next > start => start = next,
-            _ => return Ok(out),
-        }
     }
 }
 
 fn is_sort_rejection(resp: &ApiResponse) -> bool {
     String::from_utf8_lossy(&resp.body).contains("Invalid 'sort' value")
-}
-
-fn expect(resp: &ApiResponse, status: u16, what: &str) -> Result<(), ZoteroError> {
-    if resp.status == status {
-        Ok(())
-    } else {
-        Err(unexpected(resp, what))
-    }
-}
-
-/// The error for an answer the operation did not expect, with a message that says what to do.
-pub fn unexpected(resp: &ApiResponse, what: &str) -> ZoteroError {
-    let hint = match resp.status {
-        401 | 403 => "Zotero refused the API key: check ZOTERO_API_KEY, and that ZOTERO_USER_ID is the key's own user ID (run `zotero-mcp check`)".to_string(),
-        404 => "not found".to_string(),
-        429 => "Zotero rate limit exceeded; wait before trying again".to_string(),
-        s if s >= 500 => format!("Zotero is failing (HTTP {s}); try again later"),
-        s => {
-            let body = String::from_utf8_lossy(&resp.body);
-            let body = body.trim();
-            if body.is_empty() || body.len() > 300 {
-                format!("Zotero answered HTTP {s}")
-            } else {
-                format!("Zotero answered HTTP {s}: {body}")
-            }
-        }
-    };
-    ZoteroError::Status {
-        message: format!("{what}: {hint}"),
-        answer: resp.answer(),
-    }
-}
-
-pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(
-    resp: &ApiResponse,
-) -> Result<T, ZoteroError> {
-    serde_json::from_slice(&resp.body).map_err(|e| ZoteroError::BadResponse {
-        reason: e.to_string(),
-        status: resp.status,
-    })
-}
-
-fn parse_page<T>(
-    resp: &ApiResponse,
-    what: &str,
-    map: impl Fn(&WireObject) -> T,
-) -> Result<Page<T>, ZoteroError> {
-    expect(resp, 200, what)?;
-    let objects: Vec<WireObject> = parse_json(resp)?;
-    let total = resp
-        .header("total-results")
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(objects.len() as u64);
-    Ok(Page {
-        items: objects.iter().map(map).collect(),
-        total,
-        next_start: resp.header("link").and_then(next_start_from_link),
-    })
-}
-
-/// The `start` of the `rel="next"` URL in a `Link` header, if there is a next page.
-pub fn next_start_from_link(link: &str) -> Option<u64> {
-    link.split(',').find_map(|part| {
-        let (url, params) = part.split_once(';')?;
-        let is_next = params
-            .split(';')
-            .any(|p| matches!(p.trim(), "rel=\"next\"" | "rel=next"));
-        if !is_next {
-            return None;
-        }
-        let url = url.trim().trim_start_matches('<').trim_end_matches('>');
-        let query = url.split_once('?')?.1;
-        Some(
-            query
-                .split('&')
-                .find_map(|kv| kv.strip_prefix("start="))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0),
-        )
-    })
-}
-
-/// `application/x-www-form-urlencoded`-style query string with `%20` for spaces.
-pub fn encode_query(pairs: &[(&str, &str)]) -> String {
-    let mut out = String::new();
-    for (i, (k, v)) in pairs.iter().enumerate() {
-        if i > 0 {
-            out.push('&');
-        }
-        out.push_str(&percent_encode(k));
-        out.push('=');
-        out.push_str(&percent_encode(v));
-    }
-    out
-}
-
-pub fn percent_encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn link_next_is_found_or_absent() {
-        let link = r#"<https://api.zotero.org/users/1/items?limit=25&start=25>; rel="next", <https://api.zotero.org/users/1/items?limit=25&start=75>; rel="last", <https://www.zotero.org/users/1/items>; rel="alternate""#;
-        assert_eq!(next_start_from_link(link), Some(25));
-        let last = r#"<https://api.zotero.org/users/1/items?limit=25>; rel="first", <https://api.zotero.org/users/1/items?limit=25&start=50>; rel="prev""#;
-        assert_eq!(next_start_from_link(last), None);
-    }
-
-    #[test]
-    fn queries_are_percent_encoded() {
-        assert_eq!(
-            encode_query(&[("q", "a b&c"), ("tag", "x || -y")]),
-            "q=a%20b%26c&tag=x%20%7C%7C%20-y"
-        );
-    }
 }

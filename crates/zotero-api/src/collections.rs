@@ -10,7 +10,8 @@ use super::error::ZoteroError;
 use super::http::ApiRequest;
 use super::model::{Collection, WireObject};
 use super::write::MAX_VERSION_RETRIES;
-use crate::client::{all_pages, unexpected, ZoteroClient};
+use crate::client::Library;
+use crate::response::{all_pages, unexpected};
 
 /// Which collection the caller means.
 #[derive(Debug, Clone)]
@@ -26,7 +27,7 @@ pub struct Membership {
     pub already_member: bool,
 }
 
-impl ZoteroClient {
+impl Library<'_> {
     /// Adds an item to a collection by PATCHing the item's `collections`, checked against
     /// the item's version; a member already is left alone.
     pub async fn add_to_collection(
@@ -35,7 +36,7 @@ impl ZoteroClient {
         target: &CollectionRef,
         cancel: &CancellationToken,
     ) -> Result<Membership, ZoteroError> {
-        let prefix = self.prefix()?;
+        self.require_write(false, cancel).await?;
         let collection_key = match target {
             CollectionRef::Key(key) => {
                 self.collection(key, cancel).await?;
@@ -72,7 +73,7 @@ impl ZoteroClient {
             })?;
             let req = ApiRequest::with_body(
                 Method::PATCH,
-                format!("{prefix}/items/{item_key}"),
+                format!("/items/{item_key}"),
                 "application/json",
                 body,
             )
@@ -83,7 +84,7 @@ impl ZoteroClient {
             // Safe to repeat: a repeat after a lost answer meets a newer version (412), and
             // the next read shows the membership.
             .repeatable(true);
-            let resp = self.http.send(&req, cancel).await?;
+            let resp = self.send(&req, cancel).await?;
             match resp.status {
                 204 => {
                     return Ok(Membership {
@@ -113,16 +114,11 @@ impl ZoteroClient {
         key: &str,
         cancel: &CancellationToken,
     ) -> Result<Collection, ZoteroError> {
-        let prefix = self.prefix()?;
         let resp = self
-            .http
-            .send(
-                &ApiRequest::get(format!("{prefix}/collections/{key}")),
-                cancel,
-            )
+            .send(&ApiRequest::get(format!("/collections/{key}")), cancel)
             .await?;
         match resp.status {
-            200 => Ok(crate::client::parse_json::<WireObject>(&resp)?.to_collection()),
+            200 => Ok(crate::response::parse_json::<WireObject>(&resp)?.to_collection()),
             404 => Err(ZoteroError::NotFound {
                 message: format!(
                     "no collection with key {key} in this library; list them with zotero_list_collections"

@@ -47,6 +47,9 @@ pub struct ClientConfig {
     pub timeout: Duration,
     /// `None` when the read cache is off.
     pub read_cache: Option<CacheConfig>,
+    /// The desktop app's local API (`ZOTERO_LOCAL=1`, `ZOTERO_LOCAL_API_BASE`), without a
+    /// trailing slash; `None` when it is not used.
+    pub local_api_base: Option<String>,
 }
 
 #[cfg(test)]

@@ -36,6 +36,14 @@ pub enum ZoteroError {
         answer: Option<UpstreamAnswer>,
     },
 
+    /// The key may not read or write this library.
+    #[error("the API key may not {need} the library {library}; give the key access to it at https://www.zotero.org/settings/keys (zotero_list_libraries shows what it may do where)")]
+    LibraryAccess { library: String, need: &'static str },
+
+    /// The desktop app's local API refused or cannot serve the request.
+    #[error("{reason}")]
+    LocalApi { reason: String },
+
     #[error("could not reach Zotero at {base}: {reason}")]
     Network { base: String, reason: String },
 

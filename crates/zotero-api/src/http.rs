@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::header::{HeaderName, HeaderValue, CONTENT_TYPE, USER_AGENT};
-use hyper::{HeaderMap, Method, Request};
+use hyper::{Method, Request};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
@@ -21,7 +21,8 @@ use zotero_net::{
 
 use super::cache::ReadCache;
 use super::config::{ApiKey, ClientConfig};
-use super::error::{cut_body, UpstreamAnswer, ZoteroError};
+use super::error::ZoteroError;
+pub use crate::response::ApiResponse;
 
 mod storage;
 pub use storage::{host_of, UploadRequest};
@@ -45,6 +46,18 @@ pub struct ApiRequest {
     /// A GET whose answer may come from (and go into) the read cache. Reads that a
     /// version-checked write depends on must see the library as it is now.
     pub cacheable: bool,
+    /// Whether the answer may lag behind the library (the local API's copy lags sync).
+    pub consistency: Consistency,
+}
+
+/// What a request needs to see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consistency {
+    /// The library as it is now, on the Web API: every write, and every read a
+    /// version-checked write depends on.
+    Current,
+    /// A read that may come from a copy that lags (the desktop app's local API).
+    MayLag,
 }
 
 /// Bodies are left out: they may hold upload metadata, and only their size matters in a log.
@@ -68,6 +81,7 @@ impl ApiRequest {
             body: None,
             repeatable: true,
             cacheable: true,
+            consistency: Consistency::MayLag,
         }
     }
 
@@ -85,6 +99,7 @@ impl ApiRequest {
             body: Some((content_type, body.into())),
             repeatable: false,
             cacheable: false,
+            consistency: Consistency::Current,
         }
     }
 
@@ -96,6 +111,7 @@ impl ApiRequest {
             body: None,
             repeatable: false,
             cacheable: false,
+            consistency: Consistency::Current,
         }
     }
 
@@ -109,35 +125,12 @@ impl ApiRequest {
         self
     }
 
-    /// Bypasses the read cache.
+    /// A read a version-checked write depends on: it bypasses the read cache and goes to
+    /// the Web API, never to a copy that lags.
     pub fn fresh(mut self) -> Self {
         self.cacheable = false;
+        self.consistency = Consistency::Current;
         self
-    }
-}
-
-#[derive(Debug, Clone)]
-pub struct ApiResponse {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-    /// How many times the request was sent again before this answer.
-    pub retries: u32,
-}
-
-impl ApiResponse {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    /// What the error details keep of this answer.
-    pub fn answer(&self) -> UpstreamAnswer {
-        UpstreamAnswer {
-            status: self.status,
-            body: cut_body(&self.body),
-            retry_after: self.header("retry-after").map(str::to_string),
-            request_id: self.header("x-zotero-requestid").map(str::to_string),
-        }
     }
 }
 
@@ -154,12 +147,26 @@ pub struct HttpClient {
 }
 
 impl HttpClient {
+    /// The Web API's client (`ZOTERO_API_BASE`, with the key).
     pub fn new(config: &ClientConfig) -> Result<Arc<Self>, ZoteroError> {
+        Self::build(config, &config.api_base, config.api_key.clone())
+    }
+
+    /// The desktop app's local API client: no key ever goes there.
+    pub fn new_local(config: &ClientConfig, base: &str) -> Result<Arc<Self>, ZoteroError> {
+        Self::build(config, base, None)
+    }
+
+    fn build(
+        config: &ClientConfig,
+        base: &str,
+        api_key: Option<ApiKey>,
+    ) -> Result<Arc<Self>, ZoteroError> {
         let mut http = HttpConnector::new();
         // The HTTPS connector checks the scheme, not the plain one.
         http.enforce_http(false);
         let https = https_connector(http).map_err(|reason| ZoteroError::Network {
-            base: config.api_base.clone(),
+            base: base.to_string(),
             reason,
         })?;
         let inner = Client::builder(TokioExecutor::new())
@@ -167,8 +174,8 @@ impl HttpClient {
             .build(https);
         Ok(Arc::new(Self {
             inner,
-            base: config.api_base.clone(),
-            api_key: config.api_key.clone(),
+            base: base.to_string(),
+            api_key,
             user_agent: user_agent(),
             retry: config.retry.clone(),
             timeout: config.timeout,
@@ -344,28 +351,5 @@ impl HttpClient {
         if let Some(cache) = &self.cache {
             cache.clear();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn answers_keep_status_body_retry_after_and_request_id() {
-        let mut headers = HeaderMap::new();
-        headers.insert("retry-after", HeaderValue::from_static("120"));
-        headers.insert("x-zotero-requestid", HeaderValue::from_static("abc123"));
-        let resp = ApiResponse {
-            status: 429,
-            headers,
-            body: Bytes::from_static(b"Too many requests"),
-            retries: 2,
-        };
-        let a = resp.answer();
-        assert_eq!(a.status, 429);
-        assert_eq!(a.body, "Too many requests");
-        assert_eq!(a.retry_after.as_deref(), Some("120"));
-        assert_eq!(a.request_id.as_deref(), Some("abc123"));
     }
 }

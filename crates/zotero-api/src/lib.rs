@@ -1,4 +1,5 @@
-//! A typed client of the Zotero Web API v3. Knows nothing about MCP: its errors are
+//! A typed client of the Zotero Web API v3 and of the desktop app's local API. Knows
+//! nothing about MCP: its errors are
 //! `ZoteroError`s, and the server maps them to public codes at its edge.
 
 pub mod cache;
@@ -6,11 +7,22 @@ pub mod client;
 pub mod collections;
 pub mod config;
 pub mod error;
+pub mod groups;
 pub mod http;
+pub mod keys;
+pub mod library;
 pub mod model;
+pub mod response;
+pub mod templates;
 pub mod upload;
 pub mod write;
 
-pub use client::ZoteroClient;
+#[cfg(test)]
+mod backends_tests;
+
+pub use client::{Backend, Library, ZoteroClient};
 pub use config::{ApiKey, ClientConfig};
 pub use error::ZoteroError;
+pub use groups::LibraryInfo;
+pub use keys::{KeyAccess, Permissions};
+pub use library::{InvalidKey, InvalidLibrary, LibraryId, LibraryRef, ObjectKey};

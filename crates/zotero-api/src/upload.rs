@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::error::{UpstreamAnswer, ZoteroError};
 use super::http::{ApiRequest, ApiResponse, ByteStream, UploadRequest};
-use crate::client::{parse_json, percent_encode, unexpected, ZoteroClient};
+use crate::client::Library;
+use crate::response::{parse_json, percent_encode, unexpected};
 
 /// Called with (bytes of the file sent so far, file size) as the upload goes.
 pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
@@ -113,7 +114,7 @@ impl Progress {
     }
 }
 
-impl ZoteroClient {
+impl Library<'_> {
     /// Checks that `key` is an item that can take an attachment (it exists and is neither
     /// an attachment nor a note), before any bytes are fetched or anything is written.
     pub async fn check_parent(
@@ -121,6 +122,7 @@ impl ZoteroClient {
         key: &str,
         cancel: &CancellationToken,
     ) -> Result<(), ZoteroError> {
+        self.require_write(true, cancel).await?;
         let Some(wire) = self.fetch_item(key, cancel).await? else {
             return Err(ZoteroError::NotFound {
                 message: format!(
@@ -147,6 +149,7 @@ impl ZoteroClient {
         cancel: &CancellationToken,
     ) -> Result<Uploaded, ZoteroError> {
         let file = new.file;
+        self.require_write(true, cancel).await?;
         if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
             tracing::info!("the parent has this file already; nothing written");
             Progress::new(progress, file.size).done();
@@ -168,6 +171,7 @@ impl ZoteroClient {
         }
         let title = new.title.unwrap_or(&file.filename).to_string();
         let mut object = self
+            .client
             .template("attachment", Some("imported_file"), cancel)
             .await?;
         object.insert("parentItem".into(), Value::from(new.parent_key));
@@ -229,10 +233,7 @@ impl ZoteroClient {
         file: &FileToUpload,
         cancel: &CancellationToken,
     ) -> Result<Option<super::model::WireObject>, ZoteroError> {
-        let prefix = self.prefix()?;
-        let children = self
-            .attachment_children(&prefix, parent, true, cancel)
-            .await?;
+        let children = self.attachment_children(parent, true, cancel).await?;
         let same = |w: &super::model::WireObject| {
             let field = |k: &str| w.data.get(k).and_then(Value::as_str);
             field("md5") == Some(file.md5.as_str())
@@ -275,7 +276,7 @@ impl ZoteroClient {
             content_length: prefix.len() as u64 + file.size + suffix.len() as u64,
             body: &body,
         };
-        let resp = self.http.send_upload(&upload, cancel).await?;
+        let resp = self.client.web()?.0.send_upload(&upload, cancel).await?;
         if !(200..300).contains(&resp.status) {
             return Err(storage_refused(&resp));
         }
@@ -289,7 +290,6 @@ impl ZoteroClient {
         file: &FileToUpload,
         cancel: &CancellationToken,
     ) -> Result<Authorization, ZoteroError> {
-        let prefix = self.prefix()?;
         let form = format!(
             "md5={}&filename={}&filesize={}&mtime={}&contentType={}",
             file.md5,
@@ -299,8 +299,8 @@ impl ZoteroClient {
             percent_encode(&file.content_type),
         );
         // Asking again is harmless: an authorization stores nothing.
-        let req = file_request(&format!("{prefix}/items/{key}/file"), form).repeatable(true);
-        let resp = self.http.send(&req, cancel).await?;
+        let req = file_request(&format!("/items/{key}/file"), form).repeatable(true);
+        let resp = self.send(&req, cancel).await?;
         match resp.status {
             200 => {}
             413 => {
@@ -345,10 +345,9 @@ impl ZoteroClient {
         upload_key: &str,
         cancel: &CancellationToken,
     ) -> Result<Option<u64>, ZoteroError> {
-        let prefix = self.prefix()?;
         let form = format!("upload={}", percent_encode(upload_key));
-        let req = file_request(&format!("{prefix}/items/{key}/file"), form).repeatable(true);
-        let resp = match self.http.send(&req, cancel).await {
+        let req = file_request(&format!("/items/{key}/file"), form).repeatable(true);
+        let resp = match self.send(&req, cancel).await {
             Ok(resp) => resp,
             Err(cause @ (ZoteroError::Network { .. } | ZoteroError::Timeout { .. })) => {
                 return if self.has_file(key, &file.md5, cancel).await {

@@ -6,9 +6,6 @@
 //! the item or answers `412 Write token already used`, and either way the item is found
 //! under the key we chose.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use hyper::header::HeaderValue;
 use hyper::Method;
 use rand::Rng;
@@ -18,10 +15,9 @@ use tokio_util::sync::CancellationToken;
 use super::error::ZoteroError;
 use super::http::{ApiRequest, ApiResponse};
 use super::model::{Creator, Item, WireObject};
-use crate::client::{unexpected, ZoteroClient};
-
-/// The characters of Zotero object keys.
-pub const KEY_ALPHABET: &[u8] = b"23456789ABCDEFGHIJKLMNPQRSTUVWXYZ";
+use crate::client::Library;
+use crate::library::KEY_ALPHABET;
+use crate::response::{parse_json, unexpected};
 
 /// How many times a version-checked write is tried again after `412` before giving up.
 pub(crate) const MAX_VERSION_RETRIES: usize = 5;
@@ -32,7 +28,7 @@ pub fn new_object_key() -> String {
     (0..8)
         .map(|_| {
             let i = rng.random_range(0..KEY_ALPHABET.len());
-            KEY_ALPHABET.get(i).map_or('2', |b| *b as char)
+            KEY_ALPHABET.as_bytes().get(i).map_or('2', |b| *b as char)
         })
         .collect()
 }
@@ -40,13 +36,6 @@ pub fn new_object_key() -> String {
 /// A `Zotero-Write-Token`: 32 random hex characters.
 fn write_token() -> String {
     format!("{:032x}", rand::random::<u128>())
-}
-
-/// Templates and item types, fetched once per process.
-#[derive(Default)]
-pub struct TemplateCache {
-    templates: Mutex<HashMap<String, Map<String, Value>>>,
-    item_types: Mutex<Option<Vec<String>>>,
 }
 
 /// A new regular item, as the caller described it.
@@ -90,75 +79,16 @@ const FIELD_MAP: [(&str, &str, &[&str]); 5] = [
     ("abstract", "abstractNote", &["abstractNote"]),
 ];
 
-impl ZoteroClient {
-    /// Every item type Zotero knows (`GET /itemTypes`), once per process.
-    pub async fn item_types(&self, cancel: &CancellationToken) -> Result<Vec<String>, ZoteroError> {
-        if let Some(types) = lock(&self.templates.item_types).clone() {
-            return Ok(types);
-        }
-        let resp = self
-            .http
-            .send(&ApiRequest::get("/itemTypes"), cancel)
-            .await?;
-        if resp.status != 200 {
-            return Err(unexpected(&resp, "list the item types"));
-        }
-        let list: Vec<Value> = crate::client::parse_json(&resp)?;
-        let types: Vec<String> = list
-            .iter()
-            .filter_map(|t| t.get("itemType").and_then(Value::as_str))
-            .map(str::to_string)
-            .collect();
-        *lock(&self.templates.item_types) = Some(types.clone());
-        Ok(types)
-    }
-
-    /// The empty JSON of a new item (`GET /items/new`), once per type and link mode.
-    pub async fn template(
-        &self,
-        item_type: &str,
-        link_mode: Option<&str>,
-        cancel: &CancellationToken,
-    ) -> Result<Map<String, Value>, ZoteroError> {
-        let cache_key = format!("{item_type}/{}", link_mode.unwrap_or(""));
-        if let Some(t) = lock(&self.templates.templates).get(&cache_key) {
-            return Ok(t.clone());
-        }
-        let mut query = vec![("itemType", item_type)];
-        if let Some(mode) = link_mode {
-            query.push(("linkMode", mode));
-        }
-        let path = format!("/items/new?{}", crate::client::encode_query(&query));
-        let resp = self.http.send(&ApiRequest::get(path), cancel).await?;
-        match resp.status {
-            200 => {}
-            400 => {
-                let mut valid = self.item_types(cancel).await?;
-                if valid.iter().any(|t| t == item_type) {
-                    return Err(unexpected(&resp, "fetch the item template"));
-                }
-                valid.sort();
-                return Err(ZoteroError::UnknownItemType {
-                    item_type: item_type.to_string(),
-                    valid,
-                });
-            }
-            _ => return Err(unexpected(&resp, "fetch the item template")),
-        }
-        let template: Map<String, Value> = crate::client::parse_json(&resp)?;
-        lock(&self.templates.templates).insert(cache_key, template.clone());
-        Ok(template)
-    }
-
+impl Library<'_> {
     /// Creates a regular item from its template.
     pub async fn create_item(
         &self,
         new: &NewItem,
         cancel: &CancellationToken,
     ) -> Result<CreatedItem, ZoteroError> {
-        // Missing credentials are said before the template (which needs none) is fetched.
-        self.prefix()?;
-        let mut object = self.template(&new.item_type, None, cancel).await?;
+        // Missing credentials or access are said before the template is fetched.
+        self.require_write(false, cancel).await?;
+        let mut object = self.client.template(&new.item_type, None, cancel).await?;
         let values: [Option<&String>; 5] = [
             Some(&new.title),
             new.date.as_ref(),
@@ -211,7 +141,6 @@ impl ZoteroClient {
         mut object: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<WireObject, ZoteroError> {
-        let prefix = self.prefix()?;
         let key = new_object_key();
         object.insert("key".into(), Value::from(key.clone()));
         // A key-based write needs a version; 0 says "this object must not exist yet".
@@ -225,16 +154,12 @@ impl ZoteroClient {
             HeaderValue::from_str(&write_token()).map_err(|e| ZoteroError::InvalidRequest {
                 reason: e.to_string(),
             })?;
-        let req = ApiRequest::with_body(
-            Method::POST,
-            format!("{prefix}/items"),
-            "application/json",
-            body,
-        )
-        .header("zotero-write-token", token)
-        .repeatable(true);
+        let req =
+            ApiRequest::with_body(Method::POST, "/items".to_string(), "application/json", body)
+                .header("zotero-write-token", token)
+                .repeatable(true);
 
-        let resp = match self.http.send(&req, cancel).await {
+        let resp = match self.send(&req, cancel).await {
             Ok(resp) => resp,
             // Nothing was sent.
             Err(
@@ -260,7 +185,7 @@ impl ZoteroClient {
                 Err(error)
             };
         }
-        let answer: Value = match crate::client::parse_json(&resp) {
+        let answer: Value = match parse_json(&resp) {
             Ok(answer) => answer,
             Err(e) => return self.confirm_created(&key, e).await,
         };
@@ -329,11 +254,10 @@ impl ZoteroClient {
         key: &str,
         cancel: &CancellationToken,
     ) -> Result<Option<WireObject>, ZoteroError> {
-        let prefix = self.prefix()?;
-        let req = ApiRequest::get(format!("{prefix}/items/{key}")).fresh();
-        let resp = self.http.send(&req, cancel).await?;
+        let req = ApiRequest::get(format!("/items/{key}")).fresh();
+        let resp = self.send(&req, cancel).await?;
         match resp.status {
-            200 => crate::client::parse_json(&resp).map(Some),
+            200 => parse_json(&resp).map(Some),
             404 => Ok(None),
             _ => Err(unexpected(&resp, &format!("read item {key}"))),
         }
@@ -347,12 +271,11 @@ impl ZoteroClient {
         mut version: u64,
         cancel: &CancellationToken,
     ) -> Result<(), ZoteroError> {
-        let prefix = self.prefix()?;
         for _ in 0..MAX_VERSION_RETRIES {
-            let req = ApiRequest::delete(format!("{prefix}/items/{key}"))
+            let req = ApiRequest::delete(format!("/items/{key}"))
                 .header("if-unmodified-since-version", HeaderValue::from(version))
                 .repeatable(true);
-            let resp = self.http.send(&req, cancel).await?;
+            let resp = self.send(&req, cancel).await?;
             match resp.status {
                 204 | 404 => return Ok(()),
                 412 => match self.fetch_item(key, cancel).await? {
@@ -367,10 +290,6 @@ impl ZoteroClient {
             attempts: MAX_VERSION_RETRIES,
         })
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn creator_to_wire(c: &Creator) -> Value {
@@ -393,7 +312,10 @@ mod tests {
         for _ in 0..200 {
             let k = new_object_key();
             assert_eq!(k.len(), 8);
-            assert!(k.bytes().all(|b| KEY_ALPHABET.contains(&b)), "{k}");
+            assert!(
+                k.bytes().all(|b| KEY_ALPHABET.as_bytes().contains(&b)),
+                "{k}"
+            );
         }
         assert_ne!(new_object_key(), new_object_key());
         assert_eq!(write_token().len(), 32);

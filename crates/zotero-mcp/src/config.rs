@@ -40,10 +40,18 @@ pub struct Config {
     /// Where downloads are spooled before they are hashed and uploaded (`TMPDIR`, read once
     /// here; a scratch image may have none, and then downloads are held in memory).
     pub temp_dir: std::path::PathBuf,
+    /// The library a tool call is about when it names none (`ZOTERO_LIBRARY`: `user` or
+    /// `group:<id>`).
+    pub library: zotero_api::LibraryRef,
+    /// Read through the Zotero desktop app's local API (`ZOTERO_LOCAL=1`).
+    pub local: bool,
+    /// `ZOTERO_LOCAL_API_BASE`, without a trailing slash.
+    pub local_api_base: String,
 }
 
 pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
 pub const DEFAULT_ARXIV_BASE: &str = "https://arxiv.org";
+pub const DEFAULT_LOCAL_API_BASE: &str = "http://localhost:23119/api";
 
 /// The variables a user must set before any tool can reach Zotero.
 pub const CREDENTIAL_VARS: [&str; 2] = ["ZOTERO_API_KEY", "ZOTERO_USER_ID"];
@@ -82,6 +90,19 @@ impl Config {
             Some(v) => parse_base("ZOTERO_ARXIV_BASE", &v)?,
         };
         let fetch_allow_private = parse_bool(&get, "ZOTERO_FETCH_ALLOW_PRIVATE", false)?;
+        let library = match get("ZOTERO_LIBRARY") {
+            None => zotero_api::LibraryRef::User,
+            Some(v) => v.parse().map_err(|_| ConfigError {
+                var: "ZOTERO_LIBRARY",
+                value: v.clone(),
+                expected: "user, or group:<groupID> such as group:12345".into(),
+            })?,
+        };
+        let local = parse_bool(&get, "ZOTERO_LOCAL", false)?;
+        let local_api_base = match get("ZOTERO_LOCAL_API_BASE") {
+            None => DEFAULT_LOCAL_API_BASE.to_string(),
+            Some(v) => parse_base("ZOTERO_LOCAL_API_BASE", &v)?,
+        };
         let temp_dir = get("TMPDIR")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| std::path::PathBuf::from("/tmp"));
@@ -153,6 +174,9 @@ impl Config {
             fetch_allow_private,
             arxiv_base,
             temp_dir,
+            library,
+            local,
+            local_api_base,
         })
     }
 
@@ -166,7 +190,14 @@ impl Config {
             retry: self.retry.clone(),
             timeout: self.timeout,
             read_cache: self.read_cache.clone(),
+            local_api_base: self.local.then(|| self.local_api_base.clone()),
         }
+    }
+
+    /// The desktop app's local API alone, without the Web API's credentials: nothing can
+    /// be written, so the server runs read-only.
+    pub fn local_only(&self) -> bool {
+        self.local && !self.missing_credentials().is_empty()
     }
 
     /// What the upload sources need.
@@ -311,11 +342,39 @@ mod tests {
             ("ZOTERO_UPLOAD_MAX_BYTES", "1e9"),
             ("ZOTERO_FETCH_ALLOW_PRIVATE", "sometimes"),
             ("ZOTERO_ARXIV_BASE", "arxiv.org"),
+            ("ZOTERO_LIBRARY", "group:abc"),
+            ("ZOTERO_LIBRARY", "groups"),
+            ("ZOTERO_LOCAL", "maybe"),
+            ("ZOTERO_LOCAL_API_BASE", "localhost:23119"),
         ] {
             let err = cfg(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
             assert!(err.to_string().contains(var), "{err}");
         }
+    }
+
+    #[test]
+    fn library_and_local_api_are_parsed() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.library, zotero_api::LibraryRef::User);
+        assert!(!c.local && c.client().local_api_base.is_none());
+        let c = cfg(&[
+            ("ZOTERO_LIBRARY", "group:42"),
+            ("ZOTERO_LOCAL", "1"),
+            ("ZOTERO_LOCAL_API_BASE", "http://127.0.0.1:9/api/"),
+        ])
+        .unwrap();
+        assert_eq!(c.library, zotero_api::LibraryRef::Group(42));
+        assert_eq!(
+            c.client().local_api_base.as_deref(),
+            Some("http://127.0.0.1:9/api")
+        );
+        assert!(c.local_only());
+        let c = cfg(&[("ZOTERO_LOCAL", "1")]).unwrap();
+        assert_eq!(
+            c.client().local_api_base.as_deref(),
+            Some("http://localhost:23119/api")
+        );
     }
 
     #[test]

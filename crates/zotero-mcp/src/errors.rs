@@ -11,7 +11,9 @@ use crate::envelope::{ErrorCode, ToolError};
 /// The public code of a Zotero error.
 pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
     match err {
-        ZoteroError::MissingCredentials { .. } => ErrorCode::Auth,
+        ZoteroError::MissingCredentials { .. }
+        | ZoteroError::LibraryAccess { .. }
+        | ZoteroError::LocalApi { .. } => ErrorCode::Auth,
         ZoteroError::Status { answer, .. } => ErrorCode::for_status(answer.status),
         ZoteroError::WaitTooLong { .. } => ErrorCode::RateLimited,
         ZoteroError::Network { .. }
@@ -59,6 +61,10 @@ impl From<ZoteroError> for ToolError {
                 );
             }
             ZoteroError::Status { answer, .. } => answer_details(&mut e, answer),
+            ZoteroError::LibraryAccess { library, need } => {
+                e.details.insert("library".into(), json!(library));
+                e.details.insert("needed".into(), json!(need));
+            }
             ZoteroError::WaitTooLong {
                 wait_secs, answer, ..
             } => {
@@ -120,7 +126,8 @@ impl From<ZoteroError> for ToolError {
                 e.details
                     .insert("attachment_removed".into(), json!(removed));
             }
-            ZoteroError::Network { .. }
+            ZoteroError::LocalApi { .. }
+            | ZoteroError::Network { .. }
             | ZoteroError::Timeout { .. }
             | ZoteroError::Cancelled
             | ZoteroError::InvalidRequest { .. }

@@ -5,8 +5,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use rmcp::ServiceExt;
-use tokio_util::sync::CancellationToken;
-use zotero_api::client::ZoteroClient;
 use zotero_mcp::config::Config;
 use zotero_mcp::server::{tool_definitions, ZoteroServer};
 
@@ -23,7 +21,8 @@ struct Cli {
 enum Command {
     /// Serve MCP on stdin/stdout (the default).
     Serve,
-    /// Verify ZOTERO_API_KEY and ZOTERO_USER_ID against Zotero and show what the key may do.
+    /// Check the configuration against Zotero: ZOTERO_API_KEY and ZOTERO_USER_ID (who the key
+    /// belongs to, what it may do in each library) and the desktop app's local API.
     Check,
     /// Print the tools this server lists, as JSON.
     Tools {
@@ -53,7 +52,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Some(Command::Check) => run(check(config)),
+        Some(Command::Check) => run(zotero_mcp::check::run(config)),
         None | Some(Command::Serve) => run(serve(config)),
     }
 }
@@ -107,55 +106,4 @@ async fn serve(config: Config) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-async fn check(config: Config) -> ExitCode {
-    let missing = config.missing_credentials();
-    if !missing.is_empty() {
-        eprintln!(
-            "zotero-mcp check: set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too)",
-            missing.join(" and ")
-        );
-        return ExitCode::from(2);
-    }
-    let client = match ZoteroClient::new(&config.client()) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("zotero-mcp check: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let info = match client.key_info(&CancellationToken::new()).await {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("zotero-mcp check: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let yes_no = |b: bool| if b { "yes" } else { "no" };
-    let name = if info.display_name.is_empty() {
-        info.username.clone()
-    } else {
-        format!("{} ({})", info.username, info.display_name)
-    };
-    println!("API base:  {}", config.api_base);
-    println!("user:      {name}, user ID {}", info.user_id);
-    println!("read:      {}", yes_no(info.can_read()));
-    println!("write:     {}", yes_no(info.can_write()));
-    println!("upload:    {}", yes_no(info.can_upload()));
-    if config.user_id != Some(info.user_id) {
-        eprintln!(
-            "zotero-mcp check: ZOTERO_USER_ID is {} but the key belongs to user {}; set ZOTERO_USER_ID={}",
-            config.user_id.map(|u| u.to_string()).unwrap_or_default(),
-            info.user_id,
-            info.user_id
-        );
-        return ExitCode::FAILURE;
-    }
-    if !info.can_read() {
-        eprintln!("zotero-mcp check: the key may not read the personal library; allow 'library access' for it at https://www.zotero.org/settings/keys");
-        return ExitCode::FAILURE;
-    }
-    println!("ok");
-    ExitCode::SUCCESS
 }

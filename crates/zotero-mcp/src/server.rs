@@ -28,6 +28,7 @@ pub struct ZoteroServer {
     client: Arc<ZoteroClient>,
     fetcher: Arc<Fetcher>,
     arxiv_base: Arc<str>,
+    default_library: zotero_api::LibraryRef,
     tools: Arc<Vec<Tool>>,
 }
 
@@ -42,6 +43,7 @@ impl ZoteroServer {
             client: Arc::new(client),
             fetcher: Arc::new(fetcher),
             arxiv_base: Arc::from(config.arxiv_base.as_str()),
+            default_library: config.library,
             tools: Arc::new(tool_definitions()),
         })
     }
@@ -168,6 +170,7 @@ impl ServerHandler for ZoteroServer {
             .map(|token| progress_reporter(context.peer.clone(), token));
         let ctx = ToolContext {
             client: self.client.clone(),
+            default_library: self.default_library,
             fetcher: self.fetcher.clone(),
             arxiv_base: self.arxiv_base.clone(),
             cancel: context.ct.clone(),

@@ -81,7 +81,7 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
         }
     };
     let m = ctx
-        .client
+        .library()?
         .add_to_collection(&item_key, &target, &ctx.cancel)
         .await?;
     Ok(json!({

@@ -98,7 +98,7 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
         tags,
         extra: args.optional_text("extra")?,
     };
-    let created = ctx.client.create_item(&new, &ctx.cancel).await?;
+    let created = ctx.library()?.create_item(&new, &ctx.cancel).await?;
     let mut data = Map::new();
     data.insert("item_key".into(), json!(created.item.item_key));
     data.insert("version".into(), json!(created.item.version));

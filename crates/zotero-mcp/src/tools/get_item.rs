@@ -43,6 +43,6 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
     let args = Args::new(raw, &["item_key"])?;
     let key = args.required_string("item_key", 1)?;
     object_key("item_key", &key)?;
-    let item = ctx.client.get_item(&key, &ctx.cancel).await?;
+    let item = ctx.library()?.get_item(&key, &ctx.cancel).await?;
     Ok(json!({ "item": item }))
 }

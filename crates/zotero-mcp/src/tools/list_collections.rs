@@ -62,7 +62,7 @@ pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<
     let limit = args.integer("limit", 1, 100)?.unwrap_or(25) as u32;
     let start = args.integer("start", 0, u64::MAX)?.unwrap_or(0);
     let page = ctx
-        .client
+        .library()?
         .list_collections(limit, start, &ctx.cancel)
         .await?;
     let mut data = Map::new();

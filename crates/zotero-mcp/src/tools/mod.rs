@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::envelope::ToolError;
 use zotero_api::client::ZoteroClient;
 use zotero_api::upload::ProgressFn;
+use zotero_api::{Library, LibraryRef};
 use zotero_sources::Fetcher;
 
 /// What a tool publishes about itself.
@@ -41,6 +42,8 @@ pub struct ToolSpec {
 /// What a running tool call gets.
 pub struct ToolContext {
     pub client: Arc<ZoteroClient>,
+    /// The library a call is about when it does not name one (`ZOTERO_LIBRARY`).
+    pub default_library: LibraryRef,
     /// Fetches upload sources (`file_url`, arXiv) and reads local files.
     pub fetcher: Arc<Fetcher>,
     /// `{arxiv_base}/pdf/<id>` is where arXiv PDFs come from.
@@ -49,6 +52,13 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Set when the client asked for progress notifications (a `progressToken`).
     pub progress: Option<ProgressFn>,
+}
+
+impl ToolContext {
+    /// The library this call is about.
+    pub fn library(&self) -> Result<Library<'_>, ToolError> {
+        Ok(self.client.library(self.default_library)?)
+    }
 }
 
 /// Every tool, so that dispatch is checked by the compiler.

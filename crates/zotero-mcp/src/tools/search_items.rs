@@ -98,7 +98,7 @@ pub fn parse(raw: Option<&Map<String, Value>>) -> Result<SearchQuery, ToolError>
 
 pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<Value, ToolError> {
     let query = parse(raw)?;
-    let result = ctx.client.search_items(&query, &ctx.cancel).await?;
+    let result = ctx.library()?.search_items(&query, &ctx.cancel).await?;
     let mut data = Map::new();
     data.insert("items".into(), json!(result.page.items));
     data.insert("total".into(), json!(result.page.total));

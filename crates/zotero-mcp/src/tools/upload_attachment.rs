@@ -169,7 +169,7 @@ pub async fn attach(
     spec: SourceSpec,
     options: PrepareOptions,
 ) -> Result<Uploaded, ToolError> {
-    ctx.client.check_parent(parent, &ctx.cancel).await?;
+    ctx.library()?.check_parent(parent, &ctx.cancel).await?;
     let prepared = ctx.fetcher.prepare(spec, options, &ctx.cancel).await?;
     let file = to_upload(prepared);
     let new = NewAttachment {
@@ -178,7 +178,7 @@ pub async fn attach(
         file: &file,
     };
     Ok(ctx
-        .client
+        .library()?
         .upload_attachment(new, ctx.progress.clone(), &ctx.cancel)
         .await?)
 }

@@ -1,0 +1,159 @@
+//! The libraries a caller can reach: the user library and every group the key (or the
+//! desktop app) can see, with what may be done in each.
+
+use serde::Deserialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::ZoteroClient;
+use crate::error::ZoteroError;
+use crate::http::{ApiRequest, HttpClient};
+use crate::keys::Permissions;
+use crate::library::{LibraryId, LibraryRef};
+use crate::response::{all_pages, expect, next_start_from_link, parse_json, ApiResponse, Page};
+
+/// One library the caller can reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LibraryInfo {
+    pub library: LibraryRef,
+    pub name: String,
+    /// `user` or `group`.
+    pub kind: &'static str,
+    /// For a group, Zotero's type: `Private`, `PublicOpen` or `PublicClosed`.
+    pub group_type: Option<String>,
+    /// Items in the library, where Zotero says so without another request (groups).
+    pub num_items: Option<u64>,
+    pub permissions: Permissions,
+}
+
+#[derive(Deserialize)]
+struct GroupWire {
+    id: u64,
+    #[serde(default)]
+    meta: GroupMeta,
+    #[serde(default)]
+    data: GroupData,
+}
+
+#[derive(Deserialize, Default)]
+struct GroupMeta {
+    #[serde(default, rename = "numItems")]
+    num_items: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct GroupData {
+    #[serde(default)]
+    name: String,
+    #[serde(default, rename = "type")]
+    group_type: Option<String>,
+}
+
+/// What the desktop app's local API lets this server do: read, never write.
+const LOCAL_PERMISSIONS: Permissions = Permissions {
+    library: true,
+    files: false,
+    notes: true,
+    write: false,
+};
+
+impl ZoteroClient {
+    /// The user library and every group: through the Web API when the key is set (with
+    /// what the key may do in each), else through the desktop app's local API (read-only).
+    pub async fn libraries(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<LibraryInfo>, ZoteroError> {
+        if let Ok((web, user_id)) = self.web() {
+            let access = self.access(cancel).await?;
+            let mut out = vec![LibraryInfo {
+                library: LibraryRef::User,
+                name: format!("My Library ({})", access.owner_name()),
+                kind: "user",
+                group_type: None,
+                num_items: None,
+                permissions: access.permissions(LibraryId::User(user_id)),
+            }];
+            for g in groups(web, &LibraryId::User(user_id).path(), cancel).await? {
+                let permissions = access.permissions(LibraryId::Group(g.id));
+                out.push(group_info(g, permissions));
+            }
+            return Ok(out);
+        }
+        if self.local_http().is_none() {
+            // Neither backend: the error names the variables to set.
+            self.web()?;
+        }
+        self.local_libraries(cancel).await
+    }
+
+    /// The libraries the desktop app's local API serves (read-only here); an error when it
+    /// is not configured, not running, or its local API is off.
+    pub async fn local_libraries(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<LibraryInfo>, ZoteroError> {
+        let Some(local) = self.local_http() else {
+            return Err(ZoteroError::LocalApi {
+                reason: "the desktop app's local API is not used (set ZOTERO_LOCAL=1)".into(),
+            });
+        };
+        let mut out = vec![LibraryInfo {
+            library: LibraryRef::User,
+            name: "My Library".into(),
+            kind: "user",
+            group_type: None,
+            num_items: None,
+            permissions: LOCAL_PERMISSIONS,
+        }];
+        let found = groups(local, &LibraryId::User(0).path(), cancel).await;
+        if let Err(ZoteroError::Status { answer, .. }) = &found {
+            if answer.status == 403 {
+                return Err(ZoteroError::LocalApi {
+                    reason: "the Zotero desktop app's local API is off: turn on Settings → \
+                             Advanced → \"Allow other applications on this computer to \
+                             communicate with Zotero\""
+                        .into(),
+                });
+            }
+        }
+        for g in found? {
+            out.push(group_info(g, LOCAL_PERMISSIONS));
+        }
+        Ok(out)
+    }
+}
+
+fn group_info(g: GroupWire, permissions: Permissions) -> LibraryInfo {
+    LibraryInfo {
+        library: LibraryRef::Group(g.id),
+        name: g.data.name,
+        kind: "group",
+        group_type: g.data.group_type,
+        num_items: g.meta.num_items,
+        permissions,
+    }
+}
+
+/// `{user}/groups`, every page.
+async fn groups(
+    http: &HttpClient,
+    user_prefix: &str,
+    cancel: &CancellationToken,
+) -> Result<Vec<GroupWire>, ZoteroError> {
+    all_pages(|start| async move {
+        let req = ApiRequest::get(format!("{user_prefix}/groups?limit=100&start={start}"));
+        let resp: ApiResponse = http.send(&req, cancel).await?;
+        expect(&resp, 200, "list the groups")?;
+        let items: Vec<GroupWire> = parse_json(&resp)?;
+        let total = resp
+            .header("total-results")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(items.len() as u64);
+        Ok(Page {
+            items,
+            total,
+            next_start: resp.header("link").and_then(next_start_from_link),
+        })
+    })
+    .await
+}

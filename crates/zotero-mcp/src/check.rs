@@ -1,0 +1,148 @@
+//! `zotero-mcp check`: reports every configured backend (the Web API with what the key may
+//! do in each library; the desktop app's local API) and says what to change when one fails.
+
+use std::process::ExitCode;
+
+use tokio_util::sync::CancellationToken;
+use zotero_api::{LibraryId, LibraryInfo, Permissions, ZoteroClient};
+
+use crate::config::Config;
+
+/// Exit code 2: nothing is configured; 1: a configured backend failed; 0: all good.
+pub async fn run(config: Config) -> ExitCode {
+    let missing = config.missing_credentials();
+    if !missing.is_empty() && !config.local {
+        eprintln!(
+            "zotero-mcp check: set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too), or ZOTERO_LOCAL=1 to read through the Zotero desktop app",
+            missing.join(" and ")
+        );
+        return ExitCode::from(2);
+    }
+    let client = match ZoteroClient::new(&config.client()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("zotero-mcp check: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let cancel = CancellationToken::new();
+    let mut ok = true;
+    if missing.is_empty() {
+        ok &= web(&config, &client, &cancel).await;
+    } else {
+        println!(
+            "web API:   not used (set {} to write, or to reach group libraries through zotero.org)",
+            missing.join(" and ")
+        );
+    }
+    if config.local {
+        ok &= local(&config, &client, &cancel).await;
+    } else {
+        println!("local API: not used (ZOTERO_LOCAL=1 reads through the Zotero desktop app)");
+    }
+    if ok {
+        println!("ok");
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+fn rights(p: Permissions) -> String {
+    format!(
+        "read {}, write {}, files {}, notes {}",
+        yes_no(p.library),
+        yes_no(p.write),
+        yes_no(p.files),
+        yes_no(p.notes)
+    )
+}
+
+fn group_line(l: &LibraryInfo) -> String {
+    let items = l
+        .num_items
+        .map(|n| format!(", {n} items"))
+        .unwrap_or_default();
+    format!(
+        "  {} \"{}\" ({}{items}): {}",
+        l.library,
+        l.name,
+        l.group_type.as_deref().unwrap_or("group"),
+        rights(l.permissions)
+    )
+}
+
+async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken) -> bool {
+    println!("API base:  {}", config.api_base);
+    let info = match client.key_info(cancel).await {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("zotero-mcp check: {e}");
+            return false;
+        }
+    };
+    let user = info.permissions(LibraryId::User(info.user_id));
+    println!("user:      {}, user ID {}", info.owner_name(), info.user_id);
+    println!("read:      {}", yes_no(user.library));
+    println!("write:     {}", yes_no(user.write));
+    println!("upload:    {}", yes_no(user.files));
+    if config.user_id != Some(info.user_id) {
+        eprintln!(
+            "zotero-mcp check: ZOTERO_USER_ID is {} but the key belongs to user {}; set ZOTERO_USER_ID={}",
+            config.user_id.map(|u| u.to_string()).unwrap_or_default(),
+            info.user_id,
+            info.user_id
+        );
+        return false;
+    }
+    if !user.library {
+        eprintln!("zotero-mcp check: the key may not read the personal library; allow 'library access' for it at https://www.zotero.org/settings/keys");
+        return false;
+    }
+    match client.libraries(cancel).await {
+        Ok(libs) => {
+            let groups: Vec<&LibraryInfo> = libs.iter().filter(|l| l.kind == "group").collect();
+            println!("groups:    {}", groups.len());
+            for g in groups {
+                println!("{}", group_line(g));
+            }
+            true
+        }
+        Err(e) => {
+            eprintln!("zotero-mcp check: cannot list the groups: {e}");
+            false
+        }
+    }
+}
+
+async fn local(config: &Config, client: &ZoteroClient, cancel: &CancellationToken) -> bool {
+    match client.local_libraries(cancel).await {
+        Ok(libs) => {
+            let groups: Vec<&LibraryInfo> = libs.iter().filter(|l| l.kind == "group").collect();
+            println!(
+                "local API: {} answers (read-only here); {} group(s)",
+                config.local_api_base,
+                groups.len()
+            );
+            for g in groups {
+                println!("{}", group_line(g));
+            }
+            true
+        }
+        Err(e) => {
+            eprintln!(
+                "zotero-mcp check: the local API at {} did not answer: {e} (is Zotero running?)",
+                config.local_api_base
+            );
+            false
+        }
+    }
+}
