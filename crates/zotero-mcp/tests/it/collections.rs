@@ -2,13 +2,13 @@
 //! against the emulator: by key or by name over every page of collections, ambiguous and
 //! unknown names, version-checked PATCH with re-reads on 412, already-member no-ops.
 
-use crate::common::{env_for, spawn};
+use crate::common::{env_for, in_process};
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, Fault, FaultKind, Library, API_KEY, USER_ID};
 
 async fn setup() -> (Emulator, crate::common::Server) {
     let emu = Emulator::start().await;
-    let server = spawn(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
+    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
     (emu, server)
 }
 
@@ -115,7 +115,7 @@ async fn a_name_is_found_on_any_page_of_collections() {
         "data": {"key": "LASTPG22", "version": 5, "name": "Zeta Deep Page", "parentCollection": false, "relations": {}}
     }));
     let emu = Emulator::with_library(lib).await;
-    let server = spawn(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
+    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
     let a = server
         .call(
             "zotero_add_item_to_collection",

@@ -1,5 +1,6 @@
-//! Test harness: starts the BUILT `zotero-mcp` binary as a child process and drives it over
-//! stdio with rmcp's MCP client, capturing its stderr (the JSON log lines).
+//! Test harness: the server driven with rmcp's MCP client, either in this process over an
+//! in-memory pipe (`in_process`: most tool tests and the property tests) or as the BUILT binary
+//! over stdio (`spawn`: stdio itself, the CLI, exit codes and the JSON log lines on stderr).
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,10 +14,41 @@ use tokio::io::AsyncBufReadExt;
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
 
-/// A running server and what it has written to stderr so far.
+/// A running server and what it has written to stderr so far (a spawned binary only).
 pub struct Server {
     pub client: RunningService<RoleClient, ()>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// The in-process server's task, ended with the test.
+    _task: Option<ServerTask>,
+}
+
+/// Aborts the in-process server when the test's `Server` goes.
+struct ServerTask(tokio::task::JoinHandle<()>);
+
+impl Drop for ServerTask {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Starts the server in this process with exactly these variables, connected to the client
+/// through an in-memory pipe: the same handler the binary serves on stdio, without a process.
+pub async fn in_process(env: &[(String, String)]) -> Server {
+    let vars: std::collections::HashMap<String, String> = env.iter().cloned().collect();
+    let config = zotero_mcp::config::Config::from_map(&vars).expect("configuration");
+    let handler = zotero_mcp::server::ZoteroServer::new(&config).expect("server");
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let task = tokio::spawn(async move {
+        if let Ok(running) = handler.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(client_io).await.expect("MCP initialize");
+    Server {
+        client,
+        stderr: Arc::new(Mutex::new(Vec::new())),
+        _task: Some(ServerTask(task)),
+    }
 }
 
 /// The environment that points the server at an emulator, with quick retries; the number
@@ -60,6 +92,7 @@ pub async fn spawn(env: &[(String, String)]) -> Server {
     Server {
         client,
         stderr: lines,
+        _task: None,
     }
 }
 

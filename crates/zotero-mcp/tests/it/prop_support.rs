@@ -2,7 +2,7 @@
 //! the built server pointed at it.
 use proptest::test_runner::Config as ProptestConfig;
 
-use crate::common::{env_for, spawn, Server};
+use crate::common::{env_for, in_process, Server};
 use zotero_emulator::{Emulator, Library, API_KEY, USER_ID};
 
 pub const WORDS: [&str; 20] = zotero_emulator::TITLE_WORDS;
@@ -32,6 +32,6 @@ pub async fn start(lib: Library, extra_env: &[(&str, &str)]) -> (Emulator, Serve
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string())),
     );
-    let server = spawn(&env).await;
+    let server = in_process(&env).await;
     (emu, server)
 }

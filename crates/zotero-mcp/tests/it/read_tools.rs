@@ -1,13 +1,13 @@
 //! Conformance of the four read tools, through the built binary over stdio: mapping of
 //! Zotero's items and collections, search parameters, pagination, sort fallback, attachments.
 
-use crate::common::{env_for, spawn};
+use crate::common::{env_for, in_process};
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, API_KEY, USER_ID};
 
 async fn setup() -> (Emulator, crate::common::Server) {
     let emu = Emulator::start().await;
-    let server = spawn(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
+    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
     (emu, server)
 }
 
@@ -166,7 +166,7 @@ async fn search_filters_by_all_tags_and_sends_the_parameters() {
 #[tokio::test]
 async fn search_pages_with_next_start_and_offset_alias() {
     let emu = Emulator::with_library(zotero_emulator::Library::synthetic(57, 7)).await;
-    let server = spawn(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
+    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
     // "a" occurs in most synthetic titles and names: a result set of several pages.
     let mut seen = std::collections::BTreeSet::new();
     let mut start = 0u64;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use md5::{Digest, Md5};
 use serde_json::Value;
 
-use crate::common::{env_for, spawn, Server};
+use crate::common::{env_for, in_process, Server};
 use zotero_emulator::{Emulator, API_KEY, USER_ID};
 
 /// The parent item most upload tests attach to.
@@ -23,7 +23,7 @@ pub fn env(emu: &Emulator, extra: &[(&str, &str)]) -> Vec<(String, String)> {
 
 pub async fn setup() -> (Emulator, Server) {
     let emu = Emulator::start().await;
-    let server = spawn(&env(&emu, &[])).await;
+    let server = in_process(&env(&emu, &[])).await;
     (emu, server)
 }
 

@@ -3,7 +3,7 @@
 //! private-address guard, bad sources explained before anything is written, and the
 //! `exists` shortcut. Failures at each step are in `upload_failures.rs`.
 
-use crate::common::{env_for, spawn};
+use crate::common::{env_for, in_process};
 use crate::upload_support::{
     assert_stored, attachments_of, bytes, env, md5_hex, setup, temp_file, PARENT,
 };
@@ -125,7 +125,7 @@ async fn base64_and_url_sources_store_the_same_bytes() {
 #[tokio::test]
 async fn a_file_over_the_limit_is_refused_without_reading_it() {
     let emu = Emulator::start().await;
-    let server = spawn(&env(&emu, &[("ZOTERO_UPLOAD_MAX_BYTES", "1000000")])).await;
+    let server = in_process(&env(&emu, &[("ZOTERO_UPLOAD_MAX_BYTES", "1000000")])).await;
     // A sparse file of 1 TiB: reading it would take hours, refusing it takes a stat.
     let path = temp_file("huge.bin", b"");
     std::fs::OpenOptions::new()
@@ -212,7 +212,7 @@ async fn a_private_address_is_refused_without_zotero_fetch_allow_private() {
     let emu = Emulator::start().await;
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.push(("ZOTERO_ARXIV_BASE".into(), emu.arxiv_base()));
-    let server = spawn(&env).await;
+    let server = in_process(&env).await;
     emu.serve(
         "/web/paper.pdf",
         HostedFile {

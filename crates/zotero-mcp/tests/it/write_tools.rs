@@ -3,7 +3,7 @@
 //! answers that cannot be read back), Zotero's per-object failures. Collections:
 //! `collections.rs`.
 
-use crate::common::{env_for, spawn};
+use crate::common::{env_for, in_process};
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, Fault, FaultKind, API_KEY, USER_ID};
 
@@ -11,7 +11,7 @@ const ITEMS: &str = "/users/475425/items";
 
 async fn setup() -> (Emulator, crate::common::Server) {
     let emu = Emulator::start().await;
-    let server = spawn(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
+    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
     (emu, server)
 }
 
