@@ -27,46 +27,41 @@ pub async fn setup() -> (Emulator, Server) {
     (emu, server)
 }
 
-/// A file in a fresh directory of its own.
 /// A file in a fresh directory of its own; the directory goes when this is dropped.
 /// Serializes as its path, so it can be a `file_path` argument as it is.
-pub struct TempFile(PathBuf);
+pub struct TempFile {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
 
 impl TempFile {
     pub fn new(name: &str, bytes: &[u8]) -> TempFile {
-        let dir =
-            std::env::temp_dir().join(format!("zotero-mcp-test-{:016x}", rand::random::<u64>()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
+        let dir = tempfile::Builder::new()
+            .prefix("zotero-mcp-test-")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().join(name);
         std::fs::write(&path, bytes).unwrap();
-        TempFile(path)
+        TempFile { path, _dir: dir }
     }
 }
 
 impl std::ops::Deref for TempFile {
     type Target = Path;
     fn deref(&self) -> &Path {
-        &self.0
+        &self.path
     }
 }
 
 impl AsRef<Path> for TempFile {
     fn as_ref(&self) -> &Path {
-        &self.0
+        &self.path
     }
 }
 
 impl serde::Serialize for TempFile {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(s)
-    }
-}
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        if let Some(dir) = self.0.parent() {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        self.path.serialize(s)
     }
 }
 

@@ -9,7 +9,7 @@ async fn a_file_is_hashed_and_streamed_again() {
     let dir = TestDir::new();
     let content: Vec<u8> = (0..700_000u32).map(|i| (i % 251) as u8).collect();
     let p = dir.file("Paper One.PDF", &content);
-    let f = fetcher(10_000_000, false, &dir.0);
+    let f = fetcher(10_000_000, false, dir.path());
     let file = prep(&f, SourceSpec::Path(p.clone())).await.unwrap();
     assert_eq!(file.filename, "Paper One.PDF");
     assert_eq!(file.content_type, "application/pdf");
@@ -23,7 +23,7 @@ async fn a_file_is_hashed_and_streamed_again() {
     }
     let debug = format!("{file:?}");
     assert!(
-        !debug.contains(&dir.0.to_string_lossy().to_string()),
+        !debug.contains(&dir.path().to_string_lossy().to_string()),
         "{debug}"
     );
 }
@@ -32,7 +32,7 @@ async fn a_file_is_hashed_and_streamed_again() {
 async fn an_empty_file_is_a_file() {
     let dir = TestDir::new();
     let p = dir.file("empty", b"");
-    let f = fetcher(10, false, &dir.0);
+    let f = fetcher(10, false, dir.path());
     let file = prep(&f, SourceSpec::Path(p)).await.unwrap();
     assert_eq!(file.size, 0);
     assert_eq!(file.md5, "d41d8cd98f00b204e9800998ecf8427e");
@@ -44,7 +44,7 @@ async fn an_empty_file_is_a_file() {
 async fn options_override_name_and_type_and_are_checked() {
     let dir = TestDir::new();
     let p = dir.file("x.bin", b"%PDF-1.7 hello");
-    let f = fetcher(100, false, &dir.0);
+    let f = fetcher(100, false, dir.path());
     let opts = PrepareOptions {
         content_type: Some("Application/PDF; charset=binary".into()),
         filename: Some(" better.pdf ".into()),
@@ -84,12 +84,14 @@ async fn options_override_name_and_type_and_are_checked() {
 #[tokio::test]
 async fn paths_that_are_not_regular_files_are_refused() {
     let dir = TestDir::new();
-    let f = fetcher(1000, false, &dir.0);
+    let f = fetcher(1000, false, dir.path());
     let real = dir.file("real.txt", b"hello");
 
-    let err = prep(&f, SourceSpec::Path(dir.0.clone())).await.unwrap_err();
+    let err = prep(&f, SourceSpec::Path(dir.path().to_path_buf()))
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("is a directory"), "{err}");
-    let err = prep(&f, SourceSpec::Path(dir.0.join("missing.pdf")))
+    let err = prep(&f, SourceSpec::Path(dir.path().join("missing.pdf")))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("no such file"), "{err}");
@@ -111,30 +113,30 @@ async fn paths_that_are_not_regular_files_are_refused() {
     assert!(err.to_string().contains("character device"), "{err}");
 
     // Symlinks are followed.
-    std::os::unix::fs::symlink(&real, dir.0.join("link.txt")).unwrap();
-    let file = prep(&f, SourceSpec::Path(dir.0.join("link.txt")))
+    std::os::unix::fs::symlink(&real, dir.path().join("link.txt")).unwrap();
+    let file = prep(&f, SourceSpec::Path(dir.path().join("link.txt")))
         .await
         .unwrap();
     assert_eq!((file.size, file.filename.as_str()), (5, "link.txt"));
-    std::os::unix::fs::symlink(&dir.0, dir.0.join("dirlink")).unwrap();
-    let err = prep(&f, SourceSpec::Path(dir.0.join("dirlink")))
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("dirlink")).unwrap();
+    let err = prep(&f, SourceSpec::Path(dir.path().join("dirlink")))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("is a directory"), "{err}");
-    std::os::unix::fs::symlink(dir.0.join("nowhere"), dir.0.join("dangling")).unwrap();
-    let err = prep(&f, SourceSpec::Path(dir.0.join("dangling")))
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), dir.path().join("dangling")).unwrap();
+    let err = prep(&f, SourceSpec::Path(dir.path().join("dangling")))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("no such file"), "{err}");
 
     // A socket.
-    let sock = dir.0.join("sock");
+    let sock = dir.path().join("sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
     let err = prep(&f, SourceSpec::Path(sock)).await.unwrap_err();
     assert!(err.to_string().contains("a socket"), "{err}");
 
     // A FIFO: refused without blocking on it.
-    let fifo = dir.0.join("fifo");
+    let fifo = dir.path().join("fifo");
     let made = std::process::Command::new("mkfifo").arg(&fifo).status();
     if matches!(made, Ok(s) if s.success()) {
         let err = tokio::time::timeout(Duration::from_secs(5), prep(&f, SourceSpec::Path(fifo)))
@@ -153,7 +155,7 @@ async fn an_unreadable_file_says_permission_denied() {
     let dir = TestDir::new();
     let p = dir.file("secret.pdf", b"x");
     set_mode(&p, 0o000);
-    let f = fetcher(1000, false, &dir.0);
+    let f = fetcher(1000, false, dir.path());
     let err = prep(&f, SourceSpec::Path(p)).await.unwrap_err();
     assert!(err.to_string().contains("permission denied"), "{err}");
 }
@@ -162,13 +164,13 @@ async fn an_unreadable_file_says_permission_denied() {
 async fn a_file_over_the_limit_is_refused_without_reading_it() {
     let dir = TestDir::new();
     let max = 1 << 30;
-    let p = dir.0.join("huge.pdf");
+    let p = dir.path().join("huge.pdf");
     let file = std::fs::File::create(&p).unwrap();
     file.set_len(max + 1).unwrap(); // sparse: instant
     drop(file);
     // Not even readable: the refusal comes from the metadata alone.
     set_mode(&p, 0o000);
-    let f = fetcher(max, false, &dir.0);
+    let f = fetcher(max, false, dir.path());
     let err = prep(&f, SourceSpec::Path(p.clone())).await.unwrap_err();
     let t = Seen::from(err);
     assert_eq!(t.code, Blame::Input);
@@ -183,7 +185,7 @@ async fn a_file_over_the_limit_is_refused_without_reading_it() {
     set_mode(&p, 0o600);
 
     let p = dir.file("exact", &[1u8; 10]);
-    let f = fetcher(10, false, &dir.0);
+    let f = fetcher(10, false, dir.path());
     assert_eq!(prep(&f, SourceSpec::Path(p)).await.unwrap().size, 10);
 }
 
@@ -191,7 +193,7 @@ async fn a_file_over_the_limit_is_refused_without_reading_it() {
 async fn a_file_changed_after_hashing_is_never_streamed_whole() {
     let dir = TestDir::new();
     let p = dir.file("a.txt", b"0123456789");
-    let f = fetcher(1000, false, &dir.0);
+    let f = fetcher(1000, false, dir.path());
     let file = prep(&f, SourceSpec::Path(p.clone())).await.unwrap();
     assert_eq!(read_all(&file, 4).await.unwrap(), b"0123456789");
 
@@ -241,7 +243,7 @@ async fn a_file_that_reports_another_size_is_refused_before_upload() {
         return;
     }
     let dir = TestDir::new();
-    let f = fetcher(1 << 20, false, &dir.0);
+    let f = fetcher(1 << 20, false, dir.path());
     let err = prep(&f, SourceSpec::Path("/proc/self/status".into()))
         .await
         .unwrap_err();
@@ -256,7 +258,7 @@ async fn a_file_that_reports_another_size_is_refused_before_upload() {
 #[tokio::test]
 async fn require_pdf_is_for_urls_only() {
     let dir = TestDir::new();
-    let f = fetcher(1000, false, &dir.0);
+    let f = fetcher(1000, false, dir.path());
     let opts = || PrepareOptions {
         require_pdf: true,
         ..Default::default()
@@ -281,7 +283,7 @@ async fn require_pdf_is_for_urls_only() {
 #[tokio::test]
 async fn base64_is_decoded_named_and_typed() {
     let dir = TestDir::new();
-    let f = fetcher(100, false, &dir.0);
+    let f = fetcher(100, false, dir.path());
     let spec = |data: &str, name: &str| SourceSpec::Base64 {
         data: data.into(),
         filename: name.into(),

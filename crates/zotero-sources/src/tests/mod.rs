@@ -39,30 +39,27 @@ impl From<SourceError> for Seen {
 }
 
 /// A fresh directory, removed at the end of the test.
-struct TestDir(PathBuf);
+struct TestDir(tempfile::TempDir);
 
 impl TestDir {
     fn new() -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "zotero-mcp-sources-test-{:016x}",
-            rand::random::<u64>()
-        ));
-        std::fs::create_dir(&dir).unwrap();
-        TestDir(dir)
+        TestDir(
+            tempfile::Builder::new()
+                .prefix("zotero-mcp-sources-test-")
+                .tempdir()
+                .unwrap(),
+        )
+    }
+    fn path(&self) -> &Path {
+        self.0.path()
     }
     fn file(&self, name: &str, content: &[u8]) -> PathBuf {
-        let p = self.0.join(name);
+        let p = self.path().join(name);
         std::fs::write(&p, content).unwrap();
         p
     }
     fn entries(&self) -> usize {
-        std::fs::read_dir(&self.0).unwrap().count()
-    }
-}
-
-impl Drop for TestDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        std::fs::read_dir(self.path()).unwrap().count()
     }
 }
 

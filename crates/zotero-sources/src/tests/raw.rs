@@ -14,7 +14,7 @@ async fn private_addresses_are_refused_unless_allowed() {
         .mount(&s)
         .await;
     let port = s.address().port();
-    let strict = fetcher(100, false, &dir.0);
+    let strict = fetcher(100, false, dir.path());
     for url in [
         s.uri(),
         format!("http://localhost:{port}/"),
@@ -38,7 +38,7 @@ async fn private_addresses_are_refused_unless_allowed() {
         );
     }
     assert!(s.received_requests().await.unwrap().is_empty());
-    let lax = fetcher(100, true, &dir.0);
+    let lax = fetcher(100, true, dir.path());
     assert!(
         prep(&lax, SourceSpec::Url(format!("http://localhost:{port}/")))
             .await
@@ -61,7 +61,7 @@ async fn every_redirect_hop_is_checked_literal_or_resolved() {
         .unwrap()
         .to_string();
     let strict = Fetcher::with_policy(
-        &config(100, false, &dir.0),
+        &config(100, false, dir.path()),
         guard::AddressPolicy::Refuse(refused),
     );
     for location in [
@@ -81,7 +81,7 @@ async fn every_redirect_hop_is_checked_literal_or_resolved() {
         );
     }
     // The same target is reached when the policy allows it.
-    let lax = fetcher(100, true, &dir.0);
+    let lax = fetcher(100, true, dir.path());
     assert!(prep(&lax, SourceSpec::Url(target)).await.is_ok());
 }
 
@@ -132,9 +132,12 @@ async fn the_limit_holds_without_content_length() {
     }
     chunked.extend_from_slice(b"0\r\n\r\n");
     let url = raw_server(chunked).await;
-    let err = prep(&fetcher(100, true, &dir.0), SourceSpec::Url(url.clone()))
-        .await
-        .unwrap_err();
+    let err = prep(
+        &fetcher(100, true, dir.path()),
+        SourceSpec::Url(url.clone()),
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(
             err,
@@ -148,7 +151,7 @@ async fn the_limit_holds_without_content_length() {
     );
     // Under the limit the same body is fine.
     assert_eq!(
-        prep(&fetcher(192, true, &dir.0), SourceSpec::Url(url))
+        prep(&fetcher(192, true, dir.path()), SourceSpec::Url(url))
             .await
             .unwrap()
             .size,
@@ -158,7 +161,7 @@ async fn the_limit_holds_without_content_length() {
     let mut close_delimited = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".to_vec();
     close_delimited.extend_from_slice(&[b'y'; 150]);
     let url = raw_server(close_delimited).await;
-    let err = prep(&fetcher(100, true, &dir.0), SourceSpec::Url(url))
+    let err = prep(&fetcher(100, true, dir.path()), SourceSpec::Url(url))
         .await
         .unwrap_err();
     assert!(
@@ -173,7 +176,7 @@ async fn a_body_shorter_than_its_content_length_is_a_network_error() {
     let mut short = b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n".to_vec();
     short.extend_from_slice(&[b'z'; 10]);
     let url = raw_server(short).await;
-    let err = prep(&fetcher(100, true, &dir.0), SourceSpec::Url(url))
+    let err = prep(&fetcher(100, true, dir.path()), SourceSpec::Url(url))
         .await
         .unwrap_err();
     assert!(matches!(err, SourceError::Network { .. }), "{err}");
@@ -184,14 +187,14 @@ async fn a_body_shorter_than_its_content_length_is_a_network_error() {
 async fn a_silent_server_times_out_and_a_call_can_be_cancelled() {
     let dir = TestDir::new();
     let url = raw_server(Vec::new()).await;
-    let mut c = config(100, true, &dir.0);
+    let mut c = config(100, true, dir.path());
     c.timeout = Duration::from_millis(300);
     let f = Fetcher::new(&c).unwrap();
     let err = prep(&f, SourceSpec::Url(url.clone())).await.unwrap_err();
     assert!(matches!(err, SourceError::Timeout { .. }), "{err}");
     assert_eq!(err.blame(), Blame::Remote);
 
-    let mut c = config(100, true, &dir.0);
+    let mut c = config(100, true, dir.path());
     c.timeout = Duration::from_secs(30);
     let f = Fetcher::new(&c).unwrap();
     let cancel = CancellationToken::new();

@@ -26,7 +26,7 @@ async fn a_download_is_spooled_to_an_unlinked_file_and_named() {
         )
         .mount(&s)
         .await;
-    let f = fetcher(1_000_000, true, &dir.0);
+    let f = fetcher(1_000_000, true, dir.path());
     let file = prep(&f, SourceSpec::Url(format!("{}/files/x#frag", s.uri())))
         .await
         .unwrap();
@@ -98,7 +98,7 @@ async fn names_and_types_fall_back_sensibly() {
         )
         .mount(&s)
         .await;
-    let f = fetcher(100, true, &dir.0);
+    let f = fetcher(100, true, dir.path());
     let file = prep(&f, SourceSpec::Url(s.uri())).await.unwrap();
     assert_eq!(
         (file.filename.as_str(), file.content_type.as_str()),
@@ -169,7 +169,7 @@ async fn redirects_are_followed_up_to_five() {
         .respond_with(ResponseTemplate::new(200).set_body_bytes(b"done".to_vec()))
         .mount(&s)
         .await;
-    let f = fetcher(100, true, &dir.0);
+    let f = fetcher(100, true, dir.path());
     let file = prep(&f, SourceSpec::Url(format!("{}/r/1", s.uri())))
         .await
         .unwrap();
@@ -216,7 +216,7 @@ async fn bad_redirects_and_statuses_are_reported() {
         .respond_with(ResponseTemplate::new(302))
         .mount(&s)
         .await;
-    let f = fetcher(100, true, &dir.0);
+    let f = fetcher(100, true, dir.path());
     let err = prep(&f, SourceSpec::Url(format!("{}/ftp", s.uri())))
         .await
         .unwrap_err();
@@ -260,7 +260,7 @@ async fn error_urls_leave_out_the_query_a_server_chose() {
         .respond_with(redirect("ftp://example.org/x", 302))
         .mount(&s)
         .await;
-    let f = fetcher(100, true, &dir.0);
+    let f = fetcher(100, true, dir.path());
     for (start, want) in [
         ("/signed", "/store/f.pdf"),
         ("/loop", "/loop"),
@@ -301,7 +301,7 @@ async fn a_content_length_over_the_limit_is_refused_before_reading() {
         .respond_with(ResponseTemplate::new(200).set_body_bytes(vec![0u8; 101]))
         .mount(&s)
         .await;
-    let f = fetcher(100, true, &dir.0);
+    let f = fetcher(100, true, dir.path());
     let t = Seen::from(prep(&f, SourceSpec::Url(s.uri())).await.unwrap_err());
     assert_eq!(t.code, Blame::Input);
     assert_eq!(t.details["field"], "file_url");
@@ -351,7 +351,7 @@ async fn pdf_checks_on_downloads() {
         .respond_with(ResponseTemplate::new(200).set_body_bytes(b"<html>".to_vec()))
         .mount(&s)
         .await;
-    let f = fetcher(1000, true, &dir.0);
+    let f = fetcher(1000, true, dir.path());
     let arxiv_opts = |id: &ArxivId| PrepareOptions {
         filename: Some(id.filename()),
         require_pdf: true,
@@ -425,7 +425,7 @@ async fn pdf_checks_on_downloads() {
 #[tokio::test]
 async fn bad_urls_are_validation_errors() {
     let dir = TestDir::new();
-    let f = fetcher(100, false, &dir.0);
+    let f = fetcher(100, false, dir.path());
     for url in [
         "ftp://example.org/x",
         "https://u:p@example.org/x",
