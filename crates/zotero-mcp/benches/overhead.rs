@@ -76,6 +76,12 @@ fn main() {
     let n_tools = tools["result"]["tools"].as_array().map_or(0, Vec::len);
     let (rss, hwm) = server.memory();
     println!("idle memory after initialize + tools/list ({n_tools} tools): VmRSS {rss:.2} MB, VmHWM {hwm:.2} MB");
+    // The size an agent's context pays for the tool list (the `tools` array as JSON).
+    let list_bytes = serde_json::to_string(&tools["result"]["tools"]).map_or(0, |s| s.len());
+    println!(
+        "tools/list: {list_bytes} bytes for {n_tools} tools, {:.0} bytes a tool",
+        list_bytes as f64 / n_tools.max(1) as f64
+    );
 
     // Overhead per search, with 5 ms of emulated network latency.
     emu.set_latency(Duration::from_millis(5));
