@@ -230,15 +230,11 @@ impl HttpClient {
                             method = %req.method, path = %req.path, status = resp.status,
                             latency_ms, retries, "upstream"
                         );
-                        return if resp.status == 429 || resp.status >= 500 {
-                            let retry_after = retry_after(&resp.headers, SystemTime::now());
-                            Attempt::Retryable {
-                                answer: resp,
-                                retry_after,
-                            }
-                        } else {
-                            Attempt::Answer(resp)
-                        };
+                        return Attempt::judge(
+                            resp.status,
+                            retry_after(&resp.headers, SystemTime::now()),
+                            resp,
+                        );
                     }
                     Ok(Err(e)) => e,
                     Err(_elapsed) => ZoteroError::Timeout {

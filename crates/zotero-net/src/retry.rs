@@ -116,6 +116,21 @@ pub enum Attempt<T, E> {
     Fatal(E),
 }
 
+impl<T, E> Attempt<T, E> {
+    /// An answer judged by its status: 429 and 5xx say "try again" (after the wait their
+    /// `Retry-After` asked for, when they sent one); anything else is handed back.
+    pub fn judge(status: u16, retry_after: Option<Duration>, answer: T) -> Self {
+        if status == 429 || status >= 500 {
+            Attempt::Retryable {
+                answer,
+                retry_after,
+            }
+        } else {
+            Attempt::Answer(answer)
+        }
+    }
+}
+
 /// Why the loop gave up without an answer to hand back.
 #[derive(Debug)]
 pub enum RetryError<T, E> {
@@ -263,6 +278,33 @@ mod tests {
             .await;
             assert!(matches!(r, Err(RetryError::Failed("down"))));
             assert_eq!(calls, want_calls, "repeatable={repeatable} max={max}");
+        }
+    }
+
+    #[test]
+    fn answers_are_judged_by_status() {
+        let wait = Some(Duration::from_secs(7));
+        for (status, retry) in [
+            (429, true),
+            (500, true),
+            (503, true),
+            (200, false),
+            (404, false),
+        ] {
+            match Attempt::<u16, ()>::judge(status, wait, status) {
+                Attempt::Retryable {
+                    answer,
+                    retry_after,
+                } => {
+                    assert!(retry, "{status}");
+                    assert_eq!(
+                        (answer, retry_after),
+                        (status, Some(Duration::from_secs(7)))
+                    );
+                }
+                Attempt::Answer(answer) => assert!(!retry && answer == status, "{status}"),
+                _ => panic!("{status}"),
+            }
         }
     }
 

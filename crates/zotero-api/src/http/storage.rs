@@ -75,15 +75,11 @@ impl HttpClient {
                             method = "POST", host = %host, status = resp.status,
                             bytes = req.content_length, latency_ms, retries, "storage upload"
                         );
-                        if resp.status == 429 || resp.status >= 500 {
-                            let retry_after = retry_after(&resp.headers, SystemTime::now());
-                            Attempt::Retryable {
-                                answer: resp,
-                                retry_after,
-                            }
-                        } else {
-                            Attempt::Answer(resp)
-                        }
+                        Attempt::judge(
+                            resp.status,
+                            retry_after(&resp.headers, SystemTime::now()),
+                            resp,
+                        )
                     }
                     Err(failure) => {
                         tracing::warn!(
