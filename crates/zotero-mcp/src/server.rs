@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 use crate::config::Config;
 use crate::envelope::{self, ErrorCode, ToolError};
-use crate::tools::{ToolContext, ToolName, ToolSpec};
+use crate::tools::{Definition, ToolContext, ToolName, ToolSet};
 use zotero_api::client::ZoteroClient;
 use zotero_api::upload::ProgressFn;
 use zotero_sources::Fetcher;
@@ -47,6 +47,27 @@ impl ZoteroServer {
     }
 }
 
+/// The `instructions` of `initialize`: what the listed tools are for, by set.
+fn instructions(listed: &[ToolName]) -> String {
+    let mut text = String::from("Tools for the user's personal Zotero library.");
+    for set in ToolSet::ALL {
+        let names: Vec<&str> = listed
+            .iter()
+            .filter(|t| t.set() == set)
+            .map(|t| t.name())
+            .collect();
+        if !names.is_empty() {
+            text.push_str(&format!(" To {}: {}.", set.purpose(), names.join(", ")));
+        }
+    }
+    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    text.push_str(&format!(
+        " Every tool answers {{ok, data, error}}; error.code is one of {}.",
+        codes.join(", ")
+    ));
+    text
+}
+
 /// Progress notifications for one call, sent in order by one task.
 fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressFn {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
@@ -68,32 +89,34 @@ fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressFn
     })
 }
 
-/// The tools as `tools/list` publishes them.
+/// Every tool as `tools/list` publishes it, offered or not (`zotero-mcp tools --json`, the
+/// registry's list).
 pub fn tool_definitions() -> Vec<Tool> {
-    ToolName::ALL.iter().map(|t| definition(t.spec())).collect()
+    ToolName::ALL.iter().copied().map(to_mcp).collect()
 }
 
-fn as_object(v: Value) -> serde_json::Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    }
-}
-
-fn definition(spec: &ToolSpec) -> Tool {
-    let output = envelope::output_schema((spec.data_schema)(), crate::tools::schema::defs());
-    let annotations = ToolAnnotations::with_title(spec.title)
-        .read_only(spec.read_only)
-        .destructive(false)
-        .idempotent(spec.idempotent)
-        .open_world(spec.open_world);
+fn to_mcp(tool: ToolName) -> Tool {
+    let Definition {
+        name,
+        title,
+        description,
+        input_schema,
+        output_schema,
+        hints,
+    } = tool.definition();
+    // No title in the annotations: the tool's own `title` says it, and wins where both are.
+    let annotations = ToolAnnotations::new()
+        .read_only(hints.read_only)
+        .destructive(hints.destructive)
+        .idempotent(hints.idempotent)
+        .open_world(hints.open_world);
     Tool::new_with_raw(
-        spec.name,
-        Some(Cow::Borrowed(spec.description)),
-        Arc::new(as_object((spec.input_schema)())),
+        name,
+        Some(Cow::Borrowed(description)),
+        Arc::new(input_schema),
     )
-    .with_title(spec.title)
-    .with_raw_output_schema(Arc::new(as_object(output)))
+    .with_title(title)
+    .with_raw_output_schema(Arc::new(output_schema))
     .with_annotations(annotations)
 }
 
@@ -107,17 +130,7 @@ impl ServerHandler for ZoteroServer {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(
-                "Tools for the user's personal Zotero library. Search with \
-                 zotero_search_items before adding anything; fetch one item with \
-                 zotero_get_item; list collections with zotero_list_collections. Add a \
-                 missing paper with zotero_create_item, then its PDF with \
-                 zotero_attach_arxiv_pdf or zotero_upload_attachment, and file it with \
-                 zotero_add_item_to_collection. Every tool \
-                 answers {ok, data, error}; error.code is one of ZOTERO_AUTH_ERROR, \
-                 ZOTERO_NOT_FOUND, ZOTERO_RATE_LIMITED, ZOTERO_VALIDATION_ERROR, \
-                 ZOTERO_UPSTREAM_ERROR.",
-            )
+            .with_instructions(instructions(ToolName::ALL))
     }
 
     /// Protocol versions from 2025-03-26 on.
@@ -149,7 +162,7 @@ impl ServerHandler for ZoteroServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(tool) = ToolName::from_name(&request.name) else {
-            let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.spec().name).collect();
+            let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.name()).collect();
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool '{}'; known tools: {}",
@@ -159,7 +172,7 @@ impl ServerHandler for ZoteroServer {
                 None,
             ));
         };
-        let name = tool.spec().name;
+        let name = tool.name();
         let span =
             tracing::info_span!("tool_call", correlation_id = %correlation_id(), tool = name);
         let progress = context
@@ -177,7 +190,7 @@ impl ServerHandler for ZoteroServer {
         let call = async move {
             let started = Instant::now();
             tracing::info!("tool call started");
-            let result = tool.run(&ctx, arguments.as_ref()).await;
+            let result = tool.call(&ctx, arguments).await;
             let elapsed_ms = started.elapsed().as_millis() as u64;
             match &result {
                 Ok(_) => tracing::info!(ok = true, elapsed_ms, "tool call finished"),
@@ -231,6 +244,15 @@ pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instructions_name_every_listed_tool_by_set() {
+        let text = instructions(ToolName::ALL);
+        for t in ToolName::ALL {
+            assert!(text.contains(t.name()), "{text}");
+        }
+        assert!(text.contains("ZOTERO_VALIDATION_ERROR"), "{text}");
+    }
 
     #[tokio::test]
     async fn a_panicking_tool_becomes_an_internal_error_envelope() {

@@ -334,6 +334,12 @@ async fn invalid_arguments_are_refused_without_any_request() {
             json!({"query": "x", "start": -1}),
             "start",
         ),
+        // 2^64 arrives as a float: refused, never clamped to the largest u64.
+        (
+            "zotero_search_items",
+            json!({"query": "x", "start": 18_446_744_073_709_551_616.0_f64}),
+            "start",
+        ),
         (
             "zotero_search_items",
             json!({"query": "x", "start": 1, "offset": 1}),
@@ -342,12 +348,12 @@ async fn invalid_arguments_are_refused_without_any_request() {
         (
             "zotero_search_items",
             json!({"query": "x", "tags": ["a", "a"]}),
-            "tags",
+            "tags[1]",
         ),
         (
             "zotero_search_items",
             json!({"query": "x", "tags": [""]}),
-            "tags",
+            "tags[0]",
         ),
         (
             "zotero_search_items",

@@ -1,0 +1,216 @@
+//! What a tool publishes, derived from its types: the input schema from `Params`, the output
+//! schema from `Data` inside the envelope. JSON Schema 2020-12 (what MCP uses), everything
+//! inlined (a tool's schema must stand alone, and each shared type appears once or twice per
+//! tool), and tidied so the listing stays small without losing a constraint.
+
+use schemars::generate::{Contract, SchemaSettings};
+use schemars::transform::{transform_subschemas, Transform};
+use schemars::{JsonSchema, Schema};
+use serde_json::{Map, Value};
+
+/// The input schema of a tool whose arguments deserialize into `P`.
+pub fn input_schema<P: JsonSchema>() -> Map<String, Value> {
+    let mut map = schema_for::<P>(Contract::Deserialize);
+    // A tool without arguments still says so with `properties: {}`, as the seed writes it
+    // (and as some clients expect of every input schema).
+    map.entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    map
+}
+
+/// The schema of the envelope's `data` on success, for a tool answering `D`.
+///
+/// Descriptions stay only where a client learns something from them that neither the field's
+/// name nor the tool's description tells: on `data`'s optional fields, which say when they
+/// are there (`next_start`, `sort_used`, `already_attached`, …). Deeper down (an item's
+/// `title`, a collection's `name`) the seed's field names say it all, and those objects
+/// repeat across tools: their descriptions would cost every client's context more than they
+/// tell. The `///` docs of every field remain for the code's readers.
+pub fn data_schema<D: JsonSchema>() -> Map<String, Value> {
+    let mut map = schema_for::<D>(Contract::Serialize);
+    let required: Vec<Value> = map
+        .get("required")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = map.get_mut("properties") {
+        for (name, prop) in props.iter_mut() {
+            let Value::Object(prop) = prop else {
+                continue;
+            };
+            if required.iter().any(|r| r == name.as_str()) {
+                prop.remove("description");
+            }
+            for (key, value) in prop.iter_mut() {
+                if key != "description" {
+                    strip_descriptions(value);
+                }
+            }
+        }
+    }
+    map
+}
+
+/// Removes every `description` inside a schema fragment.
+fn strip_descriptions(v: &mut Value) {
+    match v {
+        Value::Object(obj) => {
+            obj.remove("description");
+            obj.values_mut().for_each(strip_descriptions);
+        }
+        Value::Array(list) => list.iter_mut().for_each(strip_descriptions),
+        _ => {}
+    }
+}
+
+fn schema_for<T: JsonSchema>(contract: Contract) -> Map<String, Value> {
+    let settings = SchemaSettings::draft2020_12().with(|s| {
+        // MCP's default dialect is 2020-12: saying so in every schema costs bytes for nothing.
+        s.meta_schema = None;
+        s.inline_subschemas = true;
+        s.contract = contract;
+    });
+    let mut schema = settings.into_generator().into_root_schema_for::<T>();
+    Tidy.transform(&mut schema);
+    let mut map = match schema.to_value() {
+        Value::Object(map) => map,
+        // Only `true`/`false` schemas are not objects; no Params or Data derives one.
+        _ => Map::new(),
+    };
+    // The Rust type's name and doc: the tool's own title and description say it for clients.
+    map.remove("title");
+    map.remove("description");
+    map
+}
+
+/// Leaves out what schemars adds that a client cannot use:
+/// - `format` on integers (`uint64`, …): not a JSON Schema format; `minimum` says it already;
+/// - `null` in the type of an optional property: the seed writes optional fields without it,
+///   and leaving a field out is how to say "none" (the server still takes an explicit `null`
+///   as not given).
+#[derive(Clone)]
+struct Tidy;
+
+impl Transform for Tidy {
+    fn transform(&mut self, schema: &mut Schema) {
+        transform_subschemas(self, schema);
+        let Some(obj) = schema.as_object_mut() else {
+            return;
+        };
+        let is_integer = |t: &Value| t == "integer";
+        match obj.get("type") {
+            Some(t) if is_integer(t) => {
+                obj.remove("format");
+            }
+            Some(Value::Array(ts)) if ts.iter().any(is_integer) => {
+                obj.remove("format");
+            }
+            _ => {}
+        }
+        // A type's own doc comment is for Rust readers; what a client sees is the doc of
+        // the field that holds it. Array items are the one place a type's doc would show.
+        if let Some(Value::Object(items)) = obj.get_mut("items") {
+            items.remove("description");
+        }
+        // Doc comments wrap at 100 columns; a description is one paragraph.
+        if let Some(Value::String(d)) = obj.get_mut("description") {
+            *d = d.split_whitespace().collect::<Vec<_>>().join(" ");
+        }
+        let required: Vec<String> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(Value::Object(props)) = obj.get_mut("properties") {
+            for (name, prop) in props.iter_mut() {
+                if !required.contains(name) {
+                    drop_null(prop);
+                }
+            }
+        }
+    }
+}
+
+/// `{"type": ["string", "null"]}` → `{"type": "string"}`;
+/// `{"anyOf": [S, {"type": "null"}], …}` → S with the other keywords.
+fn drop_null(prop: &mut Value) {
+    let Value::Object(obj) = prop else {
+        return;
+    };
+    if let Some(Value::Array(types)) = obj.get_mut("type") {
+        types.retain(|t| t != "null");
+        if let [only] = types.as_slice() {
+            let only = only.clone();
+            obj.insert("type".into(), only);
+        }
+        return;
+    }
+    let is_null = |v: &Value| v.get("type").and_then(Value::as_str) == Some("null");
+    let Some(Value::Array(branches)) = obj.get("anyOf") else {
+        return;
+    };
+    let [a, b] = branches.as_slice() else {
+        return;
+    };
+    let kept = match (is_null(a), is_null(b)) {
+        (false, true) => a.clone(),
+        (true, false) => b.clone(),
+        _ => return,
+    };
+    let Value::Object(mut kept) = kept else {
+        return;
+    };
+    kept.remove("description");
+    obj.remove("anyOf");
+    // The property's own keywords (description, default) win over the branch's.
+    for (k, v) in std::mem::take(obj) {
+        kept.insert(k, v);
+    }
+    *obj = kept;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::{Deserialize, Serialize};
+    use serde_json::json;
+
+    #[derive(Deserialize, Serialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Sample {
+        /// A count
+        n: u64,
+        /// Maybe text
+        text: Option<String>,
+        /// Maybe a list
+        list: Option<Vec<u32>>,
+    }
+
+    #[test]
+    fn schemas_are_tidy_and_keep_their_constraints() {
+        let s = Value::Object(input_schema::<Sample>());
+        assert_eq!(
+            s,
+            json!({
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "n": { "type": "integer", "minimum": 0, "description": "A count" },
+                    "text": { "type": "string", "description": "Maybe text" },
+                    "list": {
+                        "type": "array",
+                        "items": { "type": "integer", "minimum": 0 },
+                        "description": "Maybe a list"
+                    }
+                },
+                "required": ["n"]
+            })
+        );
+    }
+}
