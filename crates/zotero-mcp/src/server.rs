@@ -1,8 +1,9 @@
-//! The MCP server: the `ServerHandler` that lists the tools and runs each call inside a
-//! span carrying its `correlation_id`, turning every outcome (a panic included) into the
-//! `{ok, data, error}` envelope.
+//! The MCP server: the `ServerHandler` that lists the tools it offers (`ZOTERO_TOOLSETS`,
+//! `ZOTERO_READ_ONLY`) and runs each call inside a span carrying its `correlation_id`, turning
+//! every outcome (a panic, a tool not offered included) into the `{ok, data, error}` envelope.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -28,6 +29,8 @@ pub struct ZoteroServer {
     client: Arc<ZoteroClient>,
     fetcher: Arc<Fetcher>,
     arxiv_base: Arc<str>,
+    offer: Arc<Offer>,
+    /// What `tools/list` answers: the offered tools, built once.
     tools: Arc<Vec<Tool>>,
 }
 
@@ -38,34 +41,106 @@ impl ZoteroServer {
             .map_err(|e| format!("cannot build the Zotero client: {e}"))?;
         let fetcher = Fetcher::new(&config.sources())
             .map_err(|e| format!("cannot build the file fetcher: {e}"))?;
+        let offer = Offer::new(config);
+        let tools = offer.listed().into_iter().map(to_mcp).collect();
         Ok(Self {
             client: Arc::new(client),
             fetcher: Arc::new(fetcher),
             arxiv_base: Arc::from(config.arxiv_base.as_str()),
-            tools: Arc::new(tool_definitions()),
+            offer: Arc::new(offer),
+            tools: Arc::new(tools),
         })
     }
 }
 
-/// The `instructions` of `initialize`: what the listed tools are for, by set.
-fn instructions(listed: &[ToolName]) -> String {
-    let mut text = String::from("Tools for the user's personal Zotero library.");
-    for set in ToolSet::ALL {
-        let names: Vec<&str> = listed
-            .iter()
-            .filter(|t| t.set() == set)
-            .map(|t| t.name())
-            .collect();
-        if !names.is_empty() {
-            text.push_str(&format!(" To {}: {}.", set.purpose(), names.join(", ")));
+/// Which tools this server offers (lists, and lets be called): the sets of `ZOTERO_TOOLSETS`,
+/// without any tool that writes when `ZOTERO_READ_ONLY` is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    read_only: bool,
+    sets: BTreeSet<ToolSet>,
+}
+
+impl Offer {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            read_only: config.read_only,
+            sets: config.toolsets.clone(),
         }
     }
-    let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
-    text.push_str(&format!(
-        " Every tool answers {{ok, data, error}}; error.code is one of {}.",
-        codes.join(", ")
-    ));
-    text
+
+    /// `None` when `tool` is offered; otherwise the answer to a call of it. Either way
+    /// nothing is sent anywhere.
+    ///
+    /// `ZOTERO_AUTH_ERROR`: the caller is not permitted to use the tool, as with a key that
+    /// may not write (Zotero's 403). Not a validation error (no argument would help) and not
+    /// "not found" (the tool exists; the message says how to enable it).
+    pub fn refusal(&self, tool: ToolName) -> Option<ToolError> {
+        let name = tool.name();
+        if self.read_only && tool.writes() {
+            let e = ToolError::new(
+                ErrorCode::Auth,
+                format!(
+                    "{name} changes the library, and read-only mode is on (ZOTERO_READ_ONLY=1); \
+                     to allow changes, unset ZOTERO_READ_ONLY (or set it to 0) and restart the server"
+                ),
+            );
+            return Some(e.with_detail("variable", "ZOTERO_READ_ONLY"));
+        }
+        let set = tool.set();
+        if !self.sets.contains(&set) {
+            let sets: Vec<&str> = self.sets.iter().map(|s| s.name()).collect();
+            let e = ToolError::new(
+                ErrorCode::Auth,
+                format!(
+                    "{name} is in the tool set '{}', which ZOTERO_TOOLSETS ({}) leaves out; \
+                     add {} to ZOTERO_TOOLSETS and restart the server to use it",
+                    set.name(),
+                    sets.join(","),
+                    set.name()
+                ),
+            );
+            return Some(
+                e.with_detail("variable", "ZOTERO_TOOLSETS")
+                    .with_detail("tool_set", set.name()),
+            );
+        }
+        None
+    }
+
+    /// The offered tools, in the table's order.
+    pub fn listed(&self) -> Vec<ToolName> {
+        ToolName::ALL
+            .iter()
+            .copied()
+            .filter(|t| self.refusal(*t).is_none())
+            .collect()
+    }
+
+    /// The `instructions` of `initialize`: what the offered tools are for, by set.
+    pub fn instructions(&self) -> String {
+        let listed = self.listed();
+        let mut text = String::from("Tools for the user's personal Zotero library.");
+        for set in ToolSet::ALL {
+            let names: Vec<&str> = listed
+                .iter()
+                .filter(|t| t.set() == set)
+                .map(|t| t.name())
+                .collect();
+            if !names.is_empty() {
+                text.push_str(&format!(" To {}: {}.", set.purpose(), names.join(", ")));
+            }
+        }
+        if self.read_only {
+            text.push_str(" Read-only mode is on: nothing can be changed.");
+        }
+        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        text.push_str(&format!(
+            " Every tool answers {{ok, data, error}}; error.code is one of {}.",
+            codes.join(", ")
+        ));
+        text
+    }
 }
 
 /// Progress notifications for one call, sent in order by one task.
@@ -130,7 +205,7 @@ impl ServerHandler for ZoteroServer {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(instructions(ToolName::ALL))
+            .with_instructions(self.offer.instructions())
     }
 
     /// Protocol versions from 2025-03-26 on.
@@ -173,6 +248,14 @@ impl ServerHandler for ZoteroServer {
             ));
         };
         let name = tool.name();
+        if let Some(refusal) = self.offer.refusal(tool) {
+            tracing::info!(
+                tool = name,
+                code = refusal.code.as_str(),
+                "tool not offered"
+            );
+            return Ok(tool_result(Err(refusal)).into());
+        }
         let span =
             tracing::info_span!("tool_call", correlation_id = %correlation_id(), tool = name);
         let progress = context
@@ -245,13 +328,86 @@ pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
 mod tests {
     use super::*;
 
+    fn offer(vars: &[(&str, &str)]) -> Offer {
+        let env = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Offer::new(&Config::from_map(&env).unwrap())
+    }
+
+    fn names(tools: &[ToolName]) -> Vec<&'static str> {
+        tools.iter().map(|t| t.name()).collect()
+    }
+
     #[test]
-    fn instructions_name_every_listed_tool_by_set() {
-        let text = instructions(ToolName::ALL);
+    fn by_default_every_tool_is_offered() {
+        let o = offer(&[]);
+        assert_eq!(o.listed(), ToolName::ALL.to_vec());
+        let text = o.instructions();
         for t in ToolName::ALL {
             assert!(text.contains(t.name()), "{text}");
         }
-        assert!(text.contains("ZOTERO_VALIDATION_ERROR"), "{text}");
+        assert!(!text.contains("read-only"), "{text}");
+    }
+
+    #[test]
+    fn read_only_mode_offers_no_tool_that_writes() {
+        let o = offer(&[("ZOTERO_READ_ONLY", "1")]);
+        assert_eq!(
+            names(&o.listed()),
+            [
+                "zotero_search_items",
+                "zotero_list_collections",
+                "zotero_get_item",
+                "zotero_get_sort_values"
+            ]
+        );
+        for t in ToolName::ALL.iter().filter(|t| t.writes()) {
+            let e = o.refusal(*t).unwrap();
+            assert_eq!(e.code, ErrorCode::Auth);
+            assert!(e.message.contains("read-only mode is on"), "{}", e.message);
+            assert!(
+                e.message.contains("unset ZOTERO_READ_ONLY"),
+                "{}",
+                e.message
+            );
+            assert_eq!(e.details["variable"], "ZOTERO_READ_ONLY");
+        }
+        let text = o.instructions();
+        assert!(text.contains("Read-only mode is on"), "{text}");
+        assert!(!text.contains("zotero_create_item"), "{text}");
+        // Read-only wins over a tool set that asks for writes.
+        let o = offer(&[("ZOTERO_READ_ONLY", "true"), ("ZOTERO_TOOLSETS", "write")]);
+        assert!(o.listed().is_empty());
+    }
+
+    #[test]
+    fn tool_sets_choose_what_is_offered() {
+        let o = offer(&[("ZOTERO_TOOLSETS", "read,files")]);
+        assert_eq!(
+            names(&o.listed()),
+            [
+                "zotero_search_items",
+                "zotero_list_collections",
+                "zotero_get_item",
+                "zotero_upload_attachment",
+                "zotero_attach_arxiv_pdf",
+                "zotero_get_sort_values"
+            ]
+        );
+        let e = o.refusal(ToolName::CreateItem).unwrap();
+        assert_eq!(e.code, ErrorCode::Auth);
+        assert!(e.message.contains("'write'"), "{}", e.message);
+        assert!(
+            e.message.contains("ZOTERO_TOOLSETS (read,files)"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.details["tool_set"], "write");
+        let text = o.instructions();
+        assert!(text.contains("zotero_attach_arxiv_pdf"), "{text}");
+        assert!(!text.contains("zotero_add_item_to_collection"), "{text}");
     }
 
     #[tokio::test]

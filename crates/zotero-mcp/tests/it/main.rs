@@ -27,6 +27,7 @@ mod read_tools;
 mod registry;
 mod retries;
 mod server;
+mod tool_sets;
 mod upload_failures;
 mod upload_support;
 mod uploads;
