@@ -1,5 +1,8 @@
 //! Test harness: starts the BUILT `zotero-mcp` binary as a child process and drives it over
-//! stdio with rmcp's MCP client, capturing its stderr (the JSON log lines).
+//! stdio with rmcp's MCP client, capturing its stderr (the JSON log lines). Every answer that
+//! goes through [`Server::call`] (or [`Server::check_output`]) is checked against the output
+//! schema its tool publishes in `tools/list`.
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,6 +20,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
 pub struct Server {
     pub client: RunningService<RoleClient, ()>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// The output schema of each listed tool, compiled on first use.
+    output_schemas: tokio::sync::OnceCell<HashMap<String, jsonschema::Validator>>,
 }
 
 /// The environment that points the server at an emulator, with quick retries; the number
@@ -60,6 +65,7 @@ pub async fn spawn(env: &[(String, String)]) -> Server {
     Server {
         client,
         stderr: lines,
+        output_schemas: tokio::sync::OnceCell::new(),
     }
 }
 
@@ -100,9 +106,53 @@ impl Answer {
 }
 
 impl Server {
+    /// Calls `tool`; the answer has the envelope's shape and matches the tool's output schema.
     pub async fn call(&self, tool: &str, args: Value) -> Answer {
         let result = self.call_raw(tool, args).await.expect("tools/call");
-        to_answer(result)
+        let answer = to_answer(result);
+        self.check_output(tool, &answer).await;
+        answer
+    }
+
+    /// Panics unless the answer's structured content matches the output schema `tool`
+    /// publishes in `tools/list` (every answer, failures included: the schema describes the
+    /// whole envelope).
+    pub async fn check_output(&self, tool: &str, answer: &Answer) {
+        let errors = self.output_errors(tool, &answer.envelope).await;
+        assert!(
+            errors.is_empty(),
+            "{tool}: the answer does not match the published output schema: {errors:?}\n{}",
+            answer.envelope
+        );
+    }
+
+    /// Where `envelope` departs from `tool`'s published output schema. A tool the server
+    /// does not list publishes no schema: nothing to check.
+    pub async fn output_errors(&self, tool: &str, envelope: &Value) -> Vec<String> {
+        let schemas = self
+            .output_schemas
+            .get_or_init(|| async {
+                self.tools()
+                    .await
+                    .into_iter()
+                    .map(|t| {
+                        let schema =
+                            Value::Object((*t.output_schema.expect("an output schema")).clone());
+                        let validator = jsonschema::draft202012::new(&schema).unwrap_or_else(|e| {
+                            panic!("{}: output schema does not compile: {e}", t.name)
+                        });
+                        (t.name.to_string(), validator)
+                    })
+                    .collect()
+            })
+            .await;
+        let Some(validator) = schemas.get(tool) else {
+            return Vec::new();
+        };
+        validator
+            .iter_errors(envelope)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect()
     }
 
     pub async fn call_raw(

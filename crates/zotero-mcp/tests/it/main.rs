@@ -28,6 +28,7 @@ mod registry;
 mod retries;
 mod server;
 mod tool_sets;
+mod tools_list;
 mod upload_failures;
 mod upload_support;
 mod uploads;

@@ -391,6 +391,7 @@ proptest! {
                     .await
                     .unwrap_or_else(|e| panic!("{name} {args:?}: protocol error {e}"));
                 let a = crate::common::to_answer(result);
+                server.check_output(name, &a).await;
                 let sent = emu.requests().len() - before;
                 let ctx = format!("{name} {}: {}", Value::Object(args.clone()), a.envelope);
                 let field = a.details()["field"].as_str().map(str::to_string);
