@@ -418,14 +418,14 @@ inline_schema!(SortKey, "SortKey", { "type": "string" });
 pub struct Creator {
     /// author, editor, contributor, …
     pub creator_type: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Given name(s); may be empty
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     /// Family name
-    pub last_name: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_name: Option<String>,
     /// Single-field name, for organisations
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 

@@ -177,6 +177,7 @@ fn drop_null(prop: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::ToolName;
     use serde::{Deserialize, Serialize};
     use serde_json::json;
 
@@ -212,5 +213,163 @@ mod tests {
                 "required": ["n"]
             })
         );
+    }
+
+    /// Every constraint of `seed` holds in `ours`: the same keywords with the same values,
+    /// `required` and `properties` included; ours may add to them. `$ref`s are followed into
+    /// the seed's `$defs`, where the published schemas have the definition inline.
+    fn assert_covers(seed: &Value, ours: &Value, defs: &Value, at: &str) {
+        let seed = match seed.get("$ref").and_then(Value::as_str) {
+            Some(r) => &defs[r.trim_start_matches("#/$defs/")],
+            None => seed,
+        };
+        let Value::Object(seed) = seed else {
+            return assert_eq!(seed, ours, "{at}");
+        };
+        for (k, v) in seed {
+            let here = format!("{at}/{k}");
+            let o = ours
+                .get(k)
+                .unwrap_or_else(|| panic!("{here}: missing from {ours}"));
+            match k.as_str() {
+                "required" => {
+                    for r in v.as_array().unwrap() {
+                        assert!(
+                            o.as_array().unwrap().contains(r),
+                            "{here}: {r} not required"
+                        );
+                    }
+                }
+                "properties" => {
+                    for (name, s) in v.as_object().unwrap() {
+                        assert_covers(s, &o[name.as_str()], defs, &format!("{here}/{name}"));
+                    }
+                }
+                "items" => assert_covers(v, o, defs, &here),
+                // `data` is `["object", "null"]` in the envelope: null is the failure case.
+                "type" => assert!(
+                    o == v || o.as_array().is_some_and(|ts| ts.contains(v)),
+                    "{here}: {o} is not {v}"
+                ),
+                _ => assert_eq!(o, v, "{here}"),
+            }
+        }
+    }
+
+    #[test]
+    fn published_schemas_keep_every_constraint_of_the_seed() {
+        let seed: Value = serde_json::from_str(include_str!("seed_schemas.json")).unwrap();
+        let defs = &seed["$defs"];
+        let tools = seed["tools"].as_object().unwrap();
+        assert_eq!(tools.len(), ToolName::ALL.len());
+        for (name, s) in tools {
+            let tool = ToolName::from_name(name).unwrap_or_else(|| panic!("{name} not served"));
+            let d = tool.definition();
+            let input = Value::Object(d.input_schema);
+            assert_covers(&s["input"], &input, defs, &format!("{name} input"));
+            let output = Value::Object(d.output_schema);
+            let data = &output["properties"]["data"];
+            assert_covers(&s["data"], data, defs, &format!("{name} data"));
+            assert_eq!(output["required"], json!(["ok", "data", "error"]), "{name}");
+            assert_eq!(
+                output["properties"]["error"]["required"],
+                json!(["code", "message", "details"]),
+                "{name}"
+            );
+        }
+    }
+
+    /// Calls `f` on every schema object inside `v`, with its JSON pointer.
+    fn each_schema(v: &Value, at: &str, f: &mut impl FnMut(&Map<String, Value>, &str)) {
+        let Value::Object(obj) = v else { return };
+        f(obj, at);
+        for (k, sub) in obj {
+            match (k.as_str(), sub) {
+                ("properties", Value::Object(props)) => {
+                    for (name, p) in props {
+                        each_schema(p, &format!("{at}/{name}"), f);
+                    }
+                }
+                ("items", s) => each_schema(s, &format!("{at}[]"), f),
+                _ => {}
+            }
+        }
+    }
+
+    #[test]
+    fn schemas_stand_alone_and_every_argument_is_described() {
+        for t in ToolName::ALL {
+            let d = t.definition();
+            let input = Value::Object(d.input_schema);
+            let output = Value::Object(d.output_schema);
+            assert_eq!(input["type"], "object", "{}", d.name);
+            assert_eq!(input["additionalProperties"], false, "{}", d.name);
+            assert!(input["properties"].is_object(), "{}", d.name);
+            for schema in [&input, &output] {
+                each_schema(schema, d.name, &mut |s, at| {
+                    for absent in ["$ref", "$defs", "$schema", "format", "title"] {
+                        assert!(!s.contains_key(absent), "{at}: {absent}");
+                    }
+                });
+            }
+            each_schema(&input, d.name, &mut |s, at| {
+                if at.matches('/').count() >= 1 && !at.ends_with("[]") {
+                    assert!(
+                        s.get("description")
+                            .and_then(Value::as_str)
+                            .is_some_and(|d| !d.is_empty()),
+                        "{at} has no description"
+                    );
+                }
+                assert!(
+                    !s.contains_key("description") || !at.ends_with("[]"),
+                    "{at}"
+                );
+                if s.get("type") == Some(&json!("object")) {
+                    assert_eq!(s.get("additionalProperties"), Some(&json!(false)), "{at}");
+                }
+            });
+            let data = &output["properties"]["data"];
+            let required = data["required"].as_array().cloned().unwrap_or_default();
+            for (name, p) in data["properties"].as_object().unwrap() {
+                // An optional answer field says when it is there; a required one is not
+                // described (its name and the tool's description say it).
+                let described = p.get("description").is_some();
+                assert_eq!(
+                    described,
+                    !required.contains(&json!(name)),
+                    "{}: {name}",
+                    d.name
+                );
+            }
+            each_schema(data, d.name, &mut |s, at| {
+                if s.get("type") == Some(&json!("object")) {
+                    assert_eq!(s.get("additionalProperties"), Some(&json!(false)), "{at}");
+                }
+            });
+        }
+    }
+
+    #[test]
+    fn notable_constraints_are_published() {
+        let input = |t: ToolName| Value::Object(t.definition().input_schema);
+        let search = input(ToolName::SearchItems);
+        let limit = &search["properties"]["limit"];
+        assert_eq!(
+            (&limit["minimum"], &limit["maximum"], &limit["default"]),
+            (&json!(1), &json!(100), &json!(25))
+        );
+        assert_eq!(search["properties"]["start"]["default"], 0);
+        assert_eq!(search["properties"]["tags"]["uniqueItems"], true);
+        let create = input(ToolName::CreateItem);
+        let creator = &create["properties"]["creators"]["items"];
+        assert_eq!(creator["oneOf"].as_array().unwrap().len(), 2);
+        assert_eq!(creator["required"], json!(["creator_type"]));
+        let upload = input(ToolName::UploadAttachment);
+        assert_eq!(upload["anyOf"].as_array().unwrap().len(), 3);
+        assert_eq!(upload["required"], json!(["item_key"]));
+        let key = &upload["properties"]["item_key"];
+        assert_eq!(key["pattern"], "^[23456789A-HJ-NP-Z]{8}$");
+        assert_eq!(input(ToolName::GetSortValues)["properties"], json!({}));
     }
 }
