@@ -68,7 +68,7 @@ impl ZoteroTool for UploadAttachment {
         match given.as_slice() {
             [] => Err(ToolError::invalid(
                 "file_path",
-                format!("give exactly one source: {ONE_SOURCE} (file_path, file_url and file_bytes_base64 are all missing)"),
+                format!("give exactly one source: {ONE_SOURCE}; none was given"),
             )),
             [_, second, ..] => Err(ToolError::invalid(
                 second,
