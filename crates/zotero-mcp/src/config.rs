@@ -2,8 +2,10 @@
 //!
 //! Nothing else in the program reads the environment: `Config` is passed down as plain values.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Duration;
+
+use crate::tools::ToolSet;
 
 /// A configuration value that could not be used. The message names the variable and says
 /// what would be accepted, so the user knows exactly what to change.
@@ -47,6 +49,11 @@ pub struct Config {
     pub local: bool,
     /// `ZOTERO_LOCAL_API_BASE`, without a trailing slash.
     pub local_api_base: String,
+    /// No tool may change the library: write tools are neither listed nor callable
+    /// (`ZOTERO_READ_ONLY=1`).
+    pub read_only: bool,
+    /// The tool sets listed and callable (`ZOTERO_TOOLSETS`; every set when unset).
+    pub toolsets: BTreeSet<ToolSet>,
 }
 
 pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
@@ -161,6 +168,12 @@ impl Config {
             });
         }
 
+        let read_only = parse_bool(&get, "ZOTERO_READ_ONLY", false)?;
+        let toolsets = match get("ZOTERO_TOOLSETS") {
+            None => ToolSet::ALL.into_iter().collect(),
+            Some(v) => parse_toolsets(&v)?,
+        };
+
         Ok(Config {
             api_key,
             user_id,
@@ -177,6 +190,8 @@ impl Config {
             library,
             local,
             local_api_base,
+            read_only,
+            toolsets,
         })
     }
 
@@ -238,6 +253,37 @@ fn parse_base(var: &'static str, v: &str) -> Result<String, ConfigError> {
             expected: "an http:// or https:// URL such as https://api.zotero.org".into(),
         }),
     }
+}
+
+/// `read,write,files`: names of tool sets, any case, separated by commas.
+fn parse_toolsets(v: &str) -> Result<BTreeSet<ToolSet>, ConfigError> {
+    let valid = || {
+        ToolSet::ALL
+            .iter()
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut sets = BTreeSet::new();
+    for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let set = ToolSet::from_name(name).ok_or_else(|| ConfigError {
+            var: "ZOTERO_TOOLSETS",
+            value: v.to_string(),
+            expected: format!(
+                "'{name}' is not a tool set; give a comma-separated list of {} (e.g. read,write)",
+                valid()
+            ),
+        })?;
+        sets.insert(set);
+    }
+    if sets.is_empty() {
+        return Err(ConfigError {
+            var: "ZOTERO_TOOLSETS",
+            value: v.to_string(),
+            expected: format!("a comma-separated list of {} (e.g. read,write)", valid()),
+        });
+    }
+    Ok(sets)
 }
 
 fn parse_bool(
@@ -321,6 +367,8 @@ mod tests {
         assert!(c.read_cache.is_none());
         assert_eq!(c.upload_max_bytes, 52_428_800);
         assert_eq!(c.timeout, Duration::from_secs(30));
+        assert!(!c.read_only);
+        assert_eq!(c.toolsets.len(), ToolSet::ALL.len());
         assert_eq!(
             c.missing_credentials(),
             vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]
@@ -346,6 +394,9 @@ mod tests {
             ("ZOTERO_LIBRARY", "groups"),
             ("ZOTERO_LOCAL", "maybe"),
             ("ZOTERO_LOCAL_API_BASE", "localhost:23119"),
+            ("ZOTERO_READ_ONLY", "please"),
+            ("ZOTERO_TOOLSETS", "read,writes"),
+            ("ZOTERO_TOOLSETS", ","),
         ] {
             let err = cfg(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
@@ -396,5 +447,28 @@ mod tests {
         );
         assert_eq!(c.api_base, "http://127.0.0.1:8080");
         assert_eq!(c.log_level, "debug");
+    }
+
+    #[test]
+    fn toolsets_and_read_only_are_parsed() {
+        let c = cfg(&[
+            ("ZOTERO_TOOLSETS", " Read , files,,read"),
+            ("ZOTERO_READ_ONLY", "1"),
+        ])
+        .unwrap();
+        assert!(c.read_only);
+        assert_eq!(
+            c.toolsets.into_iter().collect::<Vec<_>>(),
+            vec![ToolSet::Read, ToolSet::Files]
+        );
+        let e = cfg(&[("ZOTERO_TOOLSETS", "read,writes")]).unwrap_err();
+        let msg = e.to_string();
+        for needle in [
+            "ZOTERO_TOOLSETS",
+            "'writes'",
+            "read, write, files, cite, identify, index",
+        ] {
+            assert!(msg.contains(needle), "{needle}: {msg}");
+        }
     }
 }

@@ -6,4 +6,5 @@ pub mod envelope;
 pub mod errors;
 pub mod log;
 pub mod server;
+pub mod service;
 pub mod tools;

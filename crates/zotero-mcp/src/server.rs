@@ -1,8 +1,9 @@
-//! The MCP server: the `ServerHandler` that lists the tools and runs each call inside a
-//! span carrying its `correlation_id`, turning every outcome (a panic included) into the
-//! `{ok, data, error}` envelope.
+//! The MCP server: the `ServerHandler` that lists the tools it offers (`ZOTERO_TOOLSETS`,
+//! `ZOTERO_READ_ONLY`) and runs each call inside a span carrying its `correlation_id`, turning
+//! every outcome (a panic, a tool not offered included) into the `{ok, data, error}` envelope.
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,34 +19,134 @@ use tracing::Instrument;
 
 use crate::config::Config;
 use crate::envelope::{self, ErrorCode, ToolError};
-use crate::tools::{ToolContext, ToolName, ToolSpec};
-use zotero_api::client::ZoteroClient;
+use crate::service::ZoteroService;
+use crate::tools::{Definition, ToolContext, ToolName, ToolSet};
 use zotero_api::upload::ProgressFn;
-use zotero_sources::Fetcher;
 
 #[derive(Clone)]
 pub struct ZoteroServer {
-    client: Arc<ZoteroClient>,
-    fetcher: Arc<Fetcher>,
-    arxiv_base: Arc<str>,
-    default_library: zotero_api::LibraryRef,
+    svc: Arc<ZoteroService>,
+    offer: Arc<Offer>,
+    /// What `tools/list` answers: the offered tools, built once.
     tools: Arc<Vec<Tool>>,
 }
 
 impl ZoteroServer {
     /// The server for this configuration; an error says what could not be set up.
     pub fn new(config: &Config) -> Result<Self, String> {
-        let client = ZoteroClient::new(&config.client())
-            .map_err(|e| format!("cannot build the Zotero client: {e}"))?;
-        let fetcher = Fetcher::new(&config.sources())
-            .map_err(|e| format!("cannot build the file fetcher: {e}"))?;
+        let svc = ZoteroService::new(config)?;
+        let offer = Offer::new(config);
+        let tools = offer.listed().into_iter().map(to_mcp).collect();
         Ok(Self {
-            client: Arc::new(client),
-            fetcher: Arc::new(fetcher),
-            arxiv_base: Arc::from(config.arxiv_base.as_str()),
-            default_library: config.library,
-            tools: Arc::new(tool_definitions()),
+            svc: Arc::new(svc),
+            offer: Arc::new(offer),
+            tools: Arc::new(tools),
         })
+    }
+}
+
+/// Which tools this server offers (lists, and lets be called): the sets of `ZOTERO_TOOLSETS`,
+/// without any tool that writes when `ZOTERO_READ_ONLY` is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Offer {
+    read_only: bool,
+    /// Only the desktop app's local API is configured: nothing can be written either.
+    local_only: bool,
+    sets: BTreeSet<ToolSet>,
+}
+
+impl Offer {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            read_only: config.read_only,
+            local_only: config.local_only(),
+            sets: config.toolsets.clone(),
+        }
+    }
+
+    /// `None` when `tool` is offered; otherwise the answer to a call of it. Either way
+    /// nothing is sent anywhere.
+    ///
+    /// `ZOTERO_AUTH_ERROR`: the caller is not permitted to use the tool, as with a key that
+    /// may not write (Zotero's 403). Not a validation error (no argument would help) and not
+    /// "not found" (the tool exists; the message says how to enable it).
+    pub fn refusal(&self, tool: ToolName) -> Option<ToolError> {
+        let name = tool.name();
+        if self.read_only && tool.writes() {
+            let e = ToolError::new(
+                ErrorCode::Auth,
+                format!(
+                    "{name} changes the library, and read-only mode is on (ZOTERO_READ_ONLY=1); \
+                     to allow changes, unset ZOTERO_READ_ONLY (or set it to 0) and restart the server"
+                ),
+            );
+            return Some(e.with_detail("variable", "ZOTERO_READ_ONLY"));
+        }
+        if self.local_only && tool.writes() {
+            let e = ToolError::new(
+                ErrorCode::Auth,
+                format!(
+                    "{name} changes the library, and this server reads through the Zotero desktop \
+                     app's local API only (ZOTERO_LOCAL=1), which it uses read-only; set \
+                     ZOTERO_API_KEY and ZOTERO_USER_ID (https://www.zotero.org/settings/keys) \
+                     and restart the server to write through the Web API"
+                ),
+            );
+            return Some(e.with_detail("missing", vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]));
+        }
+        let set = tool.set();
+        if !self.sets.contains(&set) {
+            let sets: Vec<&str> = self.sets.iter().map(|s| s.name()).collect();
+            let e = ToolError::new(
+                ErrorCode::Auth,
+                format!(
+                    "{name} is in the tool set '{}', which ZOTERO_TOOLSETS ({}) leaves out; \
+                     add {} to ZOTERO_TOOLSETS and restart the server to use it",
+                    set.name(),
+                    sets.join(","),
+                    set.name()
+                ),
+            );
+            return Some(
+                e.with_detail("variable", "ZOTERO_TOOLSETS")
+                    .with_detail("tool_set", set.name()),
+            );
+        }
+        None
+    }
+
+    /// The offered tools, in the table's order.
+    pub fn listed(&self) -> Vec<ToolName> {
+        ToolName::ALL
+            .iter()
+            .copied()
+            .filter(|t| self.refusal(*t).is_none())
+            .collect()
+    }
+
+    /// The `instructions` of `initialize`: what the offered tools are for, by set.
+    pub fn instructions(&self) -> String {
+        let listed = self.listed();
+        let mut text = String::from("Tools for the user's personal Zotero library.");
+        for set in ToolSet::ALL {
+            let names: Vec<&str> = listed
+                .iter()
+                .filter(|t| t.set() == set)
+                .map(|t| t.name())
+                .collect();
+            if !names.is_empty() {
+                text.push_str(&format!(" To {}: {}.", set.purpose(), names.join(", ")));
+            }
+        }
+        if self.read_only {
+            text.push_str(" Read-only mode is on: nothing can be changed.");
+        }
+        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+        text.push_str(&format!(
+            " Every tool answers {{ok, data, error}}; error.code is one of {}.",
+            codes.join(", ")
+        ));
+        text
     }
 }
 
@@ -70,32 +171,34 @@ fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressFn
     })
 }
 
-/// The tools as `tools/list` publishes them.
+/// Every tool as `tools/list` publishes it, offered or not (`zotero-mcp tools --json`, the
+/// registry's list).
 pub fn tool_definitions() -> Vec<Tool> {
-    ToolName::ALL.iter().map(|t| definition(t.spec())).collect()
+    ToolName::ALL.iter().copied().map(to_mcp).collect()
 }
 
-fn as_object(v: Value) -> serde_json::Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    }
-}
-
-fn definition(spec: &ToolSpec) -> Tool {
-    let output = envelope::output_schema((spec.data_schema)(), crate::tools::schema::defs());
-    let annotations = ToolAnnotations::with_title(spec.title)
-        .read_only(spec.read_only)
-        .destructive(false)
-        .idempotent(spec.idempotent)
-        .open_world(spec.open_world);
+fn to_mcp(tool: ToolName) -> Tool {
+    let Definition {
+        name,
+        title,
+        description,
+        input_schema,
+        output_schema,
+        hints,
+    } = tool.definition();
+    // No title in the annotations: the tool's own `title` says it, and wins where both are.
+    let annotations = ToolAnnotations::new()
+        .read_only(hints.read_only)
+        .destructive(hints.destructive)
+        .idempotent(hints.idempotent)
+        .open_world(hints.open_world);
     Tool::new_with_raw(
-        spec.name,
-        Some(Cow::Borrowed(spec.description)),
-        Arc::new(as_object((spec.input_schema)())),
+        name,
+        Some(Cow::Borrowed(description)),
+        Arc::new(input_schema),
     )
-    .with_title(spec.title)
-    .with_raw_output_schema(Arc::new(as_object(output)))
+    .with_title(title)
+    .with_raw_output_schema(Arc::new(output_schema))
     .with_annotations(annotations)
 }
 
@@ -109,17 +212,7 @@ impl ServerHandler for ZoteroServer {
         InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(
-                "Tools for the user's personal Zotero library. Search with \
-                 zotero_search_items before adding anything; fetch one item with \
-                 zotero_get_item; list collections with zotero_list_collections. Add a \
-                 missing paper with zotero_create_item, then its PDF with \
-                 zotero_attach_arxiv_pdf or zotero_upload_attachment, and file it with \
-                 zotero_add_item_to_collection. Every tool \
-                 answers {ok, data, error}; error.code is one of ZOTERO_AUTH_ERROR, \
-                 ZOTERO_NOT_FOUND, ZOTERO_RATE_LIMITED, ZOTERO_VALIDATION_ERROR, \
-                 ZOTERO_UPSTREAM_ERROR.",
-            )
+            .with_instructions(self.offer.instructions())
     }
 
     /// Protocol versions from 2025-03-26 on.
@@ -151,7 +244,7 @@ impl ServerHandler for ZoteroServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(tool) = ToolName::from_name(&request.name) else {
-            let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.spec().name).collect();
+            let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.name()).collect();
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool '{}'; known tools: {}",
@@ -161,7 +254,15 @@ impl ServerHandler for ZoteroServer {
                 None,
             ));
         };
-        let name = tool.spec().name;
+        let name = tool.name();
+        if let Some(refusal) = self.offer.refusal(tool) {
+            tracing::info!(
+                tool = name,
+                code = refusal.code.as_str(),
+                "tool not offered"
+            );
+            return Ok(tool_result(Err(refusal)).into());
+        }
         let span =
             tracing::info_span!("tool_call", correlation_id = %correlation_id(), tool = name);
         let progress = context
@@ -169,10 +270,7 @@ impl ServerHandler for ZoteroServer {
             .get_progress_token()
             .map(|token| progress_reporter(context.peer.clone(), token));
         let ctx = ToolContext {
-            client: self.client.clone(),
-            default_library: self.default_library,
-            fetcher: self.fetcher.clone(),
-            arxiv_base: self.arxiv_base.clone(),
+            svc: self.svc.clone(),
             cancel: context.ct.clone(),
             progress,
         };
@@ -180,7 +278,7 @@ impl ServerHandler for ZoteroServer {
         let call = async move {
             let started = Instant::now();
             tracing::info!("tool call started");
-            let result = tool.run(&ctx, arguments.as_ref()).await;
+            let result = tool.call(&ctx, arguments).await;
             let elapsed_ms = started.elapsed().as_millis() as u64;
             match &result {
                 Ok(_) => tracing::info!(ok = true, elapsed_ms, "tool call finished"),
@@ -234,6 +332,108 @@ pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn offer(vars: &[(&str, &str)]) -> Offer {
+        let env = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Offer::new(&Config::from_map(&env).unwrap())
+    }
+
+    fn names(tools: &[ToolName]) -> Vec<&'static str> {
+        tools.iter().map(|t| t.name()).collect()
+    }
+
+    #[test]
+    fn by_default_every_tool_is_offered() {
+        let o = offer(&[]);
+        assert_eq!(o.listed(), ToolName::ALL.to_vec());
+        let text = o.instructions();
+        for t in ToolName::ALL {
+            assert!(text.contains(t.name()), "{text}");
+        }
+        assert!(!text.contains("read-only"), "{text}");
+    }
+
+    #[test]
+    fn read_only_mode_offers_no_tool_that_writes() {
+        let o = offer(&[("ZOTERO_READ_ONLY", "1")]);
+        assert_eq!(
+            names(&o.listed()),
+            [
+                "zotero_search_items",
+                "zotero_list_collections",
+                "zotero_get_item",
+                "zotero_get_sort_values",
+                "zotero_list_libraries"
+            ]
+        );
+        for t in ToolName::ALL.iter().filter(|t| t.writes()) {
+            let e = o.refusal(*t).unwrap();
+            assert_eq!(e.code, ErrorCode::Auth);
+            assert!(e.message.contains("read-only mode is on"), "{}", e.message);
+            assert!(
+                e.message.contains("unset ZOTERO_READ_ONLY"),
+                "{}",
+                e.message
+            );
+            assert_eq!(e.details["variable"], "ZOTERO_READ_ONLY");
+        }
+        let text = o.instructions();
+        assert!(text.contains("Read-only mode is on"), "{text}");
+        assert!(!text.contains("zotero_create_item"), "{text}");
+        // Read-only wins over a tool set that asks for writes.
+        let o = offer(&[("ZOTERO_READ_ONLY", "true"), ("ZOTERO_TOOLSETS", "write")]);
+        assert!(o.listed().is_empty());
+    }
+
+    #[test]
+    fn the_local_api_alone_offers_no_tool_that_writes() {
+        let o = offer(&[("ZOTERO_LOCAL", "1")]);
+        assert!(o.listed().iter().all(|t| !t.writes()));
+        assert!(o.listed().contains(&ToolName::ListLibraries));
+        let e = o.refusal(ToolName::CreateItem).unwrap();
+        assert_eq!(e.code, ErrorCode::Auth);
+        assert!(e.message.contains("ZOTERO_LOCAL=1"), "{}", e.message);
+        assert!(e.message.contains("ZOTERO_API_KEY"), "{}", e.message);
+        // With the Web API's credentials as well, everything is offered.
+        let o = offer(&[
+            ("ZOTERO_LOCAL", "1"),
+            ("ZOTERO_API_KEY", "k"),
+            ("ZOTERO_USER_ID", "1"),
+        ]);
+        assert_eq!(o.listed(), ToolName::ALL.to_vec());
+    }
+
+    #[test]
+    fn tool_sets_choose_what_is_offered() {
+        let o = offer(&[("ZOTERO_TOOLSETS", "read,files")]);
+        assert_eq!(
+            names(&o.listed()),
+            [
+                "zotero_search_items",
+                "zotero_list_collections",
+                "zotero_get_item",
+                "zotero_upload_attachment",
+                "zotero_attach_arxiv_pdf",
+                "zotero_get_sort_values",
+                "zotero_list_libraries"
+            ]
+        );
+        let e = o.refusal(ToolName::CreateItem).unwrap();
+        assert_eq!(e.code, ErrorCode::Auth);
+        assert!(e.message.contains("'write'"), "{}", e.message);
+        assert!(
+            e.message.contains("ZOTERO_TOOLSETS (read,files)"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.details["tool_set"], "write");
+        let text = o.instructions();
+        assert!(text.contains("zotero_attach_arxiv_pdf"), "{text}");
+        assert!(!text.contains("zotero_add_item_to_collection"), "{text}");
+    }
 
     #[tokio::test]
     async fn a_panicking_tool_becomes_an_internal_error_envelope() {

@@ -1,92 +1,92 @@
 //! `zotero_add_item_to_collection`: put an item into a collection given by key or by name.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::args::{object_key, Args};
-use super::{ToolContext, ToolSpec};
+use super::params::{library, LibraryParam, NonBlank, ObjectKey};
+use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 use zotero_api::collections::CollectionRef;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "zotero_add_item_to_collection",
-    title: "Add item to collection",
-    description: "Add an item of the personal Zotero library to a collection, given by \
-                  collection_key or by collection_name (case-insensitive exact match over all \
-                  collections; give exactly one). An item already in the collection is left \
-                  as it is (already_member). A name shared by several collections is refused \
-                  with their keys; an unknown name answers the closest names.",
-    input_schema,
-    data_schema,
-    read_only: false,
-    idempotent: true,
-    open_world: true,
-};
+pub struct AddItemToCollection;
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "item_key": { "type": "string", "minLength": 1, "description": "The item's 8-character key" },
-            "collection_key": { "type": "string", "minLength": 1, "description": "The collection's 8-character key (see zotero_list_collections)" },
-            "collection_name": { "type": "string", "minLength": 1, "description": "The collection's name, matched case-insensitively" }
-        },
-        "required": ["item_key"]
-    })
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddItemToCollectionParams {
+    /// The item's key
+    pub item_key: ObjectKey,
+    /// The collection's key (see zotero_list_collections)
+    pub collection_key: Option<ObjectKey>,
+    /// The collection's name, in any case
+    pub collection_name: Option<NonBlank>,
+    /// user (default) or group:<groupID>
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
 }
 
-fn data_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "item_key": { "type": "string" },
-            "collection_key": { "type": "string" },
-            "already_member": { "type": "boolean", "description": "The item was in the collection already; nothing was written" }
-        },
-        "required": ["item_key", "collection_key"]
-    })
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AddItemToCollectionData {
+    /// The item added
+    pub item_key: String,
+    /// The collection it is in
+    pub collection_key: String,
+    /// The item was in the collection already; nothing was written
+    pub already_member: bool,
 }
 
-pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<Value, ToolError> {
-    let args = Args::new(raw, &["item_key", "collection_key", "collection_name"])?;
-    let item_key = args.required_string("item_key", 1)?;
-    object_key("item_key", &item_key)?;
-    let target = match (
-        args.string("collection_key", 1)?,
-        args.string("collection_name", 1)?,
-    ) {
-        (Some(key), None) => {
-            object_key("collection_key", &key)?;
-            CollectionRef::Key(key)
-        }
-        (None, Some(name)) if !name.trim().is_empty() => CollectionRef::Name(name),
-        (None, Some(_)) => {
-            return Err(ToolError::invalid(
-                "collection_name",
-                "'collection_name' must not be blank",
-            ))
-        }
-        (Some(_), Some(_)) => {
-            return Err(ToolError::invalid(
+impl ZoteroTool for AddItemToCollection {
+    const NAME: &'static str = "zotero_add_item_to_collection";
+    const TITLE: &'static str = "Add item to collection";
+    const DESCRIPTION: &'static str = "Add an item of the personal Zotero library to a \
+        collection given by collection_key or collection_name (case-insensitive exact match; \
+        give one). An item already there is left as it is (already_member). A name shared by \
+        several collections is refused with their keys; an unknown name answers the closest \
+        names.";
+    const HINTS: Hints = Hints::ADD_IDEMPOTENT;
+    const SET: ToolSet = ToolSet::Write;
+    type Params = AddItemToCollectionParams;
+    type Data = AddItemToCollectionData;
+
+    fn validate(p: &AddItemToCollectionParams) -> Result<(), ToolError> {
+        match (&p.collection_key, &p.collection_name) {
+            (Some(_), Some(_)) => Err(ToolError::invalid(
                 "collection_key",
                 "give collection_key or collection_name, not both",
-            ))
-        }
-        (None, None) => {
-            return Err(ToolError::invalid(
+            )),
+            (None, None) => Err(ToolError::invalid(
                 "collection_key",
                 "give collection_key or collection_name (see zotero_list_collections)",
-            ))
+            )),
+            _ => Ok(()),
         }
-    };
-    let m = ctx
-        .library()?
-        .add_to_collection(&item_key, &target, &ctx.cancel)
-        .await?;
-    Ok(json!({
-        "item_key": item_key,
-        "collection_key": m.collection_key,
-        "already_member": m.already_member,
-    }))
+    }
+
+    async fn run(
+        p: AddItemToCollectionParams,
+        ctx: &ToolContext,
+    ) -> Result<AddItemToCollectionData, ToolError> {
+        let target = match (p.collection_key, p.collection_name) {
+            (Some(key), _) => CollectionRef::Key(key.as_str().to_string()),
+            (None, Some(name)) => CollectionRef::Name(name.into_string()),
+            // `validate` refused a call with neither.
+            (None, None) => {
+                return Err(ToolError::invalid(
+                    "collection_key",
+                    "give collection_key or collection_name",
+                ))
+            }
+        };
+        let item = p.item_key.as_str();
+        let m = ctx
+            .svc
+            .library(library(p.library))?
+            .add_to_collection(item, &target, &ctx.cancel)
+            .await?;
+        Ok(AddItemToCollectionData {
+            item_key: p.item_key.to_string(),
+            collection_key: m.collection_key,
+            already_member: m.already_member,
+        })
+    }
 }

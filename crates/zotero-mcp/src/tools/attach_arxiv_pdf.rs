@@ -1,80 +1,86 @@
 //! `zotero_attach_arxiv_pdf`: fetch an arXiv PDF and attach it to an item.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::args::{object_key, Args};
-use super::upload_attachment::{answer, attach, attachment_properties};
-use super::{ToolContext, ToolSpec};
+use super::output::Attached;
+use super::params::{given, library, Arxiv, LibraryParam, ObjectKey};
+use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
-use zotero_sources::{ArxivId, PrepareOptions, SourceSpec};
+use zotero_sources::{PrepareOptions, SourceSpec};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "zotero_attach_arxiv_pdf",
-    title: "Attach arXiv PDF",
-    description: "Fetch the PDF of an arXiv paper and attach it to an existing item of the \
-                  personal Zotero library. arxiv_id takes new ids (1706.03762, 1706.03762v5), \
-                  old ids (hep-th/9901001, math.CA/0611800v2), 'arXiv:' prefixes and \
-                  arxiv.org/abs or /pdf URLs. An answer that is not a PDF is refused. All or \
-                  nothing, like zotero_upload_attachment; the same PDF attached twice answers \
-                  the existing attachment (already_attached).",
-    input_schema,
-    data_schema,
-    read_only: false,
-    idempotent: false,
-    open_world: true,
-};
+pub struct AttachArxivPdf;
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "item_key": { "type": "string", "minLength": 1, "description": "Key of the parent item to attach to" },
-            "arxiv_id": { "type": "string", "minLength": 1, "description": "arXiv identifier or URL, e.g. 1706.03762v1 or https://arxiv.org/abs/1706.03762" },
-            "title": { "type": "string", "description": "Attachment title (default: the filename, <id>.pdf)" }
-        },
-        "required": ["item_key", "arxiv_id"]
-    })
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachArxivPdfParams {
+    /// Key of the item to attach to
+    pub item_key: ObjectKey,
+    /// arXiv id or URL, e.g. 1706.03762v1
+    pub arxiv_id: Arxiv,
+    /// Attachment title (default: <id>.pdf)
+    pub title: Option<String>,
+    /// user (default) or group:<groupID>
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
 }
 
-fn data_schema() -> Value {
-    let mut props = attachment_properties();
-    props.insert(
-        "arxiv_id".into(),
-        json!({ "type": "string", "description": "The id as fetched (with its version when one was given)" }),
-    );
-    props.insert("pdf_url".into(), json!({ "type": "string" }));
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": props,
-        "required": ["attachment_key", "parent_item_key", "version", "arxiv_id", "pdf_url"]
-    })
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AttachArxivPdfData {
+    #[serde(flatten)]
+    pub attached: Attached,
+    /// The id as fetched (with its version when one was given)
+    pub arxiv_id: String,
+    /// Where the PDF came from
+    pub pdf_url: String,
 }
 
-pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<Value, ToolError> {
-    let args = Args::new(raw, &["item_key", "arxiv_id", "title"])?;
-    let item_key = args.required_string("item_key", 1)?;
-    object_key("item_key", &item_key)?;
-    let id = ArxivId::parse(&args.required_string("arxiv_id", 1)?)?;
-    let title = args.optional_text("title")?;
-    let pdf_url = id.pdf_url(&ctx.arxiv_base);
-    let options = PrepareOptions {
-        content_type: Some("application/pdf".into()),
-        filename: Some(id.filename()),
-        require_pdf: true,
-        input_field: Some("arxiv_id"),
-    };
-    let uploaded = attach(
-        ctx,
-        &item_key,
-        title.as_deref(),
-        SourceSpec::Url(pdf_url.clone()),
-        options,
-    )
-    .await?;
-    let mut data = answer(&item_key, &uploaded);
-    data.insert("arxiv_id".into(), json!(id.id));
-    data.insert("pdf_url".into(), json!(pdf_url));
-    Ok(Value::Object(data))
+impl ZoteroTool for AttachArxivPdf {
+    const NAME: &'static str = "zotero_attach_arxiv_pdf";
+    const TITLE: &'static str = "Attach arXiv PDF";
+    const DESCRIPTION: &'static str = "Fetch an arXiv paper's PDF and attach it to an item of \
+        the personal Zotero library. arxiv_id takes new and old ids (1706.03762v5, \
+        hep-th/9901001), 'arXiv:' prefixes and arxiv.org/abs or /pdf URLs. A non-PDF answer is \
+        refused. All or nothing; the same PDF attached again answers the existing attachment \
+        (already_attached).";
+    const HINTS: Hints = Hints::CREATE;
+    const SET: ToolSet = ToolSet::Files;
+    type Params = AttachArxivPdfParams;
+    type Data = AttachArxivPdfData;
+
+    async fn run(
+        p: AttachArxivPdfParams,
+        ctx: &ToolContext,
+    ) -> Result<AttachArxivPdfData, ToolError> {
+        let id = p.arxiv_id.0;
+        let pdf_url = id.pdf_url(&ctx.svc.arxiv_base);
+        let options = PrepareOptions {
+            content_type: Some("application/pdf".into()),
+            filename: Some(id.filename()),
+            require_pdf: true,
+            input_field: Some("arxiv_id"),
+        };
+        let title = given(p.title);
+        let source = SourceSpec::Url(pdf_url.clone());
+        let lib = ctx.svc.library(library(p.library))?;
+        let parent = p.item_key.as_str();
+        let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
+        let up = ctx
+            .svc
+            .attach(
+                lib,
+                parent,
+                title.as_deref(),
+                (source, options),
+                progress,
+                cancel,
+            )
+            .await?;
+        Ok(AttachArxivPdfData {
+            attached: Attached::new(p.item_key.as_str(), up),
+            arxiv_id: id.id,
+            pdf_url,
+        })
+    }
 }

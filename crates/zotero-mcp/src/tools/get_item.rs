@@ -1,48 +1,48 @@
 //! `zotero_get_item`: one item's metadata with the summaries of its attachments.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::args::{object_key, Args};
-use super::{schema, ToolContext, ToolSpec};
+use super::output::ItemWithAttachments;
+use super::params::{library, LibraryParam, ObjectKey};
+use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "zotero_get_item",
-    title: "Get item",
-    description: "Fetch one item of the personal Zotero library by its 8-character key, with \
-                  its metadata and a summary of each attachment (key, title, content type, \
-                  size).",
-    input_schema,
-    data_schema,
-    read_only: true,
-    idempotent: true,
-    open_world: true,
-};
+pub struct GetItem;
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "item_key": { "type": "string", "minLength": 1, "description": "The item's 8-character Zotero key, e.g. X42A7DEE" }
-        },
-        "required": ["item_key"]
-    })
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetItemParams {
+    /// The item's key, e.g. X42A7DEE
+    pub item_key: ObjectKey,
+    /// user (default) or group:<groupID>
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
 }
 
-fn data_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": { "item": schema::item(true) },
-        "required": ["item"]
-    })
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct GetItemData {
+    /// The item and its attachments
+    pub item: ItemWithAttachments,
 }
 
-pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<Value, ToolError> {
-    let args = Args::new(raw, &["item_key"])?;
-    let key = args.required_string("item_key", 1)?;
-    object_key("item_key", &key)?;
-    let item = ctx.library()?.get_item(&key, &ctx.cancel).await?;
-    Ok(json!({ "item": item }))
+impl ZoteroTool for GetItem {
+    const NAME: &'static str = "zotero_get_item";
+    const TITLE: &'static str = "Get item";
+    const DESCRIPTION: &'static str = "Fetch one item of the personal Zotero library by key, \
+        with its metadata and its attachments (key, title, content type, size).";
+    const HINTS: Hints = Hints::READ;
+    const SET: ToolSet = ToolSet::Read;
+    type Params = GetItemParams;
+    type Data = GetItemData;
+
+    async fn run(p: GetItemParams, ctx: &ToolContext) -> Result<GetItemData, ToolError> {
+        let item = ctx
+            .svc
+            .library(library(p.library))?
+            .get_item(p.item_key.as_str(), &ctx.cancel)
+            .await?;
+        Ok(GetItemData { item: item.into() })
+    }
 }

@@ -1,45 +1,52 @@
 //! `zotero_get_sort_values`: the sort keys the server knows, its default and its fallback.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::args::Args;
-use super::{ToolContext, ToolSpec};
+use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 use zotero_api::client::{DEFAULT_SORT, FALLBACK_SORT, SORT_VALUES};
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "zotero_get_sort_values",
-    title: "List sort values",
-    description: "Return the sort keys zotero_search_items accepts, the default sort \
-                  (relevance) and the fallback used when Zotero rejects it (dateModified). \
-                  Makes no request to Zotero.",
-    input_schema,
-    data_schema,
-    read_only: true,
-    idempotent: true,
-    open_world: false,
-};
+pub struct GetSortValues;
 
-fn input_schema() -> Value {
-    json!({ "type": "object", "additionalProperties": false, "properties": {} })
+/// No arguments; any field is refused.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SortValuesData {
+    /// Every sort key zotero_search_items accepts
+    pub values: Vec<&'static str>,
+    /// The sort used when none is given
+    pub default: &'static str,
+    /// The sort used when Zotero rejects relevance
+    pub fallback: &'static str,
 }
 
-fn data_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "values": { "type": "array", "items": { "type": "string" } },
-            "default": { "type": "string" },
-            "fallback": { "type": "string" }
-        },
-        "required": ["values", "default", "fallback"]
-    })
-}
+impl ZoteroTool for GetSortValues {
+    const NAME: &'static str = "zotero_get_sort_values";
+    const TITLE: &'static str = "List sort values";
+    const DESCRIPTION: &'static str = "The sort keys zotero_search_items accepts, its default \
+        (relevance) and the fallback used when Zotero rejects it (dateModified). Sends no \
+        request.";
+    // Answers from the server's own table: nothing outside is touched.
+    const HINTS: Hints = Hints {
+        open_world: false,
+        ..Hints::READ
+    };
+    const SET: ToolSet = ToolSet::Read;
+    type Params = NoParams;
+    type Data = SortValuesData;
 
-pub async fn run(_ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<Value, ToolError> {
-    Args::new(raw, &[])?;
-    let mut values = vec![DEFAULT_SORT];
-    values.extend(SORT_VALUES);
-    Ok(json!({ "values": values, "default": DEFAULT_SORT, "fallback": FALLBACK_SORT }))
+    async fn run(_: NoParams, _: &ToolContext) -> Result<SortValuesData, ToolError> {
+        let mut values = vec![DEFAULT_SORT];
+        values.extend(SORT_VALUES);
+        Ok(SortValuesData {
+            values,
+            default: DEFAULT_SORT,
+            fallback: FALLBACK_SORT,
+        })
+    }
 }

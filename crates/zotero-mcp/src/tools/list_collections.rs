@@ -1,75 +1,65 @@
 //! `zotero_list_collections`: one page of the library's collections.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::args::Args;
-use super::{ToolContext, ToolSpec};
+use super::output::Collection;
+use super::params::{library, null_is_default, LibraryParam, Limit, Start};
+use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "zotero_list_collections",
-    title: "List collections",
-    description: "List the collections of the personal Zotero library with their keys, \
-                  parent collection and number of items. Page with start and the next_start \
-                  of the previous answer.",
-    input_schema,
-    data_schema,
-    read_only: true,
-    idempotent: true,
-    open_world: true,
-};
+pub struct ListCollections;
 
-fn input_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "limit": { "type": "integer", "minimum": 1, "maximum": 100, "default": 25, "description": "Maximum number of collections to return" },
-            "start": { "type": "integer", "minimum": 0, "default": 0, "description": "Offset of the first collection: 0, or next_start from the previous answer" }
-        }
-    })
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListCollectionsParams {
+    /// Most collections to return
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub limit: Limit,
+    /// 0, or next_start of the previous answer
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub start: Start,
+    /// user (default) or group:<groupID>
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
 }
 
-fn data_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "collections": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "additionalProperties": false,
-                    "properties": {
-                        "collection_key": { "type": "string" },
-                        "name": { "type": "string" },
-                        "parent_key": { "type": "string" },
-                        "version": { "type": "integer" },
-                        "num_items": { "type": "integer" }
-                    },
-                    "required": ["collection_key", "name", "version"]
-                }
-            },
-            "total": { "type": "integer", "minimum": 0 },
-            "next_start": { "type": "integer", "minimum": 0 }
-        },
-        "required": ["collections", "total"]
-    })
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ListCollectionsData {
+    /// This page of collections
+    pub collections: Vec<Collection>,
+    /// Collections in all
+    pub total: u64,
+    /// start of the next page; absent on the last
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start: Option<u64>,
 }
 
-pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<Value, ToolError> {
-    let args = Args::new(raw, &["limit", "start"])?;
-    let limit = args.integer("limit", 1, 100)?.unwrap_or(25) as u32;
-    let start = args.integer("start", 0, u64::MAX)?.unwrap_or(0);
-    let page = ctx
-        .library()?
-        .list_collections(limit, start, &ctx.cancel)
-        .await?;
-    let mut data = Map::new();
-    data.insert("collections".into(), json!(page.items));
-    data.insert("total".into(), json!(page.total));
-    if let Some(next) = page.next_start {
-        data.insert("next_start".into(), json!(next));
+impl ZoteroTool for ListCollections {
+    const NAME: &'static str = "zotero_list_collections";
+    const TITLE: &'static str = "List collections";
+    const DESCRIPTION: &'static str = "List the collections of the personal Zotero library: key, \
+        name, parent and number of items. Page with start and next_start.";
+    const HINTS: Hints = Hints::READ;
+    const SET: ToolSet = ToolSet::Read;
+    type Params = ListCollectionsParams;
+    type Data = ListCollectionsData;
+
+    async fn run(
+        p: ListCollectionsParams,
+        ctx: &ToolContext,
+    ) -> Result<ListCollectionsData, ToolError> {
+        let (limit, start) = (p.limit.get(), p.start.get());
+        let page = ctx
+            .svc
+            .library(library(p.library))?
+            .list_collections(limit, start, &ctx.cancel)
+            .await?;
+        Ok(ListCollectionsData {
+            collections: page.items.into_iter().map(Collection::from).collect(),
+            total: page.total,
+            next_start: page.next_start,
+        })
     }
-    Ok(Value::Object(data))
 }

@@ -1,123 +1,392 @@
-//! The MCP tools: one file per tool, each with its spec (name, description, schemas, hints)
-//! and one function from raw arguments to the envelope's `data`.
+//! The MCP tools. Each is a type implementing [`ZoteroTool`] in a file of its own: its
+//! `Params` (what it takes, deserialized and checked), its `Data` (what it answers) and a
+//! `run` that calls the Zotero client. Schemas, hints and dispatch all come from those, and
+//! `tools!` lists every tool once, so a tool cannot be listed but not callable (or the
+//! reverse).
 
 pub mod add_item_to_collection;
-pub mod args;
 pub mod attach_arxiv_pdf;
 pub mod create_item;
 pub mod get_item;
 pub mod get_sort_values;
 pub mod list_collections;
-pub mod schema;
+pub mod list_libraries;
+pub mod output;
+pub mod params;
+pub mod parse;
+pub mod publish;
 pub mod search_items;
 pub mod upload_attachment;
 
+use std::future::Future;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::envelope::ToolError;
-use zotero_api::client::ZoteroClient;
+use crate::envelope::{ErrorCode, ToolError};
+use crate::service::ZoteroService;
 use zotero_api::upload::ProgressFn;
-use zotero_api::{Library, LibraryRef};
-use zotero_sources::Fetcher;
 
-/// What a tool publishes about itself.
-pub struct ToolSpec {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: &'static str,
-    pub input_schema: fn() -> Value,
-    /// The schema of the envelope's `data` on success.
-    pub data_schema: fn() -> Value,
-    /// Reads only (also: not destructive, idempotent).
+/// One MCP tool.
+pub trait ZoteroTool {
+    /// The name clients call it by; fixed, agents depend on it.
+    const NAME: &'static str;
+    /// A short human-readable name.
+    const TITLE: &'static str;
+    /// What it does and when to use it, for the model choosing a tool.
+    const DESCRIPTION: &'static str;
+    const HINTS: Hints;
+    /// `ZOTERO_TOOLSETS` picks tools by this.
+    const SET: ToolSet;
+    /// The arguments: `#[serde(deny_unknown_fields)]`, a `///` on every field (it becomes the
+    /// field's description).
+    type Params: DeserializeOwned + JsonSchema + Send;
+    /// The envelope's `data` on success, `///` on every field likewise.
+    type Data: Serialize + JsonSchema + Send;
+
+    /// Checks across fields that serde cannot express (exactly one of several, an alias
+    /// given twice); each names the field to change. Runs before `run`, so a refused call
+    /// sends nothing.
+    fn validate(_params: &Self::Params) -> Result<(), ToolError> {
+        Ok(())
+    }
+
+    fn run(
+        params: Self::Params,
+        ctx: &ToolContext,
+    ) -> impl Future<Output = Result<Self::Data, ToolError>> + Send;
+}
+
+/// The MCP tool annotations. All four are always published: the spec's defaults (not
+/// read-only, destructive, open world) are the opposite of most of these tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hints {
+    /// Changes nothing.
     pub read_only: bool,
+    /// May destroy or overwrite data (only meaningful for a tool that writes).
+    pub destructive: bool,
     /// Calling it again with the same arguments changes nothing more.
     pub idempotent: bool,
-    /// Talks to Zotero (outside the server).
+    /// Talks to something outside the server (Zotero, a file host).
     pub open_world: bool,
+}
+
+impl Hints {
+    /// Reads Zotero.
+    pub const READ: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    };
+    /// Adds something new on every call.
+    pub const CREATE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+    /// Writes, but a repeat finds the work done and changes nothing.
+    pub const ADD_IDEMPOTENT: Hints = Hints {
+        idempotent: true,
+        ..Hints::CREATE
+    };
+}
+
+/// The groups `ZOTERO_TOOLSETS` chooses from (surface.md). Sets without tools yet are known
+/// already, so a configuration written for a later version does not stop this one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ToolSet {
+    Read,
+    Write,
+    /// Uploads: files and PDFs attached to items.
+    Files,
+    Cite,
+    Identify,
+    Index,
+}
+
+impl ToolSet {
+    pub const ALL: [ToolSet; 6] = [
+        ToolSet::Read,
+        ToolSet::Write,
+        ToolSet::Files,
+        ToolSet::Cite,
+        ToolSet::Identify,
+        ToolSet::Index,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ToolSet::Read => "read",
+            ToolSet::Write => "write",
+            ToolSet::Files => "files",
+            ToolSet::Cite => "cite",
+            ToolSet::Identify => "identify",
+            ToolSet::Index => "index",
+        }
+    }
+
+    /// What its tools are for, to complete "To …" in the server's instructions.
+    pub fn purpose(self) -> &'static str {
+        match self {
+            ToolSet::Read => "find and read items and collections (search before adding anything)",
+            ToolSet::Write => "create items and file them in collections",
+            ToolSet::Files => "attach files and arXiv PDFs to items",
+            ToolSet::Cite => "format citations and bibliographies",
+            ToolSet::Identify => "add papers by DOI, arXiv id, ISBN or PMID",
+            ToolSet::Index => "search by meaning",
+        }
+    }
+
+    /// A set by its name, in any case.
+    pub fn from_name(name: &str) -> Option<ToolSet> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.name().eq_ignore_ascii_case(name))
+    }
 }
 
 /// What a running tool call gets.
 pub struct ToolContext {
-    pub client: Arc<ZoteroClient>,
-    /// The library a call is about when it does not name one (`ZOTERO_LIBRARY`).
-    pub default_library: LibraryRef,
-    /// Fetches upload sources (`file_url`, arXiv) and reads local files.
-    pub fetcher: Arc<Fetcher>,
-    /// `{arxiv_base}/pdf/<id>` is where arXiv PDFs come from.
-    pub arxiv_base: Arc<str>,
+    pub svc: Arc<ZoteroService>,
     /// Cancelled when the MCP client cancels the call.
     pub cancel: CancellationToken,
     /// Set when the client asked for progress notifications (a `progressToken`).
     pub progress: Option<ProgressFn>,
 }
 
-impl ToolContext {
-    /// The library this call is about.
-    pub fn library(&self) -> Result<Library<'_>, ToolError> {
-        Ok(self.client.library(self.default_library)?)
+/// A tool as `tools/list` publishes it (the server turns it into rmcp's `Tool`).
+#[derive(Debug, Clone)]
+pub struct Definition {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub input_schema: Map<String, Value>,
+    /// The envelope around the `data` schema.
+    pub output_schema: Map<String, Value>,
+    pub hints: Hints,
+}
+
+fn definition<T: ZoteroTool>() -> Definition {
+    Definition {
+        name: T::NAME,
+        title: T::TITLE,
+        description: T::DESCRIPTION,
+        input_schema: publish::input_schema::<T::Params>(),
+        output_schema: crate::envelope::output_schema(publish::data_schema::<T::Data>()),
+        hints: T::HINTS,
     }
 }
 
-/// Every tool, so that dispatch is checked by the compiler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolName {
-    SearchItems,
-    ListCollections,
-    GetItem,
-    GetSortValues,
-    CreateItem,
-    UploadAttachment,
-    AttachArxivPdf,
-    AddItemToCollection,
+/// The arguments as `T`'s `Params`, having passed serde's checks and `T::validate`.
+pub fn checked<T: ZoteroTool>(args: Option<Map<String, Value>>) -> Result<T::Params, ToolError> {
+    let params = parse::arguments::<T::Params>(args)?;
+    T::validate(&params)?;
+    Ok(params)
+}
+
+/// Arguments → checked `Params` → `run` → the `data` JSON. Nothing reaches Zotero before the
+/// arguments passed both checks.
+async fn call<T: ZoteroTool>(
+    ctx: &ToolContext,
+    args: Option<Map<String, Value>>,
+) -> Result<Value, ToolError> {
+    let params = checked::<T>(args)?;
+    let data = T::run(params, ctx).await?;
+    serde_json::to_value(data).map_err(|e| {
+        ToolError::new(
+            ErrorCode::Internal,
+            format!("{} could not write its answer: {e}", T::NAME),
+        )
+    })
+}
+
+/// The one table of tools: yields [`ToolName`] (in this order, the seed's), and from each
+/// tool type its name, set, hints, definition and dispatch.
+macro_rules! tools {
+    ($($variant:ident => $tool:ty,)+) => {
+        /// Every tool, so that dispatch is checked by the compiler.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ToolName {
+            $($variant,)+
+        }
+
+        impl ToolName {
+            /// In the seed's order, which is the order of `tools/list`.
+            pub const ALL: &'static [ToolName] = &[$(ToolName::$variant,)+];
+
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(ToolName::$variant => <$tool as ZoteroTool>::NAME,)+
+                }
+            }
+
+            pub fn set(self) -> ToolSet {
+                match self {
+                    $(ToolName::$variant => <$tool as ZoteroTool>::SET,)+
+                }
+            }
+
+            pub fn hints(self) -> Hints {
+                match self {
+                    $(ToolName::$variant => <$tool as ZoteroTool>::HINTS,)+
+                }
+            }
+
+            pub fn definition(self) -> Definition {
+                match self {
+                    $(ToolName::$variant => definition::<$tool>(),)+
+                }
+            }
+
+            pub async fn call(
+                self,
+                ctx: &ToolContext,
+                args: Option<Map<String, Value>>,
+            ) -> Result<Value, ToolError> {
+                match self {
+                    $(ToolName::$variant => call::<$tool>(ctx, args).await,)+
+                }
+            }
+        }
+    };
+}
+
+tools! {
+    SearchItems => search_items::SearchItems,
+    ListCollections => list_collections::ListCollections,
+    GetItem => get_item::GetItem,
+    CreateItem => create_item::CreateItem,
+    UploadAttachment => upload_attachment::UploadAttachment,
+    AttachArxivPdf => attach_arxiv_pdf::AttachArxivPdf,
+    GetSortValues => get_sort_values::GetSortValues,
+    AddItemToCollection => add_item_to_collection::AddItemToCollection,
+    ListLibraries => list_libraries::ListLibraries,
 }
 
 impl ToolName {
-    /// In the seed's order.
-    pub const ALL: [ToolName; 8] = [
-        ToolName::SearchItems,
-        ToolName::ListCollections,
-        ToolName::GetItem,
-        ToolName::CreateItem,
-        ToolName::UploadAttachment,
-        ToolName::AttachArxivPdf,
-        ToolName::GetSortValues,
-        ToolName::AddItemToCollection,
-    ];
-
-    pub fn spec(self) -> &'static ToolSpec {
-        match self {
-            ToolName::SearchItems => &search_items::SPEC,
-            ToolName::ListCollections => &list_collections::SPEC,
-            ToolName::GetItem => &get_item::SPEC,
-            ToolName::GetSortValues => &get_sort_values::SPEC,
-            ToolName::CreateItem => &create_item::SPEC,
-            ToolName::UploadAttachment => &upload_attachment::SPEC,
-            ToolName::AttachArxivPdf => &attach_arxiv_pdf::SPEC,
-            ToolName::AddItemToCollection => &add_item_to_collection::SPEC,
-        }
-    }
-
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|t| t.spec().name == name)
+        Self::ALL.iter().copied().find(|t| t.name() == name)
     }
 
-    pub async fn run(
-        self,
-        ctx: &ToolContext,
-        args: Option<&Map<String, Value>>,
-    ) -> Result<Value, ToolError> {
-        match self {
-            ToolName::SearchItems => search_items::run(ctx, args).await,
-            ToolName::ListCollections => list_collections::run(ctx, args).await,
-            ToolName::GetItem => get_item::run(ctx, args).await,
-            ToolName::GetSortValues => get_sort_values::run(ctx, args).await,
-            ToolName::CreateItem => create_item::run(ctx, args).await,
-            ToolName::UploadAttachment => upload_attachment::run(ctx, args).await,
-            ToolName::AttachArxivPdf => attach_arxiv_pdf::run(ctx, args).await,
-            ToolName::AddItemToCollection => add_item_to_collection::run(ctx, args).await,
+    /// Writes to the library (left out in read-only mode).
+    pub fn writes(self) -> bool {
+        !self.hints().read_only
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check<T: ZoteroTool>(args: Value) -> Result<T::Params, String> {
+        checked::<T>(args.as_object().cloned()).map_err(|e| {
+            let field = e.details["field"].as_str().unwrap_or_default().to_string();
+            assert!(
+                e.message.contains(&field) || field.is_empty(),
+                "{}",
+                e.message
+            );
+            field
+        })
+    }
+
+    #[test]
+    fn cross_field_checks_name_the_field() {
+        use add_item_to_collection::AddItemToCollection as Add;
+        use create_item::CreateItem as Create;
+        use search_items::SearchItems as Search;
+        use upload_attachment::UploadAttachment as Upload;
+        let key = "X42A7DEE";
+        assert_eq!(
+            check::<Search>(json!({"query": "x", "start": 1, "offset": 2})).unwrap_err(),
+            "offset"
+        );
+        assert_eq!(check::<Search>(json!({"query": " "})).unwrap_err(), "query");
+        assert!(check::<Search>(json!({"query": "x", "offset": 2, "limit": null})).is_ok());
+        assert_eq!(
+            check::<Upload>(json!({"item_key": key})).unwrap_err(),
+            "file_path"
+        );
+        assert_eq!(
+            check::<Upload>(json!({"item_key": key, "file_path": "/a", "file_url": "https://x"}))
+                .unwrap_err(),
+            "file_url"
+        );
+        assert_eq!(
+            check::<Upload>(json!({"item_key": key, "file_bytes_base64": "aGk="})).unwrap_err(),
+            "filename"
+        );
+        assert!(check::<Upload>(
+            json!({"item_key": key, "file_bytes_base64": "aGk=", "filename": "a.txt"})
+        )
+        .is_ok());
+        assert_eq!(
+            check::<Add>(json!({"item_key": key})).unwrap_err(),
+            "collection_key"
+        );
+        assert_eq!(
+            check::<Add>(json!({"item_key": key, "collection_key": key, "collection_name": "x"}))
+                .unwrap_err(),
+            "collection_key"
+        );
+        assert_eq!(
+            check::<Add>(json!({"item_key": key, "collection_name": " "})).unwrap_err(),
+            "collection_name"
+        );
+        assert_eq!(
+            check::<Create>(json!({"item_type": "note", "title": "x"})).unwrap_err(),
+            "item_type"
+        );
+        assert_eq!(
+            check::<Create>(json!({"item_type": "book", "title": "x", "creators": [
+                {"creator_type": "author", "name": "CERN"},
+                {"creator_type": "editor", "first_name": "Ada", "name": "Lovelace"}
+            ]}))
+            .unwrap_err(),
+            "creators[1].first_name"
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_prefixed() {
+        let mut names: Vec<&str> = ToolName::ALL.iter().map(|t| t.name()).collect();
+        assert!(names.iter().all(|n| n.starts_with("zotero_")));
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ToolName::ALL.len());
+        for t in ToolName::ALL {
+            assert_eq!(ToolName::from_name(t.name()), Some(*t));
         }
+    }
+
+    #[test]
+    fn sets_agree_with_hints() {
+        for t in ToolName::ALL {
+            let h = t.hints();
+            // Read-only mode leaves out tools by their hints; the sets must say the same.
+            match t.set() {
+                ToolSet::Read => assert!(h.read_only, "{}", t.name()),
+                ToolSet::Write | ToolSet::Files => assert!(!h.read_only, "{}", t.name()),
+                _ => {}
+            }
+            // None of these tools can destroy anything.
+            assert!(!h.destructive, "{}", t.name());
+        }
+    }
+
+    #[test]
+    fn set_names_round_trip() {
+        for s in ToolSet::ALL {
+            assert_eq!(ToolSet::from_name(s.name()), Some(s));
+            assert_eq!(ToolSet::from_name(&s.name().to_uppercase()), Some(s));
+        }
+        assert_eq!(ToolSet::from_name("reads"), None);
     }
 }

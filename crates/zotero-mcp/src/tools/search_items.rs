@@ -1,112 +1,97 @@
 //! `zotero_search_items`: quick search over the library's top-level items, with tags,
 //! pagination and the `relevance` → `dateModified` sort fallback.
 
-use serde_json::{json, Map, Value};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
-use super::args::Args;
-use super::{schema, ToolContext, ToolSpec};
-use crate::envelope::ToolError;
-use zotero_api::client::{SearchQuery, DEFAULT_SORT, SORT_VALUES};
-
-pub const SPEC: ToolSpec = ToolSpec {
-    name: "zotero_search_items",
-    title: "Search items",
-    description: "Search the personal Zotero library (quick search over titles, creators and \
-                  years) and list matching items with their metadata. Filter with tags (an \
-                  item must have all of them). Page with start (or its alias offset) and the \
-                  next_start of the previous answer. Zotero has no relevance sort: the default \
-                  falls back to dateModified and the answer says so in sort_used.",
-    input_schema,
-    data_schema,
-    read_only: true,
-    idempotent: true,
-    open_world: true,
+use super::output::Item;
+use super::params::{
+    library, null_is_default, LibraryParam, Limit, NonBlank, SortKey, Start, UniqueTags,
 };
+use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::envelope::ToolError;
+use zotero_api::client::SearchQuery;
 
-const FIELDS: [&str; 6] = ["query", "limit", "sort", "start", "offset", "tags"];
+pub struct SearchItems;
 
-fn input_schema() -> Value {
-    schema::input(json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "query": { "type": "string", "minLength": 1, "description": "Free-text quick search: words from the title, a creator's name or the year" },
-            "limit": { "type": "integer", "minimum": 1, "maximum": 100, "default": 25, "description": "Maximum number of items to return" },
-            "sort": { "type": "string", "default": "relevance", "description": "Sort key (see zotero_get_sort_values); relevance falls back to dateModified" },
-            "start": { "type": "integer", "minimum": 0, "default": 0, "description": "Offset of the first item: 0, or next_start from the previous answer" },
-            "offset": { "type": "integer", "minimum": 0, "description": "Alias of start; give one or the other" },
-            "tags": { "type": "array", "items": { "$ref": "#/$defs/tag" }, "uniqueItems": true, "description": "Only items that carry every one of these tags" }
-        },
-        "required": ["query"]
-    }))
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchItemsParams {
+    /// Words from titles, creator names or years
+    pub query: NonBlank,
+    /// Most items to return
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub limit: Limit,
+    /// A sort key from zotero_get_sort_values
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub sort: SortKey,
+    /// 0, or next_start of the previous answer
+    #[schemars(extend("default" = 0))]
+    pub start: Option<Start>,
+    /// Alias of start; give one or the other
+    pub offset: Option<Start>,
+    /// Only items with all of these tags
+    pub tags: Option<UniqueTags>,
+    /// user (default) or group:<groupID>
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
 }
 
-fn data_schema() -> Value {
-    json!({
-        "type": "object",
-        "additionalProperties": false,
-        "properties": {
-            "items": { "type": "array", "items": schema::item(false) },
-            "total": { "type": "integer", "minimum": 0 },
-            "next_start": { "type": "integer", "minimum": 0 },
-            "sort_used": { "type": "string" }
-        },
-        "required": ["items", "total"]
-    })
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SearchItemsData {
+    /// This page of matching items
+    pub items: Vec<Item>,
+    /// Items matched in all
+    pub total: u64,
+    /// start of the next page; absent on the last
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start: Option<u64>,
+    /// The sort used instead of the one asked for
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sort_used: Option<String>,
 }
 
-/// The validated input.
-pub fn parse(raw: Option<&Map<String, Value>>) -> Result<SearchQuery, ToolError> {
-    let args = Args::new(raw, &FIELDS)?;
-    let query = args.required_string("query", 1)?;
-    if query.trim().is_empty() {
-        return Err(ToolError::invalid(
-            "query",
-            "'query' must contain a word to search for, not only spaces",
-        ));
-    }
-    let limit = args.integer("limit", 1, 100)?.unwrap_or(25) as u32;
-    let start = args.integer("start", 0, u64::MAX)?;
-    let offset = args.integer("offset", 0, u64::MAX)?;
-    if start.is_some() && offset.is_some() {
-        return Err(ToolError::invalid(
-            "offset",
-            "give either 'start' or its alias 'offset', not both",
-        ));
-    }
-    let sort = args
-        .string("sort", 1)?
-        .unwrap_or_else(|| DEFAULT_SORT.to_string());
-    if sort != DEFAULT_SORT && !SORT_VALUES.contains(&sort.as_str()) {
-        return Err(ToolError::invalid(
-            "sort",
-            format!(
-                "'sort' must be one of {DEFAULT_SORT}, {}; got '{sort}'",
-                SORT_VALUES.join(", ")
-            ),
-        ));
-    }
-    let tags = args.string_array("tags", true)?;
-    Ok(SearchQuery {
-        query,
-        tags,
-        limit,
-        start: start.or(offset).unwrap_or(0),
-        sort,
-    })
-}
+impl ZoteroTool for SearchItems {
+    const NAME: &'static str = "zotero_search_items";
+    const TITLE: &'static str = "Search items";
+    const DESCRIPTION: &'static str = "Quick search of the personal Zotero library (titles, \
+        creators, years), answering matching items with their metadata. Page with start and \
+        next_start. Zotero has no relevance sort: the default falls back to dateModified, and \
+        sort_used says so.";
+    const HINTS: Hints = Hints::READ;
+    const SET: ToolSet = ToolSet::Read;
+    type Params = SearchItemsParams;
+    type Data = SearchItemsData;
 
-pub async fn run(ctx: &ToolContext, raw: Option<&Map<String, Value>>) -> Result<Value, ToolError> {
-    let query = parse(raw)?;
-    let result = ctx.library()?.search_items(&query, &ctx.cancel).await?;
-    let mut data = Map::new();
-    data.insert("items".into(), json!(result.page.items));
-    data.insert("total".into(), json!(result.page.total));
-    if let Some(next) = result.page.next_start {
-        data.insert("next_start".into(), json!(next));
+    fn validate(p: &SearchItemsParams) -> Result<(), ToolError> {
+        if p.start.is_some() && p.offset.is_some() {
+            return Err(ToolError::invalid(
+                "offset",
+                "give either 'start' or its alias 'offset', not both",
+            ));
+        }
+        Ok(())
     }
-    if let Some(sort) = result.sort_used {
-        data.insert("sort_used".into(), json!(sort));
+
+    async fn run(p: SearchItemsParams, ctx: &ToolContext) -> Result<SearchItemsData, ToolError> {
+        let query = SearchQuery {
+            query: p.query.into_string(),
+            tags: p.tags.unwrap_or_default().into_strings(),
+            limit: p.limit.get(),
+            start: p.start.or(p.offset).unwrap_or_default().get(),
+            sort: p.sort.into_string(),
+        };
+        let found = ctx
+            .svc
+            .library(library(p.library))?
+            .search_items(&query, &ctx.cancel)
+            .await?;
+        Ok(SearchItemsData {
+            items: found.page.items.into_iter().map(Item::from).collect(),
+            total: found.page.total,
+            next_start: found.page.next_start,
+            sort_used: found.sort_used,
+        })
     }
-    Ok(Value::Object(data))
 }

@@ -1,6 +1,9 @@
 //! Test harness: the server driven with rmcp's MCP client, either in this process over an
 //! in-memory pipe (`in_process`: most tool tests and the property tests) or as the BUILT binary
 //! over stdio (`spawn`: stdio itself, the CLI, exit codes and the JSON log lines on stderr).
+//! Every answer that goes through [`Server::call`] (or [`Server::check_output`]) is checked
+//! against the output schema its tool publishes in `tools/list`.
+use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,6 +23,8 @@ pub struct Server {
     stderr: Arc<Mutex<Vec<String>>>,
     /// The in-process server's task, ended with the test.
     _task: Option<ServerTask>,
+    /// The output schema of each listed tool, compiled on first use.
+    output_schemas: tokio::sync::OnceCell<HashMap<String, jsonschema::Validator>>,
 }
 
 /// Aborts the in-process server when the test's `Server` goes.
@@ -34,7 +39,7 @@ impl Drop for ServerTask {
 /// Starts the server in this process with exactly these variables, connected to the client
 /// through an in-memory pipe: the same handler the binary serves on stdio, without a process.
 pub async fn in_process(env: &[(String, String)]) -> Server {
-    let vars: std::collections::HashMap<String, String> = env.iter().cloned().collect();
+    let vars: HashMap<String, String> = env.iter().cloned().collect();
     let config = zotero_mcp::config::Config::from_map(&vars).expect("configuration");
     let handler = zotero_mcp::server::ZoteroServer::new(&config).expect("server");
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
@@ -48,6 +53,7 @@ pub async fn in_process(env: &[(String, String)]) -> Server {
         client,
         stderr: Arc::new(Mutex::new(Vec::new())),
         _task: Some(ServerTask(task)),
+        output_schemas: tokio::sync::OnceCell::new(),
     }
 }
 
@@ -93,6 +99,7 @@ pub async fn spawn(env: &[(String, String)]) -> Server {
         client,
         stderr: lines,
         _task: None,
+        output_schemas: tokio::sync::OnceCell::new(),
     }
 }
 
@@ -133,9 +140,53 @@ impl Answer {
 }
 
 impl Server {
+    /// Calls `tool`; the answer has the envelope's shape and matches the tool's output schema.
     pub async fn call(&self, tool: &str, args: Value) -> Answer {
         let result = self.call_raw(tool, args).await.expect("tools/call");
-        to_answer(result)
+        let answer = to_answer(result);
+        self.check_output(tool, &answer).await;
+        answer
+    }
+
+    /// Panics unless the answer's structured content matches the output schema `tool`
+    /// publishes in `tools/list` (every answer, failures included: the schema describes the
+    /// whole envelope).
+    pub async fn check_output(&self, tool: &str, answer: &Answer) {
+        let errors = self.output_errors(tool, &answer.envelope).await;
+        assert!(
+            errors.is_empty(),
+            "{tool}: the answer does not match the published output schema: {errors:?}\n{}",
+            answer.envelope
+        );
+    }
+
+    /// Where `envelope` departs from `tool`'s published output schema. A tool the server
+    /// does not list publishes no schema: nothing to check.
+    pub async fn output_errors(&self, tool: &str, envelope: &Value) -> Vec<String> {
+        let schemas = self
+            .output_schemas
+            .get_or_init(|| async {
+                self.tools()
+                    .await
+                    .into_iter()
+                    .map(|t| {
+                        let schema =
+                            Value::Object((*t.output_schema.expect("an output schema")).clone());
+                        let validator = jsonschema::draft202012::new(&schema).unwrap_or_else(|e| {
+                            panic!("{}: output schema does not compile: {e}", t.name)
+                        });
+                        (t.name.to_string(), validator)
+                    })
+                    .collect()
+            })
+            .await;
+        let Some(validator) = schemas.get(tool) else {
+            return Vec::new();
+        };
+        validator
+            .iter_errors(envelope)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect()
     }
 
     pub async fn call_raw(

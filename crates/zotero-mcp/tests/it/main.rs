@@ -27,6 +27,8 @@ mod read_tools;
 mod registry;
 mod retries;
 mod server;
+mod tool_sets;
+mod tools_list;
 mod upload_failures;
 mod upload_support;
 mod uploads;

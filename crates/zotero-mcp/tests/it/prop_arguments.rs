@@ -297,16 +297,21 @@ fn invalid_fields(tool: &str, allowed: &[&str], args: &Map<String, Value>) -> BT
             if get("sort").is_some_and(|v| !known_sort(v)) {
                 bad.insert("sort".into());
             }
+            // Errors name the element: `tags[2]` (not a string, empty, or a repeat).
             if let Some(tags) = get("tags") {
-                let ok = tags.as_array().is_some_and(|a| {
-                    let strings: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
-                    let unique: HashSet<&str> = strings.iter().copied().collect();
-                    strings.len() == a.len()
-                        && strings.iter().all(|s| !s.is_empty())
-                        && unique.len() == strings.len()
-                });
-                if !ok {
-                    bad.insert("tags".into());
+                match tags.as_array() {
+                    None => {
+                        bad.insert("tags".into());
+                    }
+                    Some(a) => {
+                        let mut seen = HashSet::new();
+                        for (i, t) in a.iter().enumerate() {
+                            let ok = t.as_str().is_some_and(|s| !s.is_empty() && seen.insert(s));
+                            if !ok {
+                                bad.insert(format!("tags[{i}]"));
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -386,6 +391,7 @@ proptest! {
                     .await
                     .unwrap_or_else(|e| panic!("{name} {args:?}: protocol error {e}"));
                 let a = crate::common::to_answer(result);
+                server.check_output(name, &a).await;
                 let sent = emu.requests().len() - before;
                 let ctx = format!("{name} {}: {}", Value::Object(args.clone()), a.envelope);
                 let field = a.details()["field"].as_str().map(str::to_string);

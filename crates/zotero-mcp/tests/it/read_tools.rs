@@ -45,11 +45,11 @@ async fn search_maps_items_to_the_seed_fields() {
 }
 
 #[tokio::test]
-async fn tools_list_has_the_eight_tools_with_schemas_and_hints() {
+async fn tools_list_has_every_tool_with_schemas_and_hints() {
     let (_emu, server) = setup().await;
     let tools = server.tools().await;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    // The seed's order; (read-only, idempotent) for each.
+    // The seed's order, then the tools added since; (read-only, idempotent) for each.
     let expected = [
         ("zotero_search_items", true, true),
         ("zotero_list_collections", true, true),
@@ -59,6 +59,7 @@ async fn tools_list_has_the_eight_tools_with_schemas_and_hints() {
         ("zotero_attach_arxiv_pdf", false, false),
         ("zotero_get_sort_values", true, true),
         ("zotero_add_item_to_collection", false, true),
+        ("zotero_list_libraries", true, true),
     ];
     assert_eq!(
         names,
@@ -334,6 +335,12 @@ async fn invalid_arguments_are_refused_without_any_request() {
             json!({"query": "x", "start": -1}),
             "start",
         ),
+        // 2^64 arrives as a float: refused, never clamped to the largest u64.
+        (
+            "zotero_search_items",
+            json!({"query": "x", "start": 18_446_744_073_709_551_616.0_f64}),
+            "start",
+        ),
         (
             "zotero_search_items",
             json!({"query": "x", "start": 1, "offset": 1}),
@@ -342,12 +349,12 @@ async fn invalid_arguments_are_refused_without_any_request() {
         (
             "zotero_search_items",
             json!({"query": "x", "tags": ["a", "a"]}),
-            "tags",
+            "tags[1]",
         ),
         (
             "zotero_search_items",
             json!({"query": "x", "tags": [""]}),
-            "tags",
+            "tags[0]",
         ),
         (
             "zotero_search_items",

@@ -161,11 +161,22 @@ async fn bad_arguments_are_refused_before_any_request() {
         (json!({"item_type": "book", "title": ""}), "title"),
         (
             json!({"item_type": "book", "title": "x", "creators": [{"first_name": "A", "last_name": "B"}]}),
-            "creators",
+            "creators[0].creator_type",
+        ),
+        (
+            json!({"item_type": "book", "title": "x", "creators": [
+                {"creator_type": "author", "name": "CERN"},
+                {"creator_type": "author", "first_name": "Ada"}
+            ]}),
+            "creators[1].last_name",
+        ),
+        (
+            json!({"item_type": "book", "title": "x", "creators": [{"creator_type": "author", "nmae": "X"}]}),
+            "creators[0].nmae",
         ),
         (
             json!({"item_type": "book", "title": "x", "tags": ["ok", ""]}),
-            "tags",
+            "tags[1]",
         ),
         (
             json!({"item_type": "book", "title": "x", "isbn": "123"}),

@@ -1,0 +1,83 @@
+//! The service layer the tools call: the Zotero client, the upload sources and the defaults
+//! of this server, which library a call is about, and the workflows several tools share
+//! (attaching a file). Below it nothing knows MCP; above it a tool is its parameters, one
+//! call here and its answer.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+use zotero_api::upload::{FileToUpload, NewAttachment, ProgressFn, Uploaded};
+use zotero_api::{Library, LibraryRef, ZoteroClient};
+use zotero_sources::{Fetcher, PrepareOptions, PreparedFile, SourceSpec};
+
+use crate::config::Config;
+use crate::envelope::ToolError;
+
+pub struct ZoteroService {
+    pub client: ZoteroClient,
+    /// Fetches upload sources (`file_url`, arXiv) and reads local files.
+    pub fetcher: Fetcher,
+    /// `{arxiv_base}/pdf/<id>` is where arXiv PDFs come from.
+    pub arxiv_base: String,
+    /// The library of a call that names none (`ZOTERO_LIBRARY`).
+    pub default_library: LibraryRef,
+}
+
+impl ZoteroService {
+    /// The service for this configuration; an error says what could not be set up.
+    pub fn new(config: &Config) -> Result<Self, String> {
+        Ok(Self {
+            client: ZoteroClient::new(&config.client())
+                .map_err(|e| format!("cannot build the Zotero client: {e}"))?,
+            fetcher: Fetcher::new(&config.sources())
+                .map_err(|e| format!("cannot build the file fetcher: {e}"))?,
+            arxiv_base: config.arxiv_base.clone(),
+            default_library: config.library,
+        })
+    }
+
+    /// The library a call is about: the one it names, or the default.
+    pub fn library(&self, named: Option<LibraryRef>) -> Result<Library<'_>, ToolError> {
+        Ok(self.client.library(named.unwrap_or(self.default_library))?)
+    }
+
+    /// Attaches a file to `parent`: checks the parent and prepares the bytes (nothing is
+    /// written before both succeeded), then runs the upload, which leaves nothing behind
+    /// when it fails.
+    pub async fn attach(
+        &self,
+        library: Library<'_>,
+        parent: &str,
+        title: Option<&str>,
+        source: (SourceSpec, PrepareOptions),
+        progress: Option<ProgressFn>,
+        cancel: &CancellationToken,
+    ) -> Result<Uploaded, ToolError> {
+        library.check_parent(parent, cancel).await?;
+        let (spec, options) = source;
+        let prepared = self.fetcher.prepare(spec, options, cancel).await?;
+        let file = to_upload(prepared);
+        let new = NewAttachment {
+            parent_key: parent,
+            title,
+            file: &file,
+        };
+        Ok(library.upload_attachment(new, progress, cancel).await?)
+    }
+}
+
+/// The shared handle the server keeps.
+pub type Service = Arc<ZoteroService>;
+
+fn to_upload(prepared: PreparedFile) -> FileToUpload {
+    let prepared = Arc::new(prepared);
+    let source = prepared.clone();
+    FileToUpload {
+        filename: prepared.filename.clone(),
+        content_type: prepared.content_type.clone(),
+        size: prepared.size,
+        md5: prepared.md5.clone(),
+        mtime_ms: prepared.mtime_ms,
+        open: Box::new(move || Ok(source.stream())),
+    }
+}

@@ -1,0 +1,176 @@
+//! The parts of tool answers that several tools share: items, attachments, collections and
+//! uploaded files, in the seed's field names. Their schemas are derived like every `Data`, so
+//! what a tool publishes is what it serializes.
+//!
+//! zotero-api's own types know nothing of schemas or of the seed; each is converted here.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::params::{Creator, Tag};
+
+/// An item; fields it lacks are left out.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Item {
+    /// 8-character key
+    pub item_key: String,
+    /// Zotero item type
+    pub item_type: String,
+    /// Title
+    pub title: String,
+    /// Authors, editors, …
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub creators: Vec<Creator>,
+    /// Date as written
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// DOI
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub doi: Option<String>,
+    /// URL
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Abstract
+    #[serde(rename = "abstract", skip_serializing_if = "Option::is_none")]
+    pub abstract_note: Option<String>,
+    /// Tag names
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<Tag>,
+    /// Zotero's Extra field
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<String>,
+    /// Version; grows with every change
+    pub version: u64,
+}
+
+impl From<zotero_api::model::Item> for Item {
+    fn from(i: zotero_api::model::Item) -> Self {
+        Self {
+            item_key: i.item_key,
+            item_type: i.item_type,
+            title: i.title,
+            creators: i.creators.into_iter().map(Creator::from).collect(),
+            date: i.date,
+            doi: i.doi,
+            url: i.url,
+            abstract_note: i.abstract_note,
+            tags: i.tags.into_iter().map(Tag::from).collect(),
+            extra: i.extra,
+            version: i.version,
+        }
+    }
+}
+
+/// An item with a summary of each attachment (`zotero_get_item`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ItemWithAttachments {
+    #[serde(flatten)]
+    pub item: Item,
+    /// The item's attachments
+    pub attachments: Vec<Attachment>,
+}
+
+impl From<zotero_api::model::Item> for ItemWithAttachments {
+    fn from(mut i: zotero_api::model::Item) -> Self {
+        let attachments = i.attachments.take().unwrap_or_default();
+        Self {
+            attachments: attachments.into_iter().map(Attachment::from).collect(),
+            item: Item::from(i),
+        }
+    }
+}
+
+/// One attachment of an item.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Attachment {
+    /// Key of the attachment item
+    pub attachment_key: String,
+    /// Title (else the file name)
+    pub title: String,
+    /// MIME type
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// Bytes
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+}
+
+impl From<zotero_api::model::AttachmentSummary> for Attachment {
+    fn from(a: zotero_api::model::AttachmentSummary) -> Self {
+        Self {
+            attachment_key: a.attachment_key,
+            title: a.title,
+            content_type: a.content_type,
+            size: a.size,
+        }
+    }
+}
+
+/// A collection.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Collection {
+    /// 8-character key
+    pub collection_key: String,
+    /// Name
+    pub name: String,
+    /// Key of the parent collection; absent at the top level
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_key: Option<String>,
+    /// Version
+    pub version: u64,
+    /// Items in it, when Zotero says
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub num_items: Option<u64>,
+}
+
+impl From<zotero_api::model::Collection> for Collection {
+    fn from(c: zotero_api::model::Collection) -> Self {
+        Self {
+            collection_key: c.collection_key,
+            name: c.name,
+            parent_key: c.parent_key,
+            version: c.version,
+            num_items: c.num_items,
+        }
+    }
+}
+
+/// A file attached to an item (`zotero_upload_attachment`, `zotero_attach_arxiv_pdf`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Attached {
+    /// Key of the new attachment item
+    pub attachment_key: String,
+    /// The item it is attached to
+    pub parent_item_key: String,
+    /// Attachment title
+    pub title: String,
+    /// MIME type
+    pub content_type: String,
+    /// Bytes
+    pub size: u64,
+    /// Version of the attachment item
+    pub version: u64,
+    /// Present when the item had this file (same name and bytes) already: nothing was
+    /// written, this is that attachment
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub already_attached: bool,
+}
+
+impl Attached {
+    pub fn new(parent: &str, up: zotero_api::upload::Uploaded) -> Self {
+        Self {
+            attachment_key: up.attachment_key,
+            parent_item_key: parent.to_string(),
+            title: up.title,
+            content_type: up.content_type,
+            size: up.size,
+            version: up.version,
+            already_attached: up.already_attached,
+        }
+    }
+}
