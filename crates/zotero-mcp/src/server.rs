@@ -20,7 +20,7 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::envelope::{self, ErrorCode, ToolError};
 use crate::service::ZoteroService;
-use crate::tools::{Definition, ToolContext, ToolName, ToolSet};
+use crate::tools::{Definition, Hints, ToolContext, ToolName, ToolSet};
 use zotero_api::upload::ProgressFn;
 
 #[derive(Clone)]
@@ -186,12 +186,6 @@ fn to_mcp(tool: ToolName) -> Tool {
         output_schema,
         hints,
     } = tool.definition();
-    // No title in the annotations: the tool's own `title` says it, and wins where both are.
-    let annotations = ToolAnnotations::new()
-        .read_only(hints.read_only)
-        .destructive(hints.destructive)
-        .idempotent(hints.idempotent)
-        .open_world(hints.open_world);
     Tool::new_with_raw(
         name,
         Some(Cow::Borrowed(description)),
@@ -199,7 +193,28 @@ fn to_mcp(tool: ToolName) -> Tool {
     )
     .with_title(title)
     .with_raw_output_schema(Arc::new(output_schema))
-    .with_annotations(annotations)
+    .with_annotations(annotations(hints))
+}
+
+/// The hints as MCP annotations, leaving out what the spec's defaults already say
+/// (`readOnlyHint` false, `destructiveHint` true, `idempotentHint` false, `openWorldHint`
+/// true; the destructive and idempotent hints mean something only for a tool that writes),
+/// since every byte of `tools/list` is paid for in the agent's context. No title either:
+/// the tool's own `title` says it.
+pub fn annotations(hints: Hints) -> ToolAnnotations {
+    let mut a = ToolAnnotations::new();
+    if hints.read_only {
+        a = a.read_only(true);
+    } else {
+        a = a.destructive(hints.destructive);
+        if hints.idempotent {
+            a = a.idempotent(true);
+        }
+    }
+    if !hints.open_world {
+        a = a.open_world(false);
+    }
+    a
 }
 
 /// A short random id that ties together every log line of one tool call.

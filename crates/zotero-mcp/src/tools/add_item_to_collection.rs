@@ -19,7 +19,7 @@ pub struct AddItemToCollectionParams {
     pub collection_key: Option<ObjectKey>,
     /// The collection's name, in any case
     pub collection_name: Option<NonBlank>,
-    /// user (default) or group:<groupID>
+    /// user (default) or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

@@ -20,7 +20,7 @@ pub struct AttachArxivPdfParams {
     pub arxiv_id: Arxiv,
     /// Attachment title (default: <id>.pdf)
     pub title: Option<String>,
-    /// user (default) or group:<groupID>
+    /// user (default) or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

@@ -34,7 +34,7 @@ pub struct CreateItemParams {
     pub tags: Option<Tags>,
     /// Zotero's Extra field ('Field: value' lines)
     pub extra: Option<String>,
-    /// user (default) or group:<groupID>
+    /// user (default) or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

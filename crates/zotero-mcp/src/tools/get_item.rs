@@ -15,7 +15,7 @@ pub struct GetItem;
 pub struct GetItemParams {
     /// The item's key, e.g. X42A7DEE
     pub item_key: ObjectKey,
-    /// user (default) or group:<groupID>
+    /// user (default) or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

@@ -19,7 +19,7 @@ pub struct ListCollectionsParams {
     /// 0, or next_start of the previous answer
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// user (default) or group:<groupID>
+    /// user (default) or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

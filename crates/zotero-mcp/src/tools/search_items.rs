@@ -32,7 +32,7 @@ pub struct SearchItemsParams {
     pub offset: Option<Start>,
     /// Only items with all of these tags
     pub tags: Option<UniqueTags>,
-    /// user (default) or group:<groupID>
+    /// user (default) or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

@@ -35,7 +35,7 @@ pub struct UploadAttachmentParams {
     /// MIME type (default: the URL's Content-Type, else by extension, else
     /// application/octet-stream)
     pub content_type: Option<String>,
-    /// user (default) or group:<groupID>
+    /// user (default) or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
