@@ -44,7 +44,7 @@ pub use access::{GroupAccess, GroupsAccess, KeyAccess, UserAccess};
 pub use groups::{FileEditing, GroupSpec, GroupType, LibraryEditing, LibraryReading, Role};
 pub use library::{Library, TITLE_WORDS};
 pub use libs::LibraryId;
-pub use local::LOCAL_DATA_DIR;
+pub use local::{DesktopRelease, LOCAL_DATA_DIR};
 pub use storage::StoredFile;
 pub use view::LibraryView;
 pub use web::HostedFile;

@@ -176,9 +176,10 @@ pub(crate) struct LocalDrop {
 impl Match for LocalDrop {
     fn matches(&self, request: &wiremock::Request) -> bool {
         let recorded = record(request);
-        let drop = local::is_dropped(&recorded);
+        let mut st = self.state.lock().unwrap();
+        let drop = local::is_dropped(st.local.release, &recorded);
         if drop {
-            self.state.lock().unwrap().local.requests.push(recorded);
+            st.local.requests.push(recorded);
         }
         drop
     }

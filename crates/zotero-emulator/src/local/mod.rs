@@ -1,7 +1,9 @@
 //! The Zotero desktop app's local API (`http://localhost:23119/api/`), as Zotero 9.0.6's
 //! `server.js` and `server_localAPI.js` (zotero/zotero) answer: the same libraries as the web
 //! API (or a frozen copy of them, [`Emulator::set_local_lag`]), no key, read-only, user
-//! `0`, no default limit, no rate limits; browser requests are dropped unanswered.
+//! `0`, no default limit, no rate limits; browser requests are dropped unanswered. Releases
+//! before 9.0.2 check no `Host` and refuse browser requests with a 403 instead
+//! ([`DesktopRelease`]).
 
 mod data;
 mod render;
@@ -29,8 +31,22 @@ pub(crate) const SERVER_HEADERS: &[(&str, &str)] = &[
 pub(crate) const API_HEADERS: &[(&str, &str)] =
     &[("Zotero-API-Version", "3"), ("Zotero-Schema-Version", "41")];
 
+/// Which desktop HTTP server the local API runs on: the rules for browser requests and the
+/// `Host` header changed in Zotero 9.0.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DesktopRelease {
+    /// Zotero 9.0.2 to 9.x: `Host` must be local (400 otherwise); browser requests are
+    /// dropped without an answer.
+    #[default]
+    Zotero9,
+    /// Zotero 7.0 to 9.0.1: no `Host` check; browser requests get
+    /// `403 Request not allowed` (unless their content type would need a CORS preflight).
+    Zotero7,
+}
+
 /// What the desktop app holds.
 pub(crate) struct LocalState {
+    pub(crate) release: DesktopRelease,
     /// Settings → Advanced → "Allow other applications on this computer to communicate
     /// with Zotero" (`httpServer.localAPI.enabled`).
     pub(crate) enabled: bool,
@@ -42,6 +58,7 @@ pub(crate) struct LocalState {
 impl Default for LocalState {
     fn default() -> LocalState {
         LocalState {
+            release: DesktopRelease::default(),
             enabled: true,
             snapshot: None,
             requests: Vec::new(),
@@ -127,8 +144,27 @@ fn from_browser(req: &Recorded) -> bool {
 
 /// The desktop drops this request without an answer: it reaches an endpoint (valid host, a
 /// known path, GET: other methods are refused first) and comes from a browser.
-pub(crate) fn is_dropped(req: &Recorded) -> bool {
-    host_ok(req) && req.method == "GET" && route(&req.path).is_some() && from_browser(req)
+pub(crate) fn is_dropped(release: DesktopRelease, req: &Recorded) -> bool {
+    release == DesktopRelease::Zotero9
+        && host_ok(req)
+        && req.method == "GET"
+        && route(&req.path).is_some()
+        && from_browser(req)
+}
+
+/// Before 9.0.2, browser requests were refused unless their content type is one a browser
+/// sends only after a CORS preflight.
+fn refused_before_9_0_2(req: &Recorded) -> bool {
+    let simple = [
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+        "text/plain",
+    ];
+    let ct = req.header("content-type").map(|c| {
+        let base = c.split(';').next().unwrap_or("");
+        base.trim().to_string()
+    });
+    from_browser(req) && !ct.is_some_and(|c| !c.is_empty() && !simple.contains(&c.as_str()))
 }
 
 /// JavaScript's `parseInt(s)` (`None` for `NaN`).
@@ -155,7 +191,8 @@ pub(crate) fn parse_int(s: &str) -> Option<i64> {
 /// Answers one request to the desktop (faults are handled by the caller). `server` is the
 /// server's own URI, `http://127.0.0.1:PORT`.
 pub(crate) fn handle(st: &mut State, server: &str, req: &Recorded) -> Answer {
-    if !host_ok(req) {
+    let release = st.local.release;
+    if release == DesktopRelease::Zotero9 && !host_ok(req) {
         return bare(400, "Invalid Host header\n");
     }
     let Some(route) = route(&req.path) else {
@@ -177,6 +214,10 @@ pub(crate) fn handle(st: &mut State, server: &str, req: &Recorded) -> Answer {
             return bare(400, "Endpoint does not support method\n");
         }
         _ => return bare(501, "Method not implemented\n"),
+    }
+    // (From 9.0.2 on, browser requests never get here: they are dropped.)
+    if release == DesktopRelease::Zotero7 && refused_before_9_0_2(req) {
+        return bare(403, "Request not allowed\n");
     }
     if !st.local.enabled {
         return text(403, "Local API is not enabled");
@@ -256,6 +297,11 @@ impl Emulator {
             };
             st.local.snapshot = Some(copy);
         }
+    }
+
+    /// Which desktop release's HTTP server rules apply (default [`DesktopRelease::Zotero9`]).
+    pub fn set_desktop_release(&self, release: DesktopRelease) {
+        self.state.lock().unwrap().local.release = release;
     }
 
     /// `false`: the local API is turned off in the desktop's settings (403 `Local API is not

@@ -3,7 +3,9 @@
 
 use bytes::Bytes;
 use serde_json::json;
-use zotero_emulator::{Emulator, Fault, FaultKind, GroupSpec, Library, LOCAL_DATA_DIR, USER_ID};
+use zotero_emulator::{
+    DesktopRelease, Emulator, Fault, FaultKind, GroupSpec, Library, LOCAL_DATA_DIR, USER_ID,
+};
 
 use super::{get, glib, sb, with_group, GROUP};
 use crate::emulator_client::{send, Resp};
@@ -271,6 +273,18 @@ async fn local_api_server_rules() {
     );
     assert_eq!(lget(&emu, "/users/0/items").await.status, 503);
     assert_eq!(emu.faults_pending(), 0);
+
+    // Before 9.0.2: no Host check, and browser requests are refused instead of dropped.
+    emu.set_desktop_release(DesktopRelease::Zotero7);
+    let r = local(&emu, "GET", "/users/0/items", &[("Host", "evil.example")]).await;
+    assert_eq!(r.status, 200);
+    let r = local(&emu, "GET", "/users/0/items", &origin).await;
+    assert_eq!(sb(&r), (403, "Request not allowed\n".into()));
+    assert_eq!(
+        local(&emu, "GET", "/users/0/items", &allowed).await.status,
+        200
+    );
+    emu.set_desktop_release(DesktopRelease::Zotero9);
 
     // Quitting the app: connection refused.
     emu.close_local();
