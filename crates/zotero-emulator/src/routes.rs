@@ -123,6 +123,10 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
             }
             let access = st.access.clone();
             let creds = (!anonymous).then_some(&access);
+            if rest == ["groups"] && !is_read {
+                // Creating groups is for the super-user.
+                return Answer::text(403, "Forbidden");
+            }
             if listing {
                 return groups::list(st, creds, base, req);
             }

@@ -110,7 +110,9 @@ pub(crate) fn endpoint(ctx: &Ctx, ep: &Endpoint) -> Answer {
             many(ctx, tags, Some(ctx.lib().version))
         }
         Endpoint::Tag(t) => {
-            let tag = render::tag(ctx, &t.replace('+', " "));
+            // `decodeURIComponent(tag.replaceAll('+', '%20'))`
+            let name = super::super::util::percent_decode(&t.replace('+', "%20"));
+            let tag = render::tag(ctx, &name);
             many(ctx, vec![tag], Some(ctx.lib().version))
         }
     }

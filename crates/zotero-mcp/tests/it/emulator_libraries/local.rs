@@ -290,3 +290,68 @@ async fn local_api_server_rules() {
     emu.close_local();
     assert!(send(&emu, "GET", &url, &[], Bytes::new()).await.is_err());
 }
+
+#[tokio::test]
+async fn local_api_collections_tags_groups_and_since() {
+    let emu = with_group(GroupSpec::new(GROUP, "Lab"), Library::empty()).await;
+    let r = lget(&emu, "/users/0/collections").await;
+    let all = r.keys();
+    assert_eq!(r.header("total-results").unwrap(), all.len().to_string());
+    let top = lget(&emu, "/users/0/collections/top").await.keys();
+    assert!(
+        top.len() < all.len(),
+        "nested collections only in /collections"
+    );
+    let sub = lget(&emu, "/users/0/collections/RDLSTUP3/collections").await;
+    assert_eq!(sub.keys(), vec!["TRNSFM52"]);
+    let r = lget(&emu, "/users/0/collections/NOPE2345/collections").await;
+    assert_eq!((r.status, r.body.len()), (500, 0), "the desktop throws");
+    let r = lget(&emu, "/users/0/collections/TRNSFM52").await;
+    assert_eq!(r.json()["data"]["name"], "Transformers");
+
+    // Tags: of the library, of some items, one tag.
+    let r = lget(&emu, "/users/0/tags").await;
+    let names: Vec<String> = r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tag"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"transformers".to_string()));
+    let r = lget(&emu, "/users/0/items/top/tags?itemQ=Deep&q=m&qmode=startsWith").await;
+    let v = r.json();
+    assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v[0]["tag"], "ml");
+    assert_eq!(v[0]["meta"]["numItems"], 2, "counted in the whole library");
+    let r = lget(&emu, "/users/0/tags/no%20such+tag").await;
+    assert_eq!(r.json()[0]["tag"], "no such tag");
+    assert_eq!(r.json()[0]["meta"]["numItems"], 0);
+
+    // Groups have no key: the desktop calls every one "undefined".
+    let r = lget(&emu, "/users/0/groups?format=versions").await;
+    assert_eq!(r.json(), json!({"undefined": 1}));
+    assert_eq!(
+        r.lmv(),
+        Some(emu.library_version()),
+        "the user library's version"
+    );
+
+    // since: newer objects only; tags have no version.
+    let v = emu.library_version();
+    let r = lget(&emu, &format!("/users/0/items?since={}", v - 1)).await;
+    assert!(r
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|i| i["version"] == v));
+    assert_eq!(lget(&emu, "/users/0/tags?since=1").await.json(), json!([]));
+    let r = lget(&emu, "/users/0/items?since=x").await;
+    assert_eq!(sb(&r), (400, "Invalid 'since' value 'x'".into()));
+
+    // HEAD is answered by the server itself.
+    let r = local(&emu, "HEAD", "/users/0/items", &[]).await;
+    assert_eq!(r.status, 200);
+    assert!(r.header("zotero-api-version").is_none());
+}
