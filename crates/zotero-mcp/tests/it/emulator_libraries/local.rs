@@ -319,7 +319,11 @@ async fn local_api_collections_tags_groups_and_since() {
         .map(|t| t["tag"].as_str().unwrap().to_string())
         .collect();
     assert!(names.contains(&"transformers".to_string()));
-    let r = lget(&emu, "/users/0/items/top/tags?itemQ=Deep&q=m&qmode=startsWith").await;
+    let r = lget(
+        &emu,
+        "/users/0/items/top/tags?itemQ=Deep&q=m&qmode=startsWith",
+    )
+    .await;
     let v = r.json();
     assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
     assert_eq!(v[0]["tag"], "ml");
