@@ -33,9 +33,11 @@ async fn main() -> std::process::ExitCode {
         }
     }
     eprintln!(
-        "emulator: serving {} (user {}); stops when stdin closes or on SIGTERM",
+        "emulator: serving {} (user {}), the desktop's local API at {}; stops when stdin \
+         closes or on SIGTERM",
         emu.uri(),
-        zotero_emulator::USER_ID
+        zotero_emulator::USER_ID,
+        emu.local_uri()
     );
 
     let stdin_closed = async {

@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::library::wrap;
+use super::libs::Lib;
 use super::schema::{schema, SchemaView};
 use super::shape::{creators, field_value, is_empty, item_meta, normalize};
 use super::util::{is_valid_key, iso_now, php_int, random_key, to_iso};
@@ -12,11 +12,10 @@ use super::validate::{
     check_key_and_version, isset, parse_iso8601, php_str, self_parent, validate_item, Fail,
     KeyOrder,
 };
-use super::State;
 
 /// What a write did to one object.
 pub(crate) enum Written {
-    /// Stored (created or changed): the index in `State::items`.
+    /// Stored (created or changed): the index in `Lib::items`.
     Changed(usize),
     /// Nothing to change: the key.
     Unchanged(String),
@@ -25,8 +24,10 @@ pub(crate) enum Written {
 /// Validates `raw` and writes it at library version `version`. `url_key` is the key of a
 /// single-object request; `partial` is PATCH semantics (multi-object POSTs are partial too);
 /// `require` is the version requirement of `check_key_and_version`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn write_object(
-    st: &mut State,
+    lib: &mut Lib,
+    view: SchemaView,
     raw: &Value,
     order: &KeyOrder,
     url_key: Option<&str>,
@@ -46,15 +47,11 @@ pub(crate) fn write_object(
         Some(k) => Some(k.to_string()),
         None => url_key.map(str::to_string),
     };
-    let idx = key
-        .as_deref()
-        .and_then(|k| st.items.iter().position(|i| i["key"] == k));
-    let stored_version = idx.map(|i| st.items[i]["version"].as_u64().unwrap_or(0));
+    let idx = key.as_deref().and_then(|k| lib.item_index(k));
+    let stored_version = idx.map(|i| lib.items[i]["version"].as_u64().unwrap_or(0));
     check_key_and_version(&json, url_key, stored_version, require)?;
-    let existing = idx.map(|i| st.items[i]["data"].clone());
+    let existing = idx.map(|i| lib.items[i]["data"].clone());
     let exists = existing.is_some();
-    // Borrows only `dropped_fields`, so the items stay writable.
-    let view = SchemaView::new(&st.dropped_fields);
     validate_item(
         view,
         &mut json,
@@ -67,7 +64,7 @@ pub(crate) fn write_object(
         Some(k) => k,
         None => loop {
             let k = random_key();
-            if !st.items.iter().any(|i| i["key"] == k.as_str()) {
+            if lib.item_index(&k).is_none() {
                 break k;
             }
         },
@@ -82,7 +79,7 @@ pub(crate) fn write_object(
         &key,
         &now,
     )?;
-    save_checks(st, &data, &key)?;
+    save_checks(lib, &data, &key)?;
 
     if let Some(old) = &existing {
         let mut cmp_old = old.clone();
@@ -114,22 +111,22 @@ pub(crate) fn write_object(
         }
         if old.get("md5") != data.get("md5") {
             // A new hash detaches the stored file (`Zotero_Storage::deleteFileItemInfo`).
-            st.files.item_files.remove(&key);
+            lib.files.remove(&key);
         }
     }
     data.insert("version".into(), json!(version));
     let data = Value::Object(data);
     let meta = item_meta(&data);
-    let mut item = wrap("items", &key, version, meta, data);
+    let mut item = lib.wrap("items", &key, version, meta, data);
     if let Some(i) = idx {
-        if st.files.item_files.contains_key(&key) {
-            item["links"]["enclosure"] = st.items[i]["links"]["enclosure"].clone();
+        if lib.files.contains_key(&key) {
+            item["links"]["enclosure"] = lib.items[i]["links"]["enclosure"].clone();
         }
-        st.items[i] = item;
+        lib.items[i] = item;
         Ok(Written::Changed(i))
     } else {
-        st.items.push(item);
-        Ok(Written::Changed(st.items.len() - 1))
+        lib.items.push(item);
+        Ok(Written::Changed(lib.items.len() - 1))
     }
 }
 
@@ -364,11 +361,11 @@ fn apply(
 }
 
 /// The checks `Zotero_Item::save` makes: the parent item and the collections must exist.
-fn save_checks(st: &State, d: &Map<String, Value>, key: &str) -> Result<(), Fail> {
+fn save_checks(lib: &Lib, d: &Map<String, Value>, key: &str) -> Result<(), Fail> {
     let item_type = php_str(d.get("itemType").unwrap_or(&Value::Null));
     let embedded = php_str(d.get("linkMode").unwrap_or(&Value::Null)) == "embedded_image";
     if let Some(p) = d.get("parentItem").and_then(Value::as_str) {
-        let Some(parent) = st.items.iter().find(|i| i["key"] == p) else {
+        let Some(parent) = lib.items.iter().find(|i| i["key"] == p) else {
             let mut f = Fail::new(409, format!("Parent item {p} not found"));
             f.data = Some(json!({"parentItem": p}));
             return Err(f);
@@ -411,7 +408,7 @@ fn save_checks(st: &State, d: &Map<String, Value>, key: &str) -> Result<(), Fail
         .flatten()
     {
         let c = php_str(c);
-        if !is_valid_key(&c) || !st.collections.iter().any(|x| x["key"] == c.as_str()) {
+        if !is_valid_key(&c) || !lib.collections.iter().any(|x| x["key"] == c.as_str()) {
             let mut f = Fail::new(409, format!("Collection {c} not found"));
             f.data = Some(json!({"collection": c}));
             return Err(f);

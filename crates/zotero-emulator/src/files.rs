@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use serde_json::{json, Value};
 
+use super::libs::{Lib, LibraryId};
 use super::schema::ordered_json;
 use super::storage::{b64_md5, ItemFile, Upload};
 use super::util::{
     iso8601, php_empty, php_float, php_int, php_is_numeric, random_hex32, round1, unix_now,
 };
-use super::{Answer, Recorded, State, USER_ID};
+use super::{Answer, Recorded, State};
 
 /// The free storage plan: 300 MB (`Zotero_Storage::$defaultQuota`).
 pub(crate) const DEFAULT_QUOTA: u64 = 300 * 1024 * 1024;
@@ -34,19 +35,32 @@ fn request_params(req: &Recorded, body: &[u8]) -> HashMap<String, String> {
     p
 }
 
+/// What the key may do with a library's files, beyond reading the library.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FileRights {
+    /// `Zotero_Group::userCanEditFiles` (always for the user library).
+    pub(crate) edit: bool,
+    /// Downloads answer 404: a `PublicClosed` group and no file access.
+    pub(crate) hide_downloads: bool,
+}
+
+fn lib_mut(st: &mut State, lib: LibraryId) -> &mut Lib {
+    st.libs.get_mut(&lib).unwrap()
+}
+
 /// `{prefix}/items/{key}/file[/view]`
 pub(crate) fn file_request(
     st: &mut State,
-    base: &str,
-    req: &Recorded,
-    body: &[u8],
+    lib: LibraryId,
+    (base, req, body): (&str, &Recorded, &[u8]),
     key: &str,
+    rights: FileRights,
 ) -> Answer {
     let write = !matches!(req.method.as_str(), "GET" | "HEAD");
     if !super::util::is_valid_key(key) {
         return Answer::text(404, "Not found");
     }
-    let Some(idx) = st.items.iter().position(|i| i["key"] == key) else {
+    let Some(idx) = st.libs[&lib].item_index(key) else {
         return Answer::text(
             404,
             if write {
@@ -59,12 +73,15 @@ pub(crate) fn file_request(
     if !matches!(req.method.as_str(), "GET" | "HEAD" | "POST" | "PATCH") {
         return Answer::text(405, "Method not allowed");
     }
-    let data = st.items[idx]["data"].clone();
+    let data = st.libs[&lib].items[idx]["data"].clone();
     if data["itemType"] != "attachment" {
         return Answer::text(400, "Item is not an attachment");
     }
     if !write {
-        return download(st, base, key);
+        if rights.hide_downloads {
+            return Answer::text(404, "Not found");
+        }
+        return download(st, lib, base, key);
     }
     let lm = data["linkMode"].as_str().unwrap_or("");
     if !matches!(lm, "imported_file" | "imported_url" | "embedded_image") {
@@ -73,10 +90,13 @@ pub(crate) fn file_request(
             "Cannot upload file for linked file/URL attachment item",
         );
     }
+    if !rights.edit {
+        return Answer::text(403, "You do not have file editing access");
+    }
     let if_match = req.header("if-match").filter(|v| !v.is_empty());
     let if_none = req.header("if-none-match").filter(|v| !v.is_empty());
     let stored_hash = data["md5"].as_str().filter(|h| !h.is_empty());
-    let item_version = st.items[idx]["version"].as_u64().unwrap_or(0);
+    let item_version = st.libs[&lib].items[idx]["version"].as_u64().unwrap_or(0);
     if if_match.is_none() && if_none.is_none() {
         return Answer::text(428, "If-Match/If-None-Match header not provided");
     }
@@ -110,18 +130,24 @@ pub(crate) fn file_request(
     }
     let p = request_params(req, body);
     if let Some(upload) = p.get("upload") {
-        return register(st, key, upload, None);
+        return register(st, lib, key, upload, None);
     }
     if let Some(update) = p.get("update") {
         if php_empty(p.get("mtime").map(String::as_str)) {
             return Answer::text(500, "An error occurred");
         }
-        return register(st, key, update, p.get("mtime").cloned());
+        return register(st, lib, key, update, p.get("mtime").cloned());
     }
-    authorize(st, base, key, &p)
+    authorize(st, lib, base, key, &p)
 }
 
-fn authorize(st: &mut State, base: &str, key: &str, p: &HashMap<String, String>) -> Answer {
+fn authorize(
+    st: &mut State,
+    lib: LibraryId,
+    base: &str,
+    key: &str,
+    p: &HashMap<String, String>,
+) -> Answer {
     let get = |k: &str| p.get(k).map(String::as_str);
     let Some(md5) = get("md5").filter(|_| !php_empty(get("md5"))) else {
         return Answer::text(400, "MD5 hash not provided");
@@ -197,8 +223,10 @@ fn authorize(st: &mut State, base: &str, key: &str, p: &HashMap<String, String>)
     up.content_type = clean(get("contentType"), b"/");
     up.charset = clean(get("charset"), b"");
 
-    let quota_mb = st.files.quota as f64 / MIB;
-    let usage = st.files.usage();
+    // A group's files count against its owner's quota (`getEffectiveUserQuota($ownerUserID)`).
+    let owner = st.owner(lib);
+    let quota_mb = st.files.quota(owner) as f64 / MIB;
+    let usage = st.usage_of(owner);
     let requested = round1((usage + up.size) as f64 / MIB);
     if requested > quota_mb {
         let usage_mb = php_float(round1(usage as f64 / MIB));
@@ -212,13 +240,13 @@ fn authorize(st: &mut State, base: &str, key: &str, p: &HashMap<String, String>)
         )
         .header("Zotero-Storage-Usage", usage_mb)
         .header("Zotero-Storage-Quota", quota)
-        .header("Zotero-Storage-UserID", USER_ID);
+        .header("Zotero-Storage-UserID", owner);
     }
     if let Some(known) = st.files.known.get(&(up.hash.clone(), up.zip)).copied() {
         if known != up.size {
             return Answer::text(400, "Specified file size incorrect for known file");
         }
-        let version = attach(st, key, &up);
+        let version = attach(st, lib, key, &up);
         return Answer::json(&json!({"exists": 1})).header("Last-Modified-Version", version);
     }
     let recent = st
@@ -313,7 +341,13 @@ fn post_fields(st: &State, up: &Upload) -> Vec<(&'static str, String)> {
 }
 
 /// Registration (`upload=<key>`, or the old client's `update=<key>` with `mtime`).
-fn register(st: &mut State, key: &str, upload_key: &str, mtime: Option<String>) -> Answer {
+fn register(
+    st: &mut State,
+    lib: LibraryId,
+    key: &str,
+    upload_key: &str,
+    mtime: Option<String>,
+) -> Answer {
     if upload_key.is_empty() {
         return Answer::text(400, "Upload key not provided");
     }
@@ -331,29 +365,31 @@ fn register(st: &mut State, key: &str, upload_key: &str, mtime: Option<String>) 
         .known
         .entry((up.hash.clone(), up.zip))
         .or_insert(up.size);
-    let version = attach(st, key, &up);
+    let version = attach(st, lib, key, &up);
     st.files.uploads.remove(upload_key);
     Answer::empty(204).header("Last-Modified-Version", version)
 }
 
 /// `Zotero_Storage::updateFileItemInfo`: the item gets the file's metadata and a new version.
-fn attach(st: &mut State, key: &str, up: &Upload) -> u64 {
-    st.version += 1;
-    let version = st.version;
+fn attach(st: &mut State, lib: LibraryId, key: &str, up: &Upload) -> u64 {
     let size = st
         .files
         .known
         .get(&(up.hash.clone(), up.zip))
         .copied()
         .unwrap_or(up.size);
-    st.files.item_files.insert(
+    let lib = lib_mut(st, lib);
+    lib.version += 1;
+    let version = lib.version;
+    lib.files.insert(
         key.to_string(),
         ItemFile {
             hash: up.hash.clone(),
             size,
         },
     );
-    let Some(item) = st.items.iter_mut().find(|i| i["key"] == key) else {
+    let path = lib.id().path();
+    let Some(item) = lib.items.iter_mut().find(|i| i["key"] == key) else {
         return version;
     };
     let d = &mut item["data"];
@@ -374,7 +410,7 @@ fn attach(st: &mut State, key: &str, up: &Upload) -> u64 {
     }
     d["version"] = json!(version);
     let mut enclosure = json!({
-        "href": format!("https://api.zotero.org/users/{USER_ID}/items/{key}/file/view"),
+        "href": format!("{}/{path}/items/{key}/file/view", super::libs::REAL_API),
         "title": d["filename"],
         "length": size,
     });
@@ -387,11 +423,12 @@ fn attach(st: &mut State, key: &str, up: &Upload) -> u64 {
 }
 
 /// `GET .../file`: a redirect to the stored object, or 404 without a file.
-fn download(st: &State, base: &str, key: &str) -> Answer {
-    let Some(f) = st.files.item_files.get(key) else {
+fn download(st: &State, lib: LibraryId, base: &str, key: &str) -> Answer {
+    let lib = &st.libs[&lib];
+    let Some(f) = lib.files.get(key) else {
         return Answer::text(404, "Not found");
     };
-    let item = st.items.iter().find(|i| i["key"] == key);
+    let item = lib.items.iter().find(|i| i["key"] == key);
     let mtime = item
         .map(|i| i["data"]["mtime"].clone())
         .unwrap_or(Value::Null);

@@ -1,4 +1,5 @@
-//! A stateful emulator of the Zotero Web API v3 (api.zotero.org) for integration tests.
+//! A stateful emulator of the Zotero Web API v3 (api.zotero.org) and of the Zotero desktop
+//! app's local API, for integration tests.
 //!
 //! One wiremock `MockServer` with a single catch-all responder that dispatches on method and
 //! path over shared state. Behaviour follows the real server (github.com/zotero/dataserver):
@@ -6,18 +7,27 @@
 //! with `Total-Results` and `Link`, plus injectable faults (429, 503, 500, dropped connections,
 //! slow answers, `Backoff`). See `fixtures/README.md` for the default library.
 //!
-//! Writes (`writes.rs`, `apply.rs`, `validate.rs`), item templates (`schema.rs`), the file
-//! upload protocol (`files.rs`, with a fake S3 bucket in `s3.rs`) and a fake web host and arXiv
-//! (`web.rs`) live on the same server.
+//! Every library has its own state (`libs.rs`): the user library and the groups
+//! (`groups.rs`), with the key's access to each (`access.rs`). Writes (`writes.rs`,
+//! `apply.rs`, `validate.rs`), item templates (`schema.rs`), the file upload protocol
+//! (`files.rs`, with a fake S3 bucket in `s3.rs`) and a fake web host and arXiv (`web.rs`) live
+//! on the same server. A second server plays the desktop app's local API (`local/`) over the
+//! same state.
 
+mod access;
 mod apply;
 mod dates;
 mod files;
+mod groups;
 mod keyorder;
 mod library;
+mod libs;
+mod local;
 mod mappings;
 mod params;
 mod props;
+mod reads;
+mod respond;
 mod routes;
 mod s3;
 mod schema;
@@ -26,18 +36,26 @@ mod shape;
 mod storage;
 mod util;
 mod validate;
+mod view;
 mod web;
 mod writes;
 
+pub use access::{GroupAccess, GroupsAccess, KeyAccess, UserAccess};
+pub use groups::{FileEditing, GroupSpec, GroupType, LibraryEditing, LibraryReading, Role};
 pub use library::{Library, TITLE_WORDS};
+pub use libs::LibraryId;
+pub use local::{DesktopRelease, LOCAL_DATA_DIR};
 pub use storage::StoredFile;
+pub use view::LibraryView;
 pub use web::HostedFile;
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+pub(crate) use respond::Answer;
 
-use wiremock::{Mock, MockServer, Respond, ResponseTemplate};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use wiremock::{Mock, MockServer};
 
 /// The library owner's user id (the recordings' user, "Z public library").
 pub const USER_ID: u64 = 475425;
@@ -106,10 +124,22 @@ pub enum FaultKind {
     EditedElsewhere,
 }
 
-/// A fault for the next `times` requests that pass its filters (all requests by default).
+/// Which of the emulator's servers a request went to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    /// The web API (`Emulator::uri`), with the bucket, the web host and arXiv.
+    Web,
+    /// The desktop app's local API (`Emulator::local_uri`).
+    Local,
+}
+
+/// A fault for the next `times` requests that pass its filters (all web API requests by
+/// default; [`Fault::local`] aims it at the local API instead).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     pub kind: FaultKind,
+    /// The server whose requests it hits.
+    pub server: Server,
     /// Only paths starting with this.
     pub path_prefix: Option<String>,
     /// Only paths ending with this.
@@ -134,6 +164,7 @@ impl Fault {
     pub fn times(kind: FaultKind, n: usize) -> Fault {
         Fault {
             kind,
+            server: Server::Web,
             path_prefix: None,
             path_suffix: None,
             path_contains: None,
@@ -142,6 +173,11 @@ impl Fault {
             skip: 0,
             times: n,
         }
+    }
+    /// Aims the fault at the desktop's local API instead of the web API.
+    pub fn local(mut self) -> Fault {
+        self.server = Server::Local;
+        self
     }
     /// Restricts the fault to paths starting with `prefix`.
     pub fn on(mut self, prefix: &str) -> Fault {
@@ -198,16 +234,15 @@ impl Fault {
     }
 }
 
-/// The emulator's mutable state, shared by the responder and the test.
+/// The emulator's mutable state, shared by the responders and the test.
 pub(crate) struct State {
-    /// Items in creation order (the order is the tie-breaker `itemID` of the real server).
-    pub(crate) items: Vec<serde_json::Value>,
-    pub(crate) collections: Vec<serde_json::Value>,
-    /// The library version: the highest version of any object; bumped by every write.
-    pub(crate) version: u64,
-    /// Full-text content per item key (only `qmode=everything` searches it).
-    pub(crate) fulltext: HashMap<String, String>,
-    /// Stored files, the fake S3 bucket, queued uploads, the quota.
+    /// Every library: the user's and each group's.
+    pub(crate) libs: BTreeMap<LibraryId, libs::Lib>,
+    /// Group settings and versions.
+    pub(crate) groups: BTreeMap<u64, groups::Group>,
+    /// What the API key may do.
+    pub(crate) access: KeyAccess,
+    /// Known files, the fake S3 bucket, queued uploads, quotas.
     pub(crate) files: storage::FileStore,
     /// The fake web host and arXiv.
     pub(crate) web: web::WebState,
@@ -215,14 +250,20 @@ pub(crate) struct State {
     pub(crate) write_tokens: HashSet<String>,
     /// Fields this server's older schema lacks (`Emulator::drop_field`); see `State::schema`.
     pub(crate) dropped_fields: schema::DroppedFields,
-    requests: Vec<Recorded>,
-    faults: VecDeque<Fault>,
-    latency: Duration,
+    /// The desktop app: on/off, its lagging copy, its requests.
+    pub(crate) local: local::LocalState,
+    /// Web API requests.
+    pub(crate) requests: Vec<Recorded>,
+    pub(crate) faults: VecDeque<Fault>,
+    pub(crate) latency: Duration,
 }
 
-/// A running emulator. Dropping it stops the server.
+/// A running emulator. Dropping it stops its servers.
 pub struct Emulator {
     server: MockServer,
+    /// The desktop app's HTTP server; `None` once closed.
+    local: Mutex<Option<MockServer>>,
+    local_uri: String,
     state: Arc<Mutex<State>>,
 }
 
@@ -232,38 +273,33 @@ impl Emulator {
         Emulator::with_library(Library::from_fixtures()).await
     }
 
-    /// An emulator serving `lib`.
+    /// An emulator serving `lib` as the user library (no groups until
+    /// [`Emulator::add_group`]).
     pub async fn with_library(lib: Library) -> Emulator {
-        let version = lib.effective_version();
-        let files = storage::FileStore::new(&lib.items);
+        let lib = libs::Lib::new(libs::LibInfo::user(), lib);
+        let mut files = storage::FileStore::new();
+        files.register(&lib);
         let state = Arc::new(Mutex::new(State {
-            items: lib.items,
-            collections: lib.collections,
-            version,
-            fulltext: HashMap::new(),
+            libs: BTreeMap::from([(LibraryId::USER, lib)]),
+            groups: BTreeMap::new(),
+            access: KeyAccess::default(),
             files,
             web: web::WebState::default(),
             write_tokens: HashSet::new(),
             dropped_fields: schema::DroppedFields::new(),
+            local: local::LocalState::default(),
             requests: Vec::new(),
             faults: VecDeque::new(),
             latency: Duration::ZERO,
         }));
-        // No request recording in wiremock: bodies can be huge uploads, and `Recorded` keeps
-        // what tests need.
-        let server = MockServer::builder()
-            .disable_request_recording()
-            .start()
-            .await;
-        let responder = Responder {
-            base: server.uri(),
-            state: state.clone(),
-        };
-        Mock::given(wiremock::matchers::any())
-            .respond_with(responder)
-            .mount(&server)
-            .await;
-        Emulator { server, state }
+        let server = serve(&state, Server::Web).await;
+        let local = serve(&state, Server::Local).await;
+        Emulator {
+            server,
+            local_uri: format!("{}/api", local.uri()),
+            local: Mutex::new(Some(local)),
+            state,
+        }
     }
 
     /// The base URI clients use (as `ZOTERO_API_BASE`), e.g. `http://127.0.0.1:PORT`.
@@ -271,12 +307,28 @@ impl Emulator {
         self.server.uri()
     }
 
-    /// Every request received so far, in order (including those that hit a fault).
+    /// The desktop app's local API base (as `ZOTERO_LOCAL_API_BASE`), e.g.
+    /// `http://127.0.0.1:PORT/api`: Zotero 7–9, read-only, over the same libraries.
+    pub fn local_uri(&self) -> String {
+        self.local_uri.clone()
+    }
+
+    /// Quits the desktop app: its port refuses connections from now on.
+    pub fn close_local(&self) {
+        drop(self.local.lock().unwrap().take());
+    }
+
+    /// Every web API request received so far, in order (including those that hit a fault).
     pub fn requests(&self) -> Vec<Recorded> {
         self.state.lock().unwrap().requests.clone()
     }
 
-    /// How many requests with this method had a path starting with `path_prefix`.
+    /// Every local API request received so far, in order (dropped ones included).
+    pub fn local_requests(&self) -> Vec<Recorded> {
+        self.state.lock().unwrap().local.requests.clone()
+    }
+
+    /// How many web API requests with this method had a path starting with `path_prefix`.
     pub fn count(&self, method: &str, path_prefix: &str) -> usize {
         let st = self.state.lock().unwrap();
         st.requests
@@ -285,9 +337,11 @@ impl Emulator {
             .count()
     }
 
-    /// Forgets the recorded requests.
+    /// Forgets the recorded requests (web and local).
     pub fn reset_counts(&self) {
-        self.state.lock().unwrap().requests.clear();
+        let mut st = self.state.lock().unwrap();
+        st.requests.clear();
+        st.local.requests.clear();
     }
 
     /// Queues a fault (faults are matched first-in, first-out).
@@ -308,201 +362,38 @@ impl Emulator {
             .sum()
     }
 
-    /// A delay added to every answer.
+    /// A delay added to every web API answer.
     pub fn set_latency(&self, d: Duration) {
         self.state.lock().unwrap().latency = d;
     }
-
-    /// Sets the full-text content of an item (searched by `qmode=everything`).
-    pub fn set_fulltext(&self, item_key: &str, text: &str) {
-        let mut st = self.state.lock().unwrap();
-        st.fulltext.insert(item_key.to_string(), text.to_string());
-    }
-
-    /// The current library version.
-    pub fn library_version(&self) -> u64 {
-        self.state.lock().unwrap().version
-    }
-
-    /// The stored JSON of an item (as kept, before derived `meta`/`links` are filled in).
-    pub fn item(&self, key: &str) -> Option<serde_json::Value> {
-        let st = self.state.lock().unwrap();
-        st.items.iter().find(|i| i["key"] == key).cloned()
-    }
 }
 
-/// An answer before it becomes a wiremock `ResponseTemplate`.
-pub(crate) struct Answer {
-    pub(crate) status: u16,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Vec<u8>,
-    /// `None`: no body at all.
-    pub(crate) content_type: Option<String>,
-}
-
-impl Answer {
-    /// A plain-text error answer, as the real server writes them.
-    pub(crate) fn text(status: u16, body: &str) -> Answer {
-        Answer::raw(
-            status,
-            body.as_bytes().to_vec(),
-            "text/plain; charset=utf-8",
-        )
+/// One of the emulator's servers: a catch-all responder over the shared state (the desktop's
+/// also drops browser requests without an answer).
+async fn serve(state: &Arc<Mutex<State>>, server: Server) -> MockServer {
+    // No request recording in wiremock: bodies can be huge uploads, and `Recorded` keeps
+    // what tests need.
+    let mock_server = MockServer::builder()
+        .disable_request_recording()
+        .start()
+        .await;
+    if server == Server::Local {
+        Mock::given(respond::LocalDrop {
+            state: state.clone(),
+        })
+        .respond_with_err(respond::dropped)
+        .with_priority(1)
+        .mount(&mock_server)
+        .await;
     }
-
-    pub(crate) fn json(value: &serde_json::Value) -> Answer {
-        Answer::raw(
-            200,
-            serde_json::to_vec_pretty(value).unwrap(),
-            "application/json",
-        )
-    }
-
-    /// Any body with this content type (`""` sends no `Content-Type`).
-    pub(crate) fn raw(status: u16, body: Vec<u8>, content_type: &str) -> Answer {
-        Answer {
-            status,
-            headers: Vec::new(),
-            body,
-            content_type: Some(content_type.to_string()),
-        }
-    }
-
-    /// No body (204, 302, ...).
-    pub(crate) fn empty(status: u16) -> Answer {
-        Answer {
-            status,
-            headers: Vec::new(),
-            body: Vec::new(),
-            content_type: None,
-        }
-    }
-
-    pub(crate) fn header(mut self, name: &str, value: impl ToString) -> Answer {
-        self.headers.push((name.to_string(), value.to_string()));
-        self
-    }
-}
-
-struct Responder {
-    base: String,
-    state: Arc<Mutex<State>>,
-}
-
-fn retry_after_value(r: RetryAfter) -> String {
-    match r {
-        RetryAfter::Seconds(s) => s.to_string(),
-        RetryAfter::HttpDate(s) => {
-            httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(s))
-        }
-    }
-}
-
-impl Respond for Responder {
-    fn respond(&self, request: &wiremock::Request) -> ResponseTemplate {
-        let recorded = Recorded {
-            method: request.method.as_str().to_string(),
-            path: request.url.path().to_string(),
-            query: request.url.query_pairs().into_owned().collect(),
-            headers: request
-                .headers
-                .iter()
-                .map(|(k, v)| {
-                    let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
-                    (k.as_str().to_ascii_lowercase(), v)
-                })
-                .collect(),
-            body: request.body[..request.body.len().min(RECORDED_BODY_LIMIT)].to_vec(),
-            body_len: request.body.len(),
-        };
-        let mut st = self.state.lock().unwrap();
-        st.requests.push(recorded.clone());
-        let latency = st.latency;
-        let fault = take_fault(&mut st.faults, &recorded);
-
-        let mut answer = match &fault {
-            Some(FaultKind::RateLimited { retry_after }) => Answer::text(429, "Too many requests")
-                .header("Retry-After", retry_after_value(*retry_after)),
-            Some(FaultKind::Unavailable {
-                retry_after,
-                backoff,
-            }) => {
-                let mut a = Answer::text(503, "Service unavailable");
-                if let Some(r) = retry_after {
-                    a = a.header("Retry-After", retry_after_value(*r));
-                }
-                if let Some(b) = backoff {
-                    a = a.header("Backoff", b);
-                }
-                a
-            }
-            Some(FaultKind::ServerError) => Answer::text(500, "An error occurred"),
-            Some(FaultKind::Status(code)) => {
-                Answer::text(*code, &format!("Emulated status {code}"))
-            }
-            Some(FaultKind::EditedElsewhere) => {
-                writes::edited_elsewhere(&mut st, &recorded.path);
-                routes::handle(&mut st, &self.base, &recorded, &request.body)
-            }
-            _ => routes::handle(&mut st, &self.base, &recorded, &request.body),
-        };
-        drop(st);
-
-        let mut delay = latency;
-        match fault {
-            Some(FaultKind::Slow(d)) => delay += d,
-            Some(FaultKind::BackoffHeader(n)) => answer = answer.header("Backoff", n),
-            _ => {}
-        }
-        let dropped = matches!(fault, Some(FaultKind::Drop));
-        to_template(answer, delay, dropped)
-    }
-}
-
-fn take_fault(faults: &mut VecDeque<Fault>, r: &Recorded) -> Option<FaultKind> {
-    let idx = faults.iter().position(|f| f.matches(r))?;
-    let f = &mut faults[idx];
-    if f.skip > 0 {
-        f.skip -= 1;
-        return None;
-    }
-    let kind = f.kind.clone();
-    f.times -= 1;
-    if f.times == 0 {
-        faults.remove(idx);
-    }
-    Some(kind)
-}
-
-fn to_template(mut answer: Answer, delay: Duration, dropped: bool) -> ResponseTemplate {
-    let mut status = answer.status;
-    if dropped && matches!(status, 204 | 304) {
-        // These statuses carry no body, so there is nothing to cut: send one that does.
-        status = 200;
-    }
-    if dropped && answer.body.is_empty() {
-        // hyper sends an empty body as complete whatever Content-Length says.
-        answer.body = b" ".to_vec();
-    }
-    let mut t = ResponseTemplate::new(status).insert_header("Zotero-API-Version", "3");
-    for (k, v) in &answer.headers {
-        t = t.append_header(k.as_str(), v.as_str());
-    }
-    if dropped {
-        // Promise more bytes than are sent: hyper ends the body early and aborts the
-        // connection, so the client never receives a complete answer.
-        let promised = answer.body.len() + 4096;
-        t = t
-            .insert_header("Content-Length", promised.to_string().as_str())
-            .insert_header("Connection", "close");
-    }
-    t = match &answer.content_type {
-        Some(ct) if status != 304 => t.set_body_raw(answer.body, ct),
-        _ if dropped => t.set_body_raw(answer.body, ""),
-        _ => t,
+    let responder = respond::Responder {
+        base: mock_server.uri(),
+        server,
+        state: state.clone(),
     };
-    if !delay.is_zero() {
-        t = t.set_delay(delay);
-    }
-    t
+    Mock::given(wiremock::matchers::any())
+        .respond_with(responder)
+        .mount(&mock_server)
+        .await;
+    mock_server
 }

@@ -6,7 +6,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use super::USER_ID;
+use super::libs::{Lib, LibInfo, REAL_API};
 
 const ITEMS_JSON: &str = include_str!("../../../fixtures/library/items.json");
 const COLLECTIONS_JSON: &str = include_str!("../../../fixtures/library/collections.json");
@@ -15,8 +15,6 @@ pub(crate) const KEYS_CURRENT_JSON: &str =
 pub(crate) const ITEM_FIELDS_JSON: &str =
     include_str!("../../../fixtures/recorded/item_fields.json");
 
-const REAL_API: &str = "https://api.zotero.org";
-const WWW: &str = "https://www.zotero.org/z_public_library";
 /// Characters of Zotero object keys (no 0, 1 or O).
 const KEY_CHARS: &[u8] = b"23456789ABCDEFGHIJKLMNPQRSTUVWXYZ";
 
@@ -54,6 +52,15 @@ pub struct Library {
 }
 
 impl Library {
+    /// A library without objects (version 0).
+    pub fn empty() -> Library {
+        Library {
+            items: Vec::new(),
+            collections: Vec::new(),
+            version: 0,
+        }
+    }
+
     /// The default library of `fixtures/library/` (recorded items plus hand-made ones).
     pub fn from_fixtures() -> Library {
         let items: Vec<Value> = serde_json::from_str(ITEMS_JSON).unwrap();
@@ -206,17 +213,35 @@ fn random_key(rng: &mut StdRng) -> String {
         .collect()
 }
 
-pub(crate) fn wrap(kind: &str, key: &str, version: u64, meta: Value, data: Value) -> Value {
+/// An object of the user library (synthetic libraries are built there, then re-homed).
+fn wrap(kind: &str, key: &str, version: u64, meta: Value, data: Value) -> Value {
+    let info = LibInfo::user();
+    let path = info.id.path();
     json!({
         "key": key, "version": version,
-        "library": {"type": "user", "id": USER_ID, "name": "Z public library",
-                    "links": {"alternate": {"href": WWW, "type": "text/html"}}},
+        "library": info.json(),
         "links": {
-            "self": {"href": format!("{REAL_API}/users/{USER_ID}/{kind}/{key}"), "type": "application/json"},
-            "alternate": {"href": format!("{WWW}/{kind}/{key}"), "type": "text/html"},
+            "self": {"href": format!("{REAL_API}/{path}/{kind}/{key}"), "type": "application/json"},
+            "alternate": {"href": format!("{}/{kind}/{key}", info.www), "type": "text/html"},
         },
         "meta": meta, "data": data,
     })
+}
+
+/// What the key may see of a library's objects (`Zotero_Item::getUncachedResponseProps`):
+/// without note access notes are not counted as children; without file access objects have
+/// no `links.attachment` or `links.enclosure`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Visible {
+    pub(crate) notes: bool,
+    pub(crate) files: bool,
+}
+
+impl Visible {
+    pub(crate) const ALL: Visible = Visible {
+        notes: true,
+        files: true,
+    };
 }
 
 /// `Smith`, `Smith and Chen`, `Smith et al.` from the creators list (as the real server does).
@@ -269,10 +294,11 @@ fn rebase_links(links: &mut Value, base: &str) {
 }
 
 /// An item as served: derived `meta.numChildren`, `links.up`, `links.attachment`, own base URL.
-pub(crate) fn render_item(items: &[Value], item: &Value, base: &str) -> Value {
+pub(crate) fn render_item(lib: &Lib, item: &Value, base: &str, vis: Visible) -> Value {
+    let items = &lib.items;
     let mut out = item.clone();
     let key = item["key"].as_str().unwrap_or("");
-    let prefix = format!("{base}/users/{USER_ID}/items");
+    let prefix = format!("{base}/{}/items", lib.id().path());
     if !out["links"].is_object() {
         out["links"] = json!({});
     }
@@ -292,11 +318,16 @@ pub(crate) fn render_item(items: &[Value], item: &Value, base: &str) -> Value {
             .iter()
             .filter(|c| parent_of(c) == Some(key) && !is_deleted(c))
             .collect();
-        out["meta"]["numChildren"] = json!(children.len());
+        let counted = children
+            .iter()
+            .filter(|c| vis.notes || c["data"]["itemType"] == "attachment")
+            .count();
+        out["meta"]["numChildren"] = json!(counted);
         if let Some(links) = out["links"].as_object_mut() {
             links.remove("attachment");
         }
-        if let Some(best) = best_attachment(&children) {
+        let best = best_attachment(&children).filter(|_| vis.files);
+        if let Some(best) = best {
             let mut link = json!({
                 "href": format!("{prefix}/{}", best["key"].as_str().unwrap_or("")),
                 "type": "application/json",
@@ -306,6 +337,11 @@ pub(crate) fn render_item(items: &[Value], item: &Value, base: &str) -> Value {
                 link["attachmentSize"] = json!(len);
             }
             out["links"]["attachment"] = link;
+        }
+    }
+    if !vis.files {
+        if let Some(links) = out["links"].as_object_mut() {
+            links.remove("enclosure");
         }
     }
     out
@@ -338,12 +374,8 @@ fn best_attachment<'a>(children: &[&'a Value]) -> Option<&'a Value> {
 }
 
 /// A collection as served: derived `meta.numCollections`, `meta.numItems`, `links.up`.
-pub(crate) fn render_collection(
-    items: &[Value],
-    collections: &[Value],
-    coll: &Value,
-    base: &str,
-) -> Value {
+pub(crate) fn render_collection(lib: &Lib, coll: &Value, base: &str) -> Value {
+    let (items, collections) = (&lib.items, &lib.collections);
     let mut out = coll.clone();
     let key = coll["key"].as_str().unwrap_or("");
     let num_collections = collections
@@ -363,7 +395,7 @@ pub(crate) fn render_collection(
         out["links"] = json!({});
     }
     rebase_links(&mut out["links"], base);
-    let prefix = format!("{base}/users/{USER_ID}/collections");
+    let prefix = format!("{base}/{}/collections", lib.id().path());
     out["links"]["self"] = json!({"href": format!("{prefix}/{key}"), "type": "application/json"});
     match coll["data"]["parentCollection"].as_str() {
         Some(parent) => {

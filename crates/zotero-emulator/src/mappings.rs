@@ -128,7 +128,7 @@ impl Emulator {
         let mut st = self.state.lock().unwrap();
         st.dropped_fields
             .insert((item_type.to_string(), field.to_string()));
-        for item in st.items.iter_mut() {
+        for item in st.libs.values_mut().flat_map(|l| l.items.iter_mut()) {
             if item["data"]["itemType"] == item_type {
                 if let Some(d) = item["data"].as_object_mut() {
                     d.remove(field);

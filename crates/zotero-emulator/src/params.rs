@@ -10,6 +10,8 @@ pub(crate) enum Action {
     Items,
     Collections,
     Tags,
+    /// `/users/{id}/groups` (`Zotero_API::isValidFormat` for `groups`).
+    Groups,
 }
 
 #[derive(Debug, Clone)]
@@ -129,6 +131,7 @@ pub(crate) fn parse(
             format == "json" || (!single && (format == "keys" || format == "versions"))
         }
         Action::Tags => matches!(format.as_str(), "json" | "atom"),
+        Action::Groups => matches!(format.as_str(), "json" | "atom" | "etags" | "versions"),
     };
     if !valid_format {
         return Err(format!("Invalid 'format' value '{format}'"));
@@ -168,7 +171,7 @@ pub(crate) fn parse(
         let valid: &[&str] = match action {
             Action::Tags => &["contains", "startswith"],
             Action::Items => &["titlecreatoryear", "everything"],
-            Action::Collections => &[],
+            Action::Collections | Action::Groups => &[],
         };
         let lower = m.to_lowercase();
         if !valid.contains(&lower.as_str()) {

@@ -1,14 +1,14 @@
-//! Request dispatch: authentication, routing on method and path, and the read handlers
-//! (`/keys/current`, items, collections, tags, item types and fields).
+//! Request dispatch of the web API: authentication, routing on method and path to a library
+//! (`/users/{id}/…`, `/groups/{id}/…`) with the key's access checked as `ApiController` and
+//! the controllers do it, `/keys/current`, the groups, item types and fields.
 
-use serde_json::{json, Value};
-
-use super::files::{self, BUCKET_PATH};
-use super::library::{render_collection, render_item, KEYS_CURRENT_JSON};
-use super::params::{self, Action, Params};
-use super::search::{self, Scope};
-use super::{mappings, s3, schema, web, writes};
+use super::access::{keys_current, Creds, Perm};
+use super::files::{self, FileRights, BUCKET_PATH};
+use super::libs::LibraryId;
+use super::{groups, mappings, reads, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
+
+pub(crate) use super::reads::page;
 
 /// What the request's credentials amount to.
 enum Auth {
@@ -112,295 +112,124 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
                     },
                 );
             }
-            let mut v: Value = serde_json::from_str(KEYS_CURRENT_JSON).unwrap();
-            v["key"] = json!(API_KEY);
-            v["userID"] = json!(USER_ID);
-            return Answer::json(&v);
+            return Answer::json(&keys_current(st));
         }
         ["users", id, rest @ ..] => {
-            if id.parse::<u64>().ok() != Some(USER_ID) || matches!(auth, Auth::None) {
+            let anonymous = matches!(auth, Auth::None);
+            // Anyone may list the user's groups (public ones show without a key).
+            let listing = rest == ["groups"] && is_read;
+            if id.parse::<u64>().ok() != Some(USER_ID) || anonymous && !listing {
                 return Answer::text(403, "Forbidden");
             }
-            if let ["items", key, "file", ..] = rest {
-                return files::file_request(st, base, req, body, key);
+            let access = st.access.clone();
+            let creds = (!anonymous).then_some(&access);
+            if rest == ["groups"] && !is_read {
+                // Creating groups is for the super-user.
+                return Answer::text(403, "Forbidden");
             }
-            if !is_read {
-                return library_write(st, base, req, body, rest);
+            if listing {
+                return groups::list(st, creds, base, req);
             }
-            return library_read(st, base, req, rest);
+            return library(st, creds, LibraryId::USER, (base, req, body), rest);
+        }
+        ["groups", id, rest @ ..] => {
+            if !id.bytes().all(|b| b.is_ascii_digit()) {
+                return Answer::text(404, "Not found");
+            }
+            let Some(gid) = id.parse::<u64>().ok().filter(|g| *g != 0) else {
+                return Answer::text(400, "Invalid group ID");
+            };
+            if !st.groups.contains_key(&gid) {
+                return Answer::text(404, "Not found");
+            }
+            let access = st.access.clone();
+            let creds = matches!(auth, Auth::Valid).then_some(&access);
+            if rest.is_empty() {
+                if !is_read {
+                    // Creating, changing and deleting groups is for the super-user.
+                    return Answer::text(403, "Forbidden");
+                }
+                return groups::single(st, creds, base, gid);
+            }
+            return library(st, creds, LibraryId::Group(gid), (base, req, body), rest);
         }
         _ => {}
     }
     Answer::text(404, "Not found")
 }
 
-fn library_write(st: &mut State, base: &str, req: &Recorded, body: &[u8], rest: &[&str]) -> Answer {
+/// A request below a library's prefix, with the key's access to it checked.
+fn library(
+    st: &mut State,
+    creds: Creds,
+    lib: LibraryId,
+    (base, req, body): (&str, &Recorded, &[u8]),
+    rest: &[&str],
+) -> Answer {
+    let is_read = req.method == "GET" || req.method == "HEAD";
+    let readable = st.can(creds, lib, Perm::Library);
+    if !is_read && !st.can_write(creds, lib) {
+        return Answer::text(403, "Write access denied");
+    }
+    if let ["items", key, "file", ..] = rest {
+        if !readable {
+            // No access to the item: the server does not say it exists.
+            return Answer::text(404, "Not found");
+        }
+        let rights = file_rights(st, creds, lib);
+        return files::file_request(st, lib, (base, req, body), key, rights);
+    }
+    if is_read && !readable {
+        // A single item the key cannot see does not exist; listings are refused.
+        let single_item = matches!(rest, ["items", k] if !matches!(*k, "top" | "trash"));
+        return if single_item {
+            Answer::text(404, "Not found")
+        } else {
+            Answer::text(403, "Forbidden")
+        };
+    }
+    let vis = st.visible(creds, lib);
+    if !is_read {
+        return library_write(st, (lib, vis), base, req, body, rest);
+    }
+    reads::library_read(&st.libs[&lib], vis, base, req, rest)
+}
+
+/// What the key may do with a library's files (`ItemsController::_handleFileRequest`).
+fn file_rights(st: &State, creds: Creds, lib: LibraryId) -> FileRights {
+    match lib {
+        LibraryId::User(_) => FileRights {
+            edit: true,
+            hide_downloads: false,
+        },
+        LibraryId::Group(gid) => {
+            let g = &st.groups[&gid].spec;
+            let files = st.can(creds, lib, Perm::Files);
+            FileRights {
+                edit: g.can_edit_files(st.role(gid)),
+                hide_downloads: g.group_type == super::GroupType::PublicClosed && !files,
+            }
+        }
+    }
+}
+
+fn library_write(
+    st: &mut State,
+    (lib, vis): (LibraryId, super::library::Visible),
+    base: &str,
+    req: &Recorded,
+    body: &[u8],
+    rest: &[&str],
+) -> Answer {
     match (req.method.as_str(), rest) {
-        ("POST", ["items"]) => writes::create_items(st, base, req, body),
-        ("PUT" | "PATCH" | "DELETE", ["items", key]) => writes::write_single(st, req, body, key),
-        ("POST", ["collections", key, "items"]) => writes::add_to_collection(st, body, key),
+        ("POST", ["items"]) => writes::create_items(st, (lib, vis), base, req, body),
+        ("PUT" | "PATCH" | "DELETE", ["items", key]) => {
+            writes::write_single(st, lib, req, body, key)
+        }
+        ("POST", ["collections", key, "items"]) => {
+            writes::add_to_collection(st.libs.get_mut(&lib).unwrap(), body, key)
+        }
         (_, ["items", _]) => Answer::text(405, "Method not allowed"),
         _ => Answer::text(501, "The emulator does not implement this write"),
     }
-}
-
-fn if_modified_since(req: &Recorded) -> Option<u64> {
-    req.header("if-modified-since-version")
-        .and_then(|v| v.trim().parse().ok())
-}
-
-/// Every item type of the schema (`itemType` filters accept all of them).
-fn valid_item_types() -> Vec<String> {
-    schema::schema()
-        .types
-        .iter()
-        .map(|t| t.name.clone())
-        .collect()
-}
-
-fn find(objs: &[Value], key: &str) -> Option<usize> {
-    objs.iter().position(|o| o["key"] == key)
-}
-
-fn library_read(st: &mut State, base: &str, req: &Recorded, rest: &[&str]) -> Answer {
-    match rest {
-        ["items"] => items_list(st, base, req, Scope::All, false),
-        ["items", "top"] => items_list(st, base, req, Scope::All, true),
-        ["items", "trash"] => items_list(st, base, req, Scope::Trash, false),
-        ["items", key] => {
-            let Some(i) = find(&st.items, key) else {
-                return Answer::text(404, "Not found");
-            };
-            let p = match params::parse(&req.query, Action::Items, true) {
-                Ok(p) => p,
-                Err(e) => return Answer::text(400, &e),
-            };
-            if p.format != "json" {
-                return not_emulated(&p.format);
-            }
-            let version = st.items[i]["version"].as_u64().unwrap_or(0);
-            if if_modified_since(req).is_some_and(|n| version <= n) {
-                return Answer::text(304, "");
-            }
-            let body = render_item(&st.items, &st.items[i], base);
-            Answer::json(&body).header("Last-Modified-Version", st.version)
-        }
-        ["items", key, "children"] => {
-            if find(&st.items, key).is_none() {
-                return Answer::text(404, "Item not found");
-            }
-            items_list(st, base, req, Scope::Children(key.to_string()), false)
-        }
-        ["collections"] => collections_list(st, base, req, None),
-        ["collections", "top"] => collections_list(st, base, req, Some(None)),
-        ["collections", key] => {
-            let Some(i) = find(&st.collections, key) else {
-                return Answer::text(404, "Collection not found");
-            };
-            let version = st.collections[i]["version"].as_u64().unwrap_or(0);
-            if if_modified_since(req).is_some_and(|n| version <= n) {
-                return Answer::text(304, "");
-            }
-            let body = render_collection(&st.items, &st.collections, &st.collections[i], base);
-            Answer::json(&body).header("Last-Modified-Version", st.version)
-        }
-        ["collections", key, "collections"] => {
-            if find(&st.collections, key).is_none() {
-                return Answer::text(404, "Collection not found");
-            }
-            collections_list(st, base, req, Some(Some(key)))
-        }
-        ["collections", key, "items"] | ["collections", key, "items", "top"] => {
-            if find(&st.collections, key).is_none() {
-                return Answer::text(404, "Collection not found");
-            }
-            let top = rest.len() == 4;
-            items_list(st, base, req, Scope::Collection(key.to_string()), top)
-        }
-        ["tags"] => tags_list(st, base, req),
-        _ => Answer::text(404, "Not found"),
-    }
-}
-
-fn not_emulated(format: &str) -> Answer {
-    Answer::text(
-        501,
-        &format!("The emulator does not render format={format}"),
-    )
-}
-
-/// Headers and paging shared by every multi-object answer.
-fn paged(st: &State, base: &str, req: &Recorded, p: &Params, total: usize, body: Answer) -> Answer {
-    body.header("Total-Results", total)
-        .header("Last-Modified-Version", st.version)
-        .header("Link", params::link_header(base, &req.path, total, p))
-}
-
-fn page<T: Clone>(all: &[T], p: &Params) -> Vec<T> {
-    let end = if p.limit == 0 {
-        all.len()
-    } else {
-        all.len().min(p.start.saturating_add(p.limit))
-    };
-    all.get(p.start.min(all.len())..end).unwrap_or(&[]).to_vec()
-}
-
-fn keyed_answer(objs: &[Value], idx: &[usize], p: &Params) -> Answer {
-    if p.format == "keys" {
-        let mut s = String::new();
-        for i in idx {
-            s.push_str(objs[*i]["key"].as_str().unwrap_or(""));
-            s.push('\n');
-        }
-        Answer::raw(200, s.into_bytes(), "text/plain")
-    } else {
-        let mut m = serde_json::Map::new();
-        for i in idx {
-            m.insert(
-                objs[*i]["key"].as_str().unwrap_or("").to_string(),
-                objs[*i]["version"].clone(),
-            );
-        }
-        Answer::json(&Value::Object(m))
-    }
-}
-
-fn items_list(st: &mut State, base: &str, req: &Recorded, scope: Scope, top: bool) -> Answer {
-    let p = match params::parse(&req.query, Action::Items, false) {
-        Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
-    };
-    if !matches!(p.format.as_str(), "json" | "keys" | "versions") {
-        return not_emulated(&p.format);
-    }
-    if if_modified_since(req).is_some_and(|n| st.version <= n) {
-        return Answer::text(304, "");
-    }
-    let all = match search::search_items(st, &scope, top, &p, &valid_item_types()) {
-        Ok(v) => v,
-        Err(e) => return Answer::text(400, &e),
-    };
-    let shown = page(&all, &p);
-    let body = if p.format == "json" {
-        let arr: Vec<Value> = shown
-            .iter()
-            .map(|i| render_item(&st.items, &st.items[*i], base))
-            .collect();
-        Answer::json(&Value::Array(arr))
-    } else {
-        keyed_answer(&st.items, &shown, &p)
-    };
-    paged(st, base, req, &p, all.len(), body)
-}
-
-fn collections_list(
-    st: &mut State,
-    base: &str,
-    req: &Recorded,
-    parent: Option<Option<&str>>,
-) -> Answer {
-    let p = match params::parse(&req.query, Action::Collections, false) {
-        Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
-    };
-    if if_modified_since(req).is_some_and(|n| st.version <= n) {
-        return Answer::text(304, "");
-    }
-    let all = match search::search_collections(st, parent, &p) {
-        Ok(v) => v,
-        Err(e) => return Answer::text(400, &e),
-    };
-    let shown = page(&all, &p);
-    let body = if p.format == "json" {
-        let arr: Vec<Value> = shown
-            .iter()
-            .map(|i| render_collection(&st.items, &st.collections, &st.collections[*i], base))
-            .collect();
-        Answer::json(&Value::Array(arr))
-    } else {
-        keyed_answer(&st.collections, &shown, &p)
-    };
-    paged(st, base, req, &p, all.len(), body)
-}
-
-fn tags_list(st: &mut State, base: &str, req: &Recorded) -> Answer {
-    let p = match params::parse(&req.query, Action::Tags, false) {
-        Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
-    };
-    if p.format != "json" {
-        return not_emulated(&p.format);
-    }
-    if if_modified_since(req).is_some_and(|n| st.version <= n) {
-        return Answer::text(304, "");
-    }
-    // (name, type) -> number of items
-    let mut tags: Vec<(String, u64, usize)> = Vec::new();
-    for item in st.items.iter().filter(|i| !super::library::is_deleted(i)) {
-        for t in item["data"]["tags"].as_array().into_iter().flatten() {
-            let name = t["tag"].as_str().unwrap_or("").to_string();
-            let ty = t["type"].as_u64().unwrap_or(0);
-            match tags.iter_mut().find(|(n, y, _)| *n == name && *y == ty) {
-                Some(e) => e.2 += 1,
-                None => tags.push((name, ty, 1)),
-            }
-        }
-    }
-    if let Some(q) = &p.q {
-        let q = search::fold(q);
-        let starts = p.qmode == "startswith";
-        tags.retain(|(n, _, _)| {
-            let n = search::fold(n);
-            if starts {
-                n.starts_with(&q)
-            } else {
-                n.contains(&q)
-            }
-        });
-    }
-    if p.sort == "numItems" {
-        tags.sort_by(|a, b| {
-            a.2.cmp(&b.2)
-                .then(search::fold(&a.0).cmp(&search::fold(&b.0)))
-        });
-    } else {
-        tags.sort_by(|a, b| {
-            search::fold(&a.0)
-                .cmp(&search::fold(&b.0))
-                .then(a.1.cmp(&b.1))
-        });
-    }
-    let explicit_desc = req
-        .query
-        .iter()
-        .any(|(k, v)| (k == "direction" || k == "sort") && v == "desc");
-    if explicit_desc {
-        tags.reverse();
-    }
-    let total = tags.len();
-    let shown = page(&tags, &p);
-    let arr: Vec<Value> = shown
-        .iter()
-        .map(|(name, ty, n)| {
-            let enc: String = name
-                .bytes()
-                .map(|b| match b {
-                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
-                        (b as char).to_string()
-                    }
-                    b' ' => "+".into(),
-                    _ => format!("%{b:02X}"),
-                })
-                .collect();
-            json!({
-                "tag": name,
-                "links": {
-                    "self": {"href": format!("{base}/users/{USER_ID}/tags/{enc}"), "type": "application/json"},
-                    "alternate": {"href": format!("https://www.zotero.org/users/{USER_ID}/tags/{enc}"), "type": "text/html"},
-                },
-                "meta": {"type": ty, "numItems": n},
-            })
-        })
-        .collect();
-    paged(st, base, req, &p, total, Answer::json(&Value::Array(arr)))
 }

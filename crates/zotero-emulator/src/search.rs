@@ -8,8 +8,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::library::{creator_summary, is_deleted, parent_of};
+use super::libs::Lib;
 use super::params::Params;
-use super::State;
 
 /// Which items a listing starts from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,7 +146,7 @@ fn sql_date(item: &Value) -> String {
     format!("{year}-00-00")
 }
 
-fn quick_match(st: &State, item: &Value, part: &str, everything: bool) -> bool {
+fn quick_match(lib: &Lib, item: &Value, part: &str, everything: bool) -> bool {
     let needle = fold(part);
     if fold(&title_of(item)).contains(&needle) {
         return true;
@@ -174,7 +174,7 @@ fn quick_match(st: &State, item: &Value, part: &str, everything: bool) -> bool {
     everything
         && item["key"]
             .as_str()
-            .and_then(|k| st.fulltext.get(k))
+            .and_then(|k| lib.fulltext.get(k))
             .is_some_and(|t| fold(t).contains(&needle))
 }
 
@@ -232,15 +232,15 @@ fn has_tag(item: &Value, names: &[String]) -> bool {
     })
 }
 
-/// Indices into `st.items` of the matching items, sorted, before paging.
+/// Indices into `lib.items` of the matching items, sorted, before paging.
 pub(crate) fn search_items(
-    st: &State,
+    lib: &Lib,
     scope: &Scope,
     top: bool,
     p: &Params,
     valid_types: &[String],
 ) -> Result<Vec<usize>, String> {
-    let items = &st.items;
+    let items = &lib.items;
     let by_key: HashMap<&str, usize> = items
         .iter()
         .enumerate()
@@ -309,7 +309,7 @@ pub(crate) fn search_items(
         }
         if !parts
             .iter()
-            .all(|part| quick_match(st, item, part, everything))
+            .all(|part| quick_match(lib, item, part, everything))
         {
             continue;
         }
@@ -331,7 +331,7 @@ pub(crate) fn search_items(
     if let Some(since) = p.since {
         matched.retain(|i| items[*i]["version"].as_u64().unwrap_or(0) > since);
     }
-    sort_items(st, &mut matched, p);
+    sort_items(lib, &mut matched, p);
     Ok(matched)
 }
 
@@ -348,8 +348,8 @@ fn item_type_name(t: &str) -> String {
 /// Computes an item's sort value.
 type SortKey = Box<dyn Fn(&Value) -> String>;
 
-fn sort_items(st: &State, idx: &mut [usize], p: &Params) {
-    let items = &st.items;
+fn sort_items(lib: &Lib, idx: &mut [usize], p: &Params) {
+    let items = &lib.items;
     let (empty_first, key): (bool, SortKey) = match p.sort.as_str() {
         "dateAdded" | "addedBy" => (false, Box::new(|i| str_field(i, "dateAdded"))),
         "dateModified" | "serverDateModified" => {
@@ -413,11 +413,11 @@ fn str_field(item: &Value, f: &str) -> String {
 
 /// Collections of a listing (`parent`: `Some(None)` = top level, `Some(Some(k))` = subcollections).
 pub(crate) fn search_collections(
-    st: &State,
+    lib: &Lib,
     parent: Option<Option<&str>>,
     p: &Params,
 ) -> Result<Vec<usize>, String> {
-    let mut idx: Vec<usize> = st
+    let mut idx: Vec<usize> = lib
         .collections
         .iter()
         .enumerate()
@@ -440,7 +440,7 @@ pub(crate) fn search_collections(
         "dateModified" | "dateAdded" | "serverDateModified" => false,
         other => return Err(format!("Invalid 'sort' value '{other}'")),
     };
-    let cols = &st.collections;
+    let cols = &lib.collections;
     idx.sort_by(|a, b| {
         let name = |i: &usize| fold(cols[*i]["data"]["name"].as_str().unwrap_or(""));
         let ver = |i: &usize| cols[*i]["version"].as_u64().unwrap_or(0);

@@ -1,15 +1,15 @@
-//! Storage state: files per item, the registered files, the fake S3 bucket's objects, queued
-//! uploads and the quota; and the test API to inspect and configure them.
+//! Storage state shared by all libraries: the registered files, the fake S3 bucket's objects,
+//! queued uploads and the quota of each user (a group's files count against its owner's);
+//! and the test API to inspect and configure them. Files per item live in each library.
 
 use std::collections::HashMap;
 use std::time::Instant;
 
-use base64::Engine;
-use serde_json::Value;
-
 use super::files::{BUCKET_PATH, DEFAULT_QUOTA};
+use super::libs::{Lib, LibraryId};
 use super::util::{md5_hex, random_hex32, unhex};
-use super::Recorded;
+use super::{Recorded, State, USER_ID};
+use base64::Engine;
 
 /// A file attached to an item (`storageFileItems`).
 #[derive(Debug, Clone)]
@@ -39,58 +39,46 @@ pub(crate) struct Upload {
     pub(crate) created: Instant,
 }
 
-/// Storage state: files per item, known files, the bucket, queued uploads, quota.
+/// Storage state: known files, the bucket, queued uploads, quotas.
 pub(crate) struct FileStore {
-    pub(crate) item_files: HashMap<String, ItemFile>,
     /// `storageFiles`: registered files by (hash, zip) with their size.
     pub(crate) known: HashMap<(String, bool), u64>,
     pub(crate) s3: HashMap<String, S3Object>,
     pub(crate) uploads: HashMap<String, Upload>,
     /// Every upload key handed out, in order.
     pub(crate) issued: Vec<String>,
-    pub(crate) quota: u64,
+    /// Quotas in bytes of users other than the default ([`DEFAULT_QUOTA`]).
+    pub(crate) quotas: HashMap<u64, u64>,
     pub(crate) keep_bytes: bool,
     /// Signs upload policies, so the bucket can tell its own from forged ones.
     pub(crate) secret: String,
 }
 
 impl FileStore {
-    /// Files of the library's attachments that already have one (`md5` and an enclosure).
-    pub(crate) fn new(items: &[Value]) -> FileStore {
-        let mut fs = FileStore {
-            item_files: HashMap::new(),
+    pub(crate) fn new() -> FileStore {
+        FileStore {
             known: HashMap::new(),
             s3: HashMap::new(),
             uploads: HashMap::new(),
             issued: Vec::new(),
-            quota: DEFAULT_QUOTA,
+            quotas: HashMap::new(),
             keep_bytes: true,
             secret: random_hex32(),
-        };
-        for i in items {
-            let (Some(md5), Some(size)) = (
-                i["data"]["md5"].as_str(),
-                i["links"]["enclosure"]["length"].as_u64(),
-            ) else {
-                continue;
-            };
-            let key = i["key"].as_str().unwrap_or("").to_string();
-            fs.item_files.insert(
-                key,
-                ItemFile {
-                    hash: md5.into(),
-                    size,
-                },
-            );
-            fs.known.insert((md5.into(), false), size);
-            fs.s3.insert(md5.into(), S3Object { bytes: None });
         }
-        fs
     }
 
-    /// Bytes used by the library's files (each attachment counts, as the server's triggers do).
-    pub(crate) fn usage(&self) -> u64 {
-        self.item_files.values().map(|f| f.size).sum()
+    /// Registers the files a library's attachments already have (`md5` and an enclosure):
+    /// the server knows them, and the bucket holds them (without bytes).
+    pub(crate) fn register(&mut self, lib: &Lib) {
+        for f in lib.files.values() {
+            self.known.insert((f.hash.clone(), false), f.size);
+            self.s3.insert(f.hash.clone(), S3Object { bytes: None });
+        }
+    }
+
+    /// A user's storage quota in bytes.
+    pub(crate) fn quota(&self, user: u64) -> u64 {
+        self.quotas.get(&user).copied().unwrap_or(DEFAULT_QUOTA)
     }
 
     /// The upload policy's signature (64 hex digits, like AWS SigV4).
@@ -121,15 +109,32 @@ pub struct StoredFile {
     pub mtime: u64,
 }
 
-impl super::Emulator {
-    /// The file stored for an attachment, if it has one.
-    pub fn file(&self, key: &str) -> Option<StoredFile> {
-        let st = self.state.lock().unwrap();
-        let f = st.files.item_files.get(key)?;
-        let item = st.items.iter().find(|i| i["key"] == key)?;
+impl State {
+    /// Who pays for a library's files: the user, or the group's owner.
+    pub(crate) fn owner(&self, lib: LibraryId) -> u64 {
+        match lib {
+            LibraryId::User(id) => id,
+            LibraryId::Group(g) => self.groups.get(&g).map_or(USER_ID, |g| g.spec.owner),
+        }
+    }
+
+    /// `Zotero_Storage::getUserUsage`: a user's library plus the groups they own.
+    pub(crate) fn usage_of(&self, user: u64) -> u64 {
+        self.libs
+            .values()
+            .filter(|l| self.owner(l.id()) == user)
+            .map(Lib::usage)
+            .sum()
+    }
+
+    /// The file stored for an attachment of a library, if it has one.
+    pub(crate) fn stored_file(&self, lib: LibraryId, key: &str) -> Option<StoredFile> {
+        let lib = self.libs.get(&lib)?;
+        let f = lib.files.get(key)?;
+        let item = lib.items.iter().find(|i| i["key"] == key)?;
         let d = &item["data"];
         Some(StoredFile {
-            bytes: st.files.s3.get(&f.hash).and_then(|o| o.bytes.clone()),
+            bytes: self.files.s3.get(&f.hash).and_then(|o| o.bytes.clone()),
             md5: d["md5"].as_str().unwrap_or(&f.hash).to_string(),
             size: f.size,
             filename: d["filename"].as_str().unwrap_or("").to_string(),
@@ -137,16 +142,29 @@ impl super::Emulator {
             mtime: d["mtime"].as_u64().unwrap_or(0),
         })
     }
+}
 
-    /// The storage quota in bytes (default 300 MB, the free plan). The server compares in
-    /// megabytes rounded to one decimal, and reports the quota in MB.
-    pub fn set_storage_quota(&self, bytes: u64) {
-        self.state.lock().unwrap().files.quota = bytes;
+impl super::Emulator {
+    /// The file stored for an attachment of the user library, if it has one.
+    pub fn file(&self, key: &str) -> Option<StoredFile> {
+        self.state.lock().unwrap().stored_file(LibraryId::USER, key)
     }
 
-    /// Bytes used by stored files (every attachment with a file counts, duplicates too).
+    /// The user's storage quota in bytes (default 300 MB, the free plan). The server compares
+    /// in megabytes rounded to one decimal, and reports the quota in MB.
+    pub fn set_storage_quota(&self, bytes: u64) {
+        self.set_storage_quota_of(USER_ID, bytes);
+    }
+
+    /// Another user's storage quota (the owner of a group pays for its files).
+    pub fn set_storage_quota_of(&self, user: u64, bytes: u64) {
+        self.state.lock().unwrap().files.quotas.insert(user, bytes);
+    }
+
+    /// Bytes the user's stored files use: the user library and the groups they own (every
+    /// attachment with a file counts, duplicates too).
     pub fn storage_usage(&self) -> u64 {
-        self.state.lock().unwrap().files.usage()
+        self.state.lock().unwrap().usage_of(USER_ID)
     }
 
     /// `false`: uploads keep only their MD5 and size (for huge benchmark files); downloads of

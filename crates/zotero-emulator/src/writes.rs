@@ -3,13 +3,17 @@
 //! and `Zotero-Write-Token` bookkeeping, with the statuses and messages of
 //! `ItemsController`/`ApiController` (zotero/dataserver).
 
+use std::collections::HashSet;
+
 use serde_json::{json, Map, Value};
 
 use super::apply::{invalid_object, write_object, Written};
-use super::library::render_item;
+use super::library::{render_item, Visible};
+use super::libs::{Lib, LibraryId};
+use super::schema::SchemaView;
 use super::util::{html_escape, is_valid_key, php_is_numeric};
 use super::validate::{Fail, KeyOrder};
-use super::{Answer, Emulator, Recorded, State, API_KEY};
+use super::{Answer, Recorded, State, API_KEY};
 
 /// The most objects one write may carry (`Zotero_API::$maxWriteItems`).
 const MAX_WRITE_ITEMS: usize = 50;
@@ -56,9 +60,9 @@ pub(crate) fn check_write_token(st: &State, req: &Recorded) -> Result<(), Answer
     Ok(())
 }
 
-fn remember_token(st: &mut State, req: &Recorded) {
+fn remember_token(tokens: &mut HashSet<String>, req: &Recorded) {
     if let Ok(Some(t)) = write_token(req) {
-        st.write_tokens.insert(t);
+        tokens.insert(t);
     }
 }
 
@@ -67,19 +71,33 @@ fn unmodified_since(req: &Recorded) -> Option<&str> {
 }
 
 /// `POST {prefix}/items`
-pub(crate) fn create_items(st: &mut State, base: &str, req: &Recorded, body: &[u8]) -> Answer {
+pub(crate) fn create_items(
+    st: &mut State,
+    (lib, vis): (LibraryId, Visible),
+    base: &str,
+    req: &Recorded,
+    body: &[u8],
+) -> Answer {
+    let State {
+        libs,
+        dropped_fields,
+        write_tokens,
+        ..
+    } = st;
+    let lib = libs.get_mut(&lib).unwrap();
+    let view = SchemaView::new(dropped_fields);
     let mut require = 1;
     if let Some(v) = unmodified_since(req) {
         if !php_is_numeric(v) {
             return Answer::text(400, "Invalid If-Unmodified-Since-Version value");
         }
         let v = v.trim().parse::<f64>().unwrap_or(0.0) as u64;
-        if st.version > v {
+        if lib.version > v {
             return Answer::text(
                 412,
                 &format!(
                     "Library has been modified since specified version (expected {v}, found {})",
-                    st.version
+                    lib.version
                 ),
             );
         }
@@ -115,11 +133,12 @@ pub(crate) fn create_items(st: &mut State, base: &str, req: &Recorded, body: &[u
             continue;
         }
         // Each object bumps the library version in its own transaction.
-        st.version += 1;
+        lib.version += 1;
         let order = orders.get(i).cloned().unwrap_or_default();
-        match write_object(st, obj, &order, None, true, require, st.version) {
+        let version = lib.version;
+        match write_object(lib, view, obj, &order, None, true, require, version) {
             Ok(Written::Changed(at)) => {
-                let item = render_item(&st.items, &st.items[at], base);
+                let item = render_item(lib, &lib.items[at], base, vis);
                 success.insert(idx.clone(), item["key"].clone());
                 successful.insert(idx, item);
             }
@@ -127,7 +146,7 @@ pub(crate) fn create_items(st: &mut State, base: &str, req: &Recorded, body: &[u
                 unchanged.insert(idx, json!(key));
             }
             Err(f) => {
-                st.version -= 1;
+                lib.version -= 1;
                 let mut e = json!({"code": f.code, "message": html_escape(&f.message)});
                 match obj.get("key") {
                     None | Some(Value::Null) => {}
@@ -141,12 +160,12 @@ pub(crate) fn create_items(st: &mut State, base: &str, req: &Recorded, body: &[u
             }
         }
     }
-    remember_token(st, req);
+    remember_token(write_tokens, req);
     let report = json!({
         "successful": successful, "success": success,
         "unchanged": unchanged, "failed": failed,
     });
-    Answer::json(&report).header("Last-Modified-Version", st.version)
+    Answer::json(&report).header("Last-Modified-Version", lib.version)
 }
 
 /// `checkSingleObjectWriteVersion`: the version a single-object write names must be current.
@@ -234,12 +253,26 @@ fn single_write_version(
 }
 
 /// `PUT|PATCH|DELETE {prefix}/items/{key}`
-pub(crate) fn write_single(st: &mut State, req: &Recorded, body: &[u8], key: &str) -> Answer {
+pub(crate) fn write_single(
+    st: &mut State,
+    lib: LibraryId,
+    req: &Recorded,
+    body: &[u8],
+    key: &str,
+) -> Answer {
     if !is_valid_key(key) {
         return Answer::text(404, "Not found");
     }
-    let idx = st.items.iter().position(|i| i["key"] == key);
-    let stored = idx.map(|i| st.items[i]["version"].as_u64().unwrap_or(0));
+    let State {
+        libs,
+        dropped_fields,
+        write_tokens,
+        ..
+    } = st;
+    let lib = libs.get_mut(&lib).unwrap();
+    let view = SchemaView::new(dropped_fields);
+    let idx = lib.item_index(key);
+    let stored = idx.map(|i| lib.items[i]["version"].as_u64().unwrap_or(0));
     let json = if req.method != "DELETE" && !body.is_empty() {
         match decode(body) {
             Ok(v) => Some(v),
@@ -251,70 +284,71 @@ pub(crate) fn write_single(st: &mut State, req: &Recorded, body: &[u8], key: &st
     if let Err(a) = single_write_version(req, json.as_ref(), stored) {
         return a;
     }
-    let original = st.version;
-    st.version += 1;
+    let original = lib.version;
+    lib.version += 1;
     if req.method == "DELETE" {
-        delete_item(st, key);
-        return Answer::empty(204).header("Last-Modified-Version", st.version);
+        delete_item(lib, key);
+        return Answer::empty(204).header("Last-Modified-Version", lib.version);
     }
     let Some(json) = json else {
-        st.version = original;
+        lib.version = original;
         return fail_answer(&invalid_object(&Value::Bool(false)));
     };
     let order: KeyOrder = serde_json::from_slice(body).unwrap_or_default();
     let partial = req.method == "PATCH";
-    match write_object(st, &json, &order, Some(key), partial, 0, st.version) {
+    let version = lib.version;
+    match write_object(lib, view, &json, &order, Some(key), partial, 0, version) {
         Ok(w) => {
-            remember_token(st, req);
+            remember_token(write_tokens, req);
             let header = match w {
-                Written::Changed(_) => st.version,
+                Written::Changed(_) => lib.version,
                 Written::Unchanged(_) => original,
             };
             Answer::empty(204).header("Last-Modified-Version", header)
         }
         Err(f) => {
-            st.version = original;
+            lib.version = original;
             fail_answer(&f)
         }
     }
 }
 
 /// Deletes an item with its children (notes, attachments, their annotations) and files.
-pub(crate) fn delete_item(st: &mut State, key: &str) {
-    let children: Vec<String> = st
+pub(crate) fn delete_item(lib: &mut Lib, key: &str) {
+    let children: Vec<String> = lib
         .items
         .iter()
         .filter(|i| i["data"]["parentItem"] == key)
         .filter_map(|i| i["key"].as_str().map(str::to_string))
         .collect();
     for c in children {
-        delete_item(st, &c);
+        delete_item(lib, &c);
     }
-    st.items.retain(|i| i["key"] != key);
-    st.files.item_files.remove(key);
-    st.fulltext.remove(key);
+    lib.items.retain(|i| i["key"] != key);
+    lib.files.remove(key);
+    lib.fulltext.remove(key);
 }
 
 /// `POST {prefix}/collections/{key}/items` with space-separated item keys (undocumented).
-pub(crate) fn add_to_collection(st: &mut State, body: &[u8], coll: &str) -> Answer {
-    if !is_valid_key(coll) || !st.collections.iter().any(|c| c["key"] == coll) {
+pub(crate) fn add_to_collection(lib: &mut Lib, body: &[u8], coll: &str) -> Answer {
+    if !is_valid_key(coll) || !lib.collections.iter().any(|c| c["key"] == coll) {
         return Answer::text(404, "Collection not found");
     }
     let text = String::from_utf8_lossy(body).into_owned();
     let mut idx = Vec::new();
     for k in text.split(' ') {
-        let Some(i) = st.items.iter().position(|i| i["key"] == k) else {
+        let Some(i) = lib.items.iter().position(|i| i["key"] == k) else {
             return Answer::text(400, &format!("Item '{k}' not found in library"));
         };
-        if st.items[i]["data"]["parentItem"].is_string() {
+        if lib.items[i]["data"]["parentItem"].is_string() {
             return Answer::text(400, "Child items cannot be added to collections directly");
         }
         idx.push(i);
     }
-    st.version += 1;
-    let version = st.version;
+    lib.version += 1;
+    let version = lib.version;
     for i in idx {
-        let item = &mut st.items[i];
+        let item = &mut lib.items[i];
         let colls = item["data"]["collections"]
             .as_array()
             .cloned()
@@ -330,45 +364,35 @@ pub(crate) fn add_to_collection(st: &mut State, body: &[u8], coll: &str) -> Answ
     Answer::empty(204).header("Last-Modified-Version", version)
 }
 
-impl Emulator {
-    /// Every stored item (the kept JSON, before derived `meta`/`links` are filled in), in
-    /// creation order.
-    pub fn items(&self) -> Vec<Value> {
-        self.state.lock().unwrap().items.clone()
-    }
-
-    /// The stored children of an item (notes, attachments, annotations).
-    pub fn children(&self, parent_key: &str) -> Vec<Value> {
-        let st = self.state.lock().unwrap();
-        st.items
-            .iter()
-            .filter(|i| i["data"]["parentItem"] == parent_key)
-            .cloned()
-            .collect()
-    }
-
-    /// How many items the library holds (trashed ones included).
-    pub fn count_items(&self) -> usize {
-        self.state.lock().unwrap().items.len()
-    }
-
+impl super::Emulator {
     /// How many distinct `Zotero-Write-Token`s successful writes have used.
     pub fn write_tokens_used(&self) -> usize {
         self.state.lock().unwrap().write_tokens.len()
     }
 }
 
-/// Another client's edit of the item named in `path` (`/users/ID/items/KEY…`): a new
-/// version for the item and the library, as any write makes.
+/// Another client's edit of the item named in `path` (`/users/ID/items/KEY…`,
+/// `/groups/ID/items/KEY…`): a new version for the item and its library, as any write makes.
 pub(crate) fn edited_elsewhere(st: &mut State, path: &str) {
     let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
     let Some(key) = segs.get(3).filter(|_| segs.get(2) == Some(&"items")) else {
         return;
     };
-    let Some(item) = st.items.iter_mut().find(|i| i["key"] == *key) else {
+    let id = segs.get(1).and_then(|id| id.parse::<u64>().ok());
+    let lib = match (segs.first(), id) {
+        (Some(&"users"), Some(id)) => LibraryId::User(id),
+        (Some(&"groups"), Some(id)) => LibraryId::Group(id),
+        _ => return,
+    };
+    let Some(lib) = st.libs.get_mut(&lib) else {
         return;
     };
-    st.version += 1;
-    item["version"] = json!(st.version);
-    item["data"]["version"] = json!(st.version);
+    let Some(i) = lib.item_index(key) else {
+        return;
+    };
+    lib.version += 1;
+    let v = lib.version;
+    let item = &mut lib.items[i];
+    item["version"] = json!(v);
+    item["data"]["version"] = json!(v);
 }

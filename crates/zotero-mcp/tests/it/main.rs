@@ -15,6 +15,7 @@ mod common;
 mod emulator_client;
 mod emulator_files;
 mod emulator_hosts;
+mod emulator_libraries;
 mod emulator_schema;
 mod emulator_selftest;
 mod emulator_writes;

@@ -1,0 +1,295 @@
+//! The web API's read handlers for one library: items (all, top, trash, children, of a
+//! collection), single items, collections and tags, with the paging headers they share.
+
+use serde_json::{json, Value};
+
+use super::library::{is_deleted, render_collection, render_item, Visible};
+use super::libs::Lib;
+use super::params::{self, Action, Params};
+use super::search::{self, Scope};
+use super::{schema, Answer, Recorded};
+
+fn if_modified_since(req: &Recorded) -> Option<u64> {
+    req.header("if-modified-since-version")
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// Every item type of the schema (`itemType` filters accept all of them).
+pub(crate) fn valid_item_types() -> Vec<String> {
+    schema::schema()
+        .types
+        .iter()
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+fn find(objs: &[Value], key: &str) -> Option<usize> {
+    objs.iter().position(|o| o["key"] == key)
+}
+
+/// `GET {prefix}/…` of a library the key may read; `vis`: what it may see of it.
+pub(crate) fn library_read(
+    lib: &Lib,
+    vis: Visible,
+    base: &str,
+    req: &Recorded,
+    rest: &[&str],
+) -> Answer {
+    let st = lib;
+    match rest {
+        ["items"] => items_list(st, vis, base, req, Scope::All, false),
+        ["items", "top"] => items_list(st, vis, base, req, Scope::All, true),
+        ["items", "trash"] => items_list(st, vis, base, req, Scope::Trash, false),
+        ["items", key] => {
+            let Some(i) = find(&st.items, key) else {
+                return Answer::text(404, "Not found");
+            };
+            if !vis.notes && is_note(&st.items[i]) {
+                // No access to the object: the server does not say it exists.
+                return Answer::text(404, "Not found");
+            }
+            let p = match params::parse(&req.query, Action::Items, true) {
+                Ok(p) => p,
+                Err(e) => return Answer::text(400, &e),
+            };
+            if p.format != "json" {
+                return not_emulated(&p.format);
+            }
+            let version = st.items[i]["version"].as_u64().unwrap_or(0);
+            if if_modified_since(req).is_some_and(|n| version <= n) {
+                return Answer::text(304, "");
+            }
+            let body = render_item(st, &st.items[i], base, vis);
+            Answer::json(&body).header("Last-Modified-Version", st.version)
+        }
+        ["items", key, "children"] => {
+            if find(&st.items, key).is_none() {
+                return Answer::text(404, "Item not found");
+            }
+            items_list(st, vis, base, req, Scope::Children(key.to_string()), false)
+        }
+        ["collections"] => collections_list(st, base, req, None),
+        ["collections", "top"] => collections_list(st, base, req, Some(None)),
+        ["collections", key] => {
+            let Some(i) = find(&st.collections, key) else {
+                return Answer::text(404, "Collection not found");
+            };
+            let version = st.collections[i]["version"].as_u64().unwrap_or(0);
+            if if_modified_since(req).is_some_and(|n| version <= n) {
+                return Answer::text(304, "");
+            }
+            let body = render_collection(st, &st.collections[i], base);
+            Answer::json(&body).header("Last-Modified-Version", st.version)
+        }
+        ["collections", key, "collections"] => {
+            if find(&st.collections, key).is_none() {
+                return Answer::text(404, "Collection not found");
+            }
+            collections_list(st, base, req, Some(Some(key)))
+        }
+        ["collections", key, "items"] | ["collections", key, "items", "top"] => {
+            if find(&st.collections, key).is_none() {
+                return Answer::text(404, "Collection not found");
+            }
+            let top = rest.len() == 4;
+            items_list(st, vis, base, req, Scope::Collection(key.to_string()), top)
+        }
+        ["tags"] => tags_list(st, vis, base, req),
+        _ => Answer::text(404, "Not found"),
+    }
+}
+
+fn not_emulated(format: &str) -> Answer {
+    Answer::text(
+        501,
+        &format!("The emulator does not render format={format}"),
+    )
+}
+
+/// Headers and paging shared by every multi-object answer.
+fn paged(st: &Lib, base: &str, req: &Recorded, p: &Params, total: usize, body: Answer) -> Answer {
+    body.header("Total-Results", total)
+        .header("Last-Modified-Version", st.version)
+        .header("Link", params::link_header(base, &req.path, total, p))
+}
+
+pub(crate) fn page<T: Clone>(all: &[T], p: &Params) -> Vec<T> {
+    let end = if p.limit == 0 {
+        all.len()
+    } else {
+        all.len().min(p.start.saturating_add(p.limit))
+    };
+    all.get(p.start.min(all.len())..end).unwrap_or(&[]).to_vec()
+}
+
+fn keyed_answer(objs: &[Value], idx: &[usize], p: &Params) -> Answer {
+    if p.format == "keys" {
+        let mut s = String::new();
+        for i in idx {
+            s.push_str(objs[*i]["key"].as_str().unwrap_or(""));
+            s.push('\n');
+        }
+        Answer::raw(200, s.into_bytes(), "text/plain")
+    } else {
+        let mut m = serde_json::Map::new();
+        for i in idx {
+            m.insert(
+                objs[*i]["key"].as_str().unwrap_or("").to_string(),
+                objs[*i]["version"].clone(),
+            );
+        }
+        Answer::json(&Value::Object(m))
+    }
+}
+
+fn items_list(
+    st: &Lib,
+    vis: Visible,
+    base: &str,
+    req: &Recorded,
+    scope: Scope,
+    top: bool,
+) -> Answer {
+    let p = match params::parse(&req.query, Action::Items, false) {
+        Ok(p) => p,
+        Err(e) => return Answer::text(400, &e),
+    };
+    if !matches!(p.format.as_str(), "json" | "keys" | "versions") {
+        return not_emulated(&p.format);
+    }
+    if if_modified_since(req).is_some_and(|n| st.version <= n) {
+        return Answer::text(304, "");
+    }
+    let mut all = match search::search_items(st, &scope, top, &p, &valid_item_types()) {
+        Ok(v) => v,
+        Err(e) => return Answer::text(400, &e),
+    };
+    if !vis.notes {
+        // `Zotero_Items::search` leaves notes out without note access.
+        all.retain(|i| !is_note(&st.items[*i]));
+    }
+    let shown = page(&all, &p);
+    let body = if p.format == "json" {
+        let arr: Vec<Value> = shown
+            .iter()
+            .map(|i| render_item(st, &st.items[*i], base, vis))
+            .collect();
+        Answer::json(&Value::Array(arr))
+    } else {
+        keyed_answer(&st.items, &shown, &p)
+    };
+    paged(st, base, req, &p, all.len(), body)
+}
+
+fn collections_list(st: &Lib, base: &str, req: &Recorded, parent: Option<Option<&str>>) -> Answer {
+    let p = match params::parse(&req.query, Action::Collections, false) {
+        Ok(p) => p,
+        Err(e) => return Answer::text(400, &e),
+    };
+    if if_modified_since(req).is_some_and(|n| st.version <= n) {
+        return Answer::text(304, "");
+    }
+    let all = match search::search_collections(st, parent, &p) {
+        Ok(v) => v,
+        Err(e) => return Answer::text(400, &e),
+    };
+    let shown = page(&all, &p);
+    let body = if p.format == "json" {
+        let arr: Vec<Value> = shown
+            .iter()
+            .map(|i| render_collection(st, &st.collections[*i], base))
+            .collect();
+        Answer::json(&Value::Array(arr))
+    } else {
+        keyed_answer(&st.collections, &shown, &p)
+    };
+    paged(st, base, req, &p, all.len(), body)
+}
+
+fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded) -> Answer {
+    let p = match params::parse(&req.query, Action::Tags, false) {
+        Ok(p) => p,
+        Err(e) => return Answer::text(400, &e),
+    };
+    if p.format != "json" {
+        return not_emulated(&p.format);
+    }
+    if if_modified_since(req).is_some_and(|n| st.version <= n) {
+        return Answer::text(304, "");
+    }
+    // (name, type) -> number of items
+    let mut tags: Vec<(String, u64, usize)> = Vec::new();
+    let seen = |i: &&Value| !is_deleted(i) && (vis.notes || !is_note(i));
+    for item in st.items.iter().filter(seen) {
+        for t in item["data"]["tags"].as_array().into_iter().flatten() {
+            let name = t["tag"].as_str().unwrap_or("").to_string();
+            let ty = t["type"].as_u64().unwrap_or(0);
+            match tags.iter_mut().find(|(n, y, _)| *n == name && *y == ty) {
+                Some(e) => e.2 += 1,
+                None => tags.push((name, ty, 1)),
+            }
+        }
+    }
+    if let Some(q) = &p.q {
+        let q = search::fold(q);
+        let starts = p.qmode == "startswith";
+        tags.retain(|(n, _, _)| {
+            let n = search::fold(n);
+            if starts {
+                n.starts_with(&q)
+            } else {
+                n.contains(&q)
+            }
+        });
+    }
+    if p.sort == "numItems" {
+        tags.sort_by(|a, b| {
+            a.2.cmp(&b.2)
+                .then(search::fold(&a.0).cmp(&search::fold(&b.0)))
+        });
+    } else {
+        tags.sort_by(|a, b| {
+            search::fold(&a.0)
+                .cmp(&search::fold(&b.0))
+                .then(a.1.cmp(&b.1))
+        });
+    }
+    let explicit_desc = req
+        .query
+        .iter()
+        .any(|(k, v)| (k == "direction" || k == "sort") && v == "desc");
+    if explicit_desc {
+        tags.reverse();
+    }
+    let total = tags.len();
+    let shown = page(&tags, &p);
+    let lib_path = st.id().path();
+    let arr: Vec<Value> = shown
+        .iter()
+        .map(|(name, ty, n)| {
+            let enc: String = name
+                .bytes()
+                .map(|b| match b {
+                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                        (b as char).to_string()
+                    }
+                    b' ' => "+".into(),
+                    _ => format!("%{b:02X}"),
+                })
+                .collect();
+            json!({
+                "tag": name,
+                "links": {
+                    "self": {"href": format!("{base}/{lib_path}/tags/{enc}"), "type": "application/json"},
+                    "alternate": {"href": format!("https://www.zotero.org/{lib_path}/tags/{enc}"), "type": "text/html"},
+                },
+                "meta": {"type": ty, "numItems": n},
+            })
+        })
+        .collect();
+    paged(st, base, req, &p, total, Answer::json(&Value::Array(arr)))
+}
+
+fn is_note(item: &Value) -> bool {
+    item["data"]["itemType"] == "note"
+}
