@@ -360,9 +360,23 @@ impl Library<'_> {
         start: u64,
         cancel: &CancellationToken,
     ) -> Result<Page<Collection>, ZoteroError> {
-        let req = ApiRequest::get(format!(
+        self.collections_page(limit, start, false, cancel).await
+    }
+
+    /// A page of collections; `fresh`: as they are now, on the Web API (for a write).
+    pub(crate) async fn collections_page(
+        &self,
+        limit: u32,
+        start: u64,
+        fresh: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Page<Collection>, ZoteroError> {
+        let mut req = ApiRequest::get(format!(
             "/collections?format=json&limit={limit}&start={start}"
         ));
+        if fresh {
+            req = req.fresh();
+        }
         let resp = self.send(&req, cancel).await?;
         parse_page(&resp, "list collections", WireObject::to_collection)
     }

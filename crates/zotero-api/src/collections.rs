@@ -114,9 +114,9 @@ impl Library<'_> {
         key: &str,
         cancel: &CancellationToken,
     ) -> Result<Collection, ZoteroError> {
-        let resp = self
-            .send(&ApiRequest::get(format!("/collections/{key}")), cancel)
-            .await?;
+        // The collection decides what is written: as it is now, not a lagging copy.
+        let req = ApiRequest::get(format!("/collections/{key}")).fresh();
+        let resp = self.send(&req, cancel).await?;
         match resp.status {
             200 => Ok(crate::response::parse_json::<WireObject>(&resp)?.to_collection()),
             404 => Err(ZoteroError::NotFound {
@@ -128,12 +128,13 @@ impl Library<'_> {
         }
     }
 
-    /// Every collection of the library, all pages.
+    /// Every collection of the library as it is now (a name decides what is written), all
+    /// pages.
     async fn all_collections(
         &self,
         cancel: &CancellationToken,
     ) -> Result<Vec<Collection>, ZoteroError> {
-        all_pages(|start| self.list_collections(100, start, cancel)).await
+        all_pages(|start| self.collections_page(100, start, true, cancel)).await
     }
 
     /// The key of the one collection with this name (case-insensitive, exact).

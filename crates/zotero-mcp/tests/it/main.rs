@@ -20,6 +20,7 @@ mod emulator_schema;
 mod emulator_selftest;
 mod emulator_writes;
 mod http_core;
+mod libraries;
 mod prop_arguments;
 mod prop_paging;
 mod prop_support;
