@@ -12,7 +12,7 @@ use zotero_net::RetryPolicy;
 
 use crate::client::SearchQuery;
 use crate::config::{ApiKey, ClientConfig};
-use crate::{LibraryRef, ZoteroClient, ZoteroError};
+use crate::{LibraryRef, ObjectKey, ZoteroClient, ZoteroError};
 
 fn config(web: Option<&MockServer>, local: Option<&MockServer>) -> ClientConfig {
     let missing = if web.is_some() {
@@ -35,6 +35,10 @@ fn config(web: Option<&MockServer>, local: Option<&MockServer>) -> ClientConfig 
         read_cache: None,
         local_api_base: local.map(|l| format!("{}/api", l.uri())),
     }
+}
+
+fn key(k: &str) -> ObjectKey {
+    ObjectKey::parse(k).unwrap()
 }
 
 fn query() -> SearchQuery {
@@ -115,7 +119,7 @@ async fn reads_a_write_depends_on_and_writes_go_to_the_web() {
     // The parent check before an upload reads the item as it is now: from the web.
     c.library(LibraryRef::User)
         .unwrap()
-        .check_parent("BBBBBBBB", &cancel)
+        .check_parent(&key("BBBBBBBB"), &cancel)
         .await
         .unwrap();
     assert!(local.received_requests().await.unwrap().is_empty());
@@ -142,7 +146,10 @@ async fn without_the_web_api_reads_go_local_and_writes_are_refused_unsent() {
     let lib = c.library(LibraryRef::User).unwrap();
     // A read a write would depend on still has only the local copy to go to.
     lib.fetch_item("CCCCCCCC", &cancel).await.unwrap();
-    let err = lib.check_parent("CCCCCCCC", &cancel).await.unwrap_err();
+    let err = lib
+        .check_parent(&key("CCCCCCCC"), &cancel)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, ZoteroError::MissingCredentials { .. }),
         "{err:?}"
@@ -169,7 +176,7 @@ async fn a_write_the_key_may_not_make_is_refused_before_anything_is_sent() {
         let err = c
             .library(lib)
             .unwrap()
-            .check_parent("DDDDDDDD", &cancel)
+            .check_parent(&key("DDDDDDDD"), &cancel)
             .await
             .unwrap_err();
         match err {

@@ -13,7 +13,7 @@ use super::model::{AttachmentSummary, Collection, Item, WireObject};
 use crate::config::ClientConfig;
 use crate::http::Consistency;
 use crate::keys::KeyAccess;
-use crate::library::{LibraryId, LibraryRef};
+use crate::library::{LibraryId, LibraryRef, ObjectKey};
 use crate::response::{
     all_pages, encode_query, expect, parse_json, parse_page, unexpected, ApiResponse, Page,
 };
@@ -384,9 +384,10 @@ impl Library<'_> {
     /// One item with the summaries of its attachments.
     pub async fn get_item(
         &self,
-        key: &str,
+        key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<Item, ZoteroError> {
+        let key = key.as_str();
         let resp = self
             .send(&ApiRequest::get(format!("/items/{key}")), cancel)
             .await?;

@@ -11,12 +11,13 @@ use super::http::ApiRequest;
 use super::model::{Collection, WireObject};
 use super::write::MAX_VERSION_RETRIES;
 use crate::client::Library;
+use crate::library::ObjectKey;
 use crate::response::{all_pages, unexpected};
 
 /// Which collection the caller means.
 #[derive(Debug, Clone)]
 pub enum CollectionRef {
-    Key(String),
+    Key(ObjectKey),
     Name(String),
 }
 
@@ -32,15 +33,16 @@ impl Library<'_> {
     /// the item's version; a member already is left alone.
     pub async fn add_to_collection(
         &self,
-        item_key: &str,
+        item_key: &ObjectKey,
         target: &CollectionRef,
         cancel: &CancellationToken,
     ) -> Result<Membership, ZoteroError> {
+        let item_key = item_key.as_str();
         self.require_write(false, cancel).await?;
         let collection_key = match target {
             CollectionRef::Key(key) => {
-                self.collection(key, cancel).await?;
-                key.clone()
+                self.collection(key.as_str(), cancel).await?;
+                key.to_string()
             }
             CollectionRef::Name(name) => self.collection_by_name(name, cancel).await?,
         };

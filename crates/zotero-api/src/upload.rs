@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::error::{UpstreamAnswer, ZoteroError};
 use super::http::{ApiRequest, ApiResponse, ByteStream, UploadRequest};
 use crate::client::Library;
+use crate::library::ObjectKey;
 use crate::response::{parse_json, percent_encode, unexpected};
 
 /// Called with (bytes of the file sent so far, file size) as the upload goes.
@@ -40,7 +41,7 @@ pub struct FileToUpload {
 }
 
 pub struct NewAttachment<'a> {
-    pub parent_key: &'a str,
+    pub parent_key: &'a ObjectKey,
     /// Defaults to the filename.
     pub title: Option<&'a str>,
     pub file: &'a FileToUpload,
@@ -119,9 +120,10 @@ impl Library<'_> {
     /// an attachment nor a note), before any bytes are fetched or anything is written.
     pub async fn check_parent(
         &self,
-        key: &str,
+        key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<(), ZoteroError> {
+        let key = key.as_str();
         self.require_write(true, cancel).await?;
         let Some(wire) = self.fetch_item(key, cancel).await? else {
             return Err(ZoteroError::NotFound {
@@ -150,7 +152,10 @@ impl Library<'_> {
     ) -> Result<Uploaded, ZoteroError> {
         let file = new.file;
         self.require_write(true, cancel).await?;
-        if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
+        if let Some(existing) = self
+            .attached_already(new.parent_key.as_str(), file, cancel)
+            .await?
+        {
             tracing::info!("the parent has this file already; nothing written");
             Progress::new(progress, file.size).done();
             let text = |k: &str| {
@@ -174,7 +179,7 @@ impl Library<'_> {
             .client
             .template("attachment", Some("imported_file"), cancel)
             .await?;
-        object.insert("parentItem".into(), Value::from(new.parent_key));
+        object.insert("parentItem".into(), Value::from(new.parent_key.as_str()));
         object.insert("title".into(), Value::from(title.clone()));
         object.insert("filename".into(), Value::from(file.filename.clone()));
         object.insert("contentType".into(), Value::from(file.content_type.clone()));

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use zotero_api::upload::{FileToUpload, NewAttachment, ProgressFn, Uploaded};
-use zotero_api::{Library, LibraryRef, ZoteroClient};
+use zotero_api::{Library, LibraryRef, ObjectKey, ZoteroClient};
 use zotero_sources::{Fetcher, PrepareOptions, PreparedFile, SourceSpec};
 
 use crate::config::Config;
@@ -47,7 +47,7 @@ impl ZoteroService {
     pub async fn attach(
         &self,
         library: Library<'_>,
-        parent: &str,
+        parent: &ObjectKey,
         title: Option<&str>,
         source: (SourceSpec, PrepareOptions),
         progress: Option<ProgressFn>,

@@ -67,7 +67,7 @@ impl ZoteroTool for AddItemToCollection {
         ctx: &ToolContext,
     ) -> Result<AddItemToCollectionData, ToolError> {
         let target = match (p.collection_key, p.collection_name) {
-            (Some(key), _) => CollectionRef::Key(key.as_str().to_string()),
+            (Some(key), _) => CollectionRef::Key(key.key().clone()),
             (None, Some(name)) => CollectionRef::Name(name.into_string()),
             // `validate` refused a call with neither.
             (None, None) => {
@@ -77,7 +77,7 @@ impl ZoteroTool for AddItemToCollection {
                 ))
             }
         };
-        let item = p.item_key.as_str();
+        let item = p.item_key.key();
         let m = ctx
             .svc
             .library(library(p.library))?

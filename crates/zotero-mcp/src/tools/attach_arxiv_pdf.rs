@@ -64,7 +64,7 @@ impl ZoteroTool for AttachArxivPdf {
         let title = given(p.title);
         let source = SourceSpec::Url(pdf_url.clone());
         let lib = ctx.svc.library(library(p.library))?;
-        let parent = p.item_key.as_str();
+        let parent = p.item_key.key();
         let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
         let up = ctx
             .svc

@@ -41,7 +41,7 @@ impl ZoteroTool for GetItem {
         let item = ctx
             .svc
             .library(library(p.library))?
-            .get_item(p.item_key.as_str(), &ctx.cancel)
+            .get_item(p.item_key.key(), &ctx.cancel)
             .await?;
         Ok(GetItemData { item: item.into() })
     }

@@ -51,34 +51,39 @@ macro_rules! inline_schema {
 // Keys
 // ---------------------------------------------------------------------------------------
 
-/// The characters of a Zotero object key.
-pub const KEY_ALPHABET: &str = "23456789ABCDEFGHIJKLMNPQRSTUVWXYZ";
-
-/// A Zotero object key (item, collection): 8 characters of [`KEY_ALPHABET`]. Nothing else can
-/// be built, so nothing that could change a request's path ever reaches a URL.
+/// A Zotero object key (item, collection) as a tool argument: zotero-api's [`Key`], which
+/// only a checked string can become, so nothing that could change a request's path ever
+/// reaches a URL.
+///
+/// [`Key`]: zotero_api::ObjectKey
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
-pub struct ObjectKey(String);
+pub struct ObjectKey(#[serde(serialize_with = "key_text")] zotero_api::ObjectKey);
+
+fn key_text<S: serde::Serializer>(k: &zotero_api::ObjectKey, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(k.as_str())
+}
 
 impl ObjectKey {
     pub fn parse(key: &str) -> Result<Self, String> {
-        if key.len() == 8 && key.chars().all(|c| KEY_ALPHABET.contains(c)) {
-            Ok(Self(key.to_string()))
-        } else {
-            Err(format!(
-                "must be a Zotero key: 8 characters from {KEY_ALPHABET} (e.g. X42A7DEE), got '{key}'"
-            ))
-        }
+        zotero_api::ObjectKey::parse(key)
+            .map(Self)
+            .map_err(|e| format!("must be {e}"))
     }
 
     pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    /// The checked key, for the client.
+    pub fn key(&self) -> &zotero_api::ObjectKey {
         &self.0
     }
 }
 
 impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }
 

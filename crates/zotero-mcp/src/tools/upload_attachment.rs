@@ -107,7 +107,7 @@ impl ZoteroTool for UploadAttachment {
         };
         let title = given(p.title);
         let lib = ctx.svc.library(library(p.library))?;
-        let parent = p.item_key.as_str();
+        let parent = p.item_key.key();
         let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
         let up = ctx
             .svc
