@@ -68,10 +68,10 @@ async fn keys(web: &MockServer, write: bool) {
 }
 
 #[tokio::test]
-async fn reads_that_may_lag_go_local_and_the_user_library_is_users_0() {
+async fn reads_that_may_lag_go_local_under_the_keys_user_id() {
     let (web, local) = (MockServer::start().await, MockServer::start().await);
     Mock::given(method("GET"))
-        .and(path("/api/users/0/items/top"))
+        .and(path("/api/users/7/items/top"))
         .respond_with(ResponseTemplate::new(200).set_body_json(json!([item("AAAAAAAA", 3)])))
         .expect(1)
         .mount(&local)
@@ -101,7 +101,7 @@ async fn reads_that_may_lag_go_local_and_the_user_library_is_users_0() {
 }
 
 #[tokio::test]
-async fn reads_a_write_depends_on_and_writes_go_to_the_web() {
+async fn reads_a_write_depends_on_go_to_the_web() {
     let (web, local) = (MockServer::start().await, MockServer::start().await);
     keys(&web, true).await;
     Mock::given(method("GET"))
@@ -184,10 +184,11 @@ async fn a_write_the_key_may_not_make_is_refused_before_anything_is_sent() {
             other => panic!("{other:?}"),
         }
     }
-    // /keys/current once for the process, nothing else.
+    // Only the key's rights were asked: once for the process, and again before each
+    // refusal (they may just have been changed); nothing was written.
     let reqs = web.received_requests().await.unwrap();
-    assert_eq!(reqs.len(), 1);
-    assert_eq!(reqs[0].url.path(), "/keys/current");
+    assert_eq!(reqs.len(), 4);
+    assert!(reqs.iter().all(|r| r.url.path() == "/keys/current"));
 }
 
 #[tokio::test]
@@ -240,4 +241,147 @@ async fn no_backend_names_the_variables() {
         c.library(LibraryRef::User),
         Err(ZoteroError::MissingCredentials { .. })
     ));
+}
+
+#[tokio::test]
+async fn what_the_desktop_cannot_serve_is_asked_of_the_web() {
+    let (web, local) = (MockServer::start().await, MockServer::start().await);
+    // Not synced to the desktop yet.
+    Mock::given(method("GET"))
+        .and(path("/api/users/7/items/EEEEEEEE"))
+        .respond_with(ResponseTemplate::new(404).set_body_string("Not found"))
+        .expect(1)
+        .mount(&local)
+        .await;
+    for p in [
+        "/users/7/items/EEEEEEEE",
+        "/users/7/items/EEEEEEEE/children",
+    ] {
+        let body = if p.ends_with("children") {
+            json!([])
+        } else {
+            item("EEEEEEEE", 4)
+        };
+        Mock::given(method("GET"))
+            .and(path(p))
+            .respond_with(ResponseTemplate::new(200).set_body_json(body))
+            .mount(&web)
+            .await;
+    }
+    let c = ZoteroClient::new(&config(Some(&web), Some(&local))).unwrap();
+    let cancel = CancellationToken::new();
+    let lib = c.library(LibraryRef::User).unwrap();
+    let got = lib.get_item(&key("EEEEEEEE"), &cancel).await.unwrap();
+    assert_eq!(got.version, 4);
+    // The desktop closed: the web answers.
+    let mut cfg = config(Some(&web), Some(&local));
+    cfg.local_api_base = Some("http://127.0.0.1:9/api".into());
+    let c = ZoteroClient::new(&cfg).unwrap();
+    let got = c
+        .library(LibraryRef::User)
+        .unwrap()
+        .get_item(&key("EEEEEEEE"), &cancel)
+        .await
+        .unwrap();
+    assert_eq!(got.version, 4);
+}
+
+#[tokio::test]
+async fn a_refusal_names_the_library_and_what_was_refused() {
+    let web = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/users/7/items/top"))
+        .respond_with(ResponseTemplate::new(403).set_body_string("Forbidden"))
+        .mount(&web)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/groups/8/items/top"))
+        .respond_with(ResponseTemplate::new(403).set_body_string("Invalid key"))
+        .mount(&web)
+        .await;
+    let c = ZoteroClient::new(&config(Some(&web), None)).unwrap();
+    let cancel = CancellationToken::new();
+    let err = c
+        .library(LibraryRef::User)
+        .unwrap()
+        .search_items(&query(), &cancel)
+        .await
+        .unwrap_err();
+    match err {
+        ZoteroError::LibraryAccess { library, need, .. } => {
+            assert_eq!((library.as_str(), need), ("user", "read"))
+        }
+        other => panic!("{other:?}"),
+    }
+    // A key Zotero does not know is a key problem, not the library's.
+    let err = c
+        .library(LibraryRef::Group(8))
+        .unwrap()
+        .search_items(&query(), &cancel)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ZoteroError::Status { .. }), "{err:?}");
+}
+
+#[tokio::test]
+async fn write_to_all_groups_reaches_only_where_the_group_lets_the_user_edit() {
+    let web = MockServer::start().await;
+    Mock::given(method("GET"))
+        .and(path("/keys/current"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+            "userID": 7, "access": {"user": {"library": true, "write": true},
+                                    "groups": {"all": {"library": true, "write": true}}}
+        })))
+        .mount(&web)
+        .await;
+    // Group 11: only admins edit, and the user is a member. Group 12: members edit, no
+    // files for anyone.
+    for (g, editing, files) in [(11, "admins", "admins"), (12, "members", "none")] {
+        Mock::given(method("GET"))
+            .and(path(format!("/groups/{g}")))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({
+                "id": g, "data": {"id": g, "name": "G", "owner": 99, "members": [7],
+                                  "libraryEditing": editing, "fileEditing": files}
+            })))
+            .mount(&web)
+            .await;
+    }
+    let c = ZoteroClient::new(&config(Some(&web), None)).unwrap();
+    let cancel = CancellationToken::new();
+    let g11 = c.library(LibraryRef::Group(11)).unwrap();
+    let err = g11.require_write(false, &cancel).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ZoteroError::LibraryAccess {
+                need: "write to",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let g12 = c.library(LibraryRef::Group(12)).unwrap();
+    g12.require_write(false, &cancel).await.unwrap();
+    let err = g12.require_write(true, &cancel).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ZoteroError::LibraryAccess {
+                need: "upload files to",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let libs = c.libraries(&cancel).await;
+    // (The groups listing is not mocked: only the rights above matter here.)
+    assert!(libs.is_err());
+    let writes = web
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.method.as_str() != "GET")
+        .count();
+    assert_eq!(writes, 0);
 }

@@ -11,12 +11,12 @@ use super::error::ZoteroError;
 use super::http::{ApiRequest, HttpClient};
 use super::model::{AttachmentSummary, Collection, Item, WireObject};
 use crate::config::ClientConfig;
-use crate::http::Consistency;
 use crate::keys::KeyAccess;
-use crate::library::{LibraryId, LibraryRef, ObjectKey};
+use crate::library::{LibraryRef, ObjectKey};
 use crate::response::{
     all_pages, encode_query, expect, parse_json, parse_page, unexpected, ApiResponse, Page,
 };
+pub use crate::routing::Library;
 use crate::templates::TemplateCache;
 
 /// Sort keys the Zotero API accepts for items (zotero-api.md).
@@ -91,14 +91,8 @@ pub struct ZoteroClient {
     missing: Vec<&'static str>,
     sort_fallback: SortFallback,
     templates: TemplateCache,
-    access: tokio::sync::OnceCell<Arc<KeyAccess>>,
-}
-
-/// Which backend answers a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Web,
-    Local,
+    /// `/keys/current` as last read (once per process, again before a refusal).
+    access: Mutex<Option<Arc<KeyAccess>>>,
 }
 
 impl ZoteroClient {
@@ -114,7 +108,7 @@ impl ZoteroClient {
             missing: config.missing_credentials.clone(),
             sort_fallback: SortFallback::default(),
             templates: TemplateCache::default(),
-            access: tokio::sync::OnceCell::new(),
+            access: Mutex::new(None),
         })
     }
 
@@ -139,8 +133,12 @@ impl ZoteroClient {
         self.local.is_some()
     }
 
-    pub(crate) fn local_http(&self) -> Option<&HttpClient> {
-        self.local.as_deref()
+    pub(crate) fn local_http(&self) -> Option<&Arc<HttpClient>> {
+        self.local.as_ref()
+    }
+
+    pub(crate) fn web_http(&self) -> &Arc<HttpClient> {
+        &self.web
     }
 
     /// A handle on one library. Nothing is sent: a library the key cannot reach is refused
@@ -149,31 +147,30 @@ impl ZoteroClient {
         if self.local.is_none() {
             self.web()?;
         }
-        Ok(Library {
-            client: self,
-            which,
-        })
+        Ok(Library::new(self, which))
     }
 
-    /// What the key may do (`GET /keys/current`), asked once per process.
-    pub async fn access(&self, cancel: &CancellationToken) -> Result<Arc<KeyAccess>, ZoteroError> {
-        let (web, _) = self.web()?;
-        self.access
-            .get_or_try_init(|| async {
-                let resp = web.send(&ApiRequest::get("/keys/current"), cancel).await?;
-                expect(&resp, 200, "check the API key")?;
-                KeyAccess::from_json(&resp.body).map(Arc::new).map_err(|e| {
-                    ZoteroError::BadResponse {
-                        reason: e.to_string(),
-                        status: resp.status,
-                    }
-                })
-            })
-            .await
-            .cloned()
+    /// What the key may do (`GET /keys/current`): read once per process, or again with
+    /// `refresh` (before a refusal: the user may have just changed the key's rights).
+    pub async fn access(
+        &self,
+        refresh: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<KeyAccess>, ZoteroError> {
+        let cached = self
+            .access
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let (Some(access), false) = (cached, refresh) {
+            return Ok(access);
+        }
+        let access = Arc::new(self.key_info(cancel).await?);
+        *self.access.lock().unwrap_or_else(|p| p.into_inner()) = Some(access.clone());
+        Ok(access)
     }
 
-    /// `GET /keys/current`, asked now (not the process's cached answer): for `check`.
+    /// `GET /keys/current`, asked now: who the key belongs to and what it may do.
     pub async fn key_info(&self, cancel: &CancellationToken) -> Result<KeyAccess, ZoteroError> {
         let (web, _) = self.web()?;
         let resp = web
@@ -205,110 +202,7 @@ impl ZoteroClient {
     }
 }
 
-/// One library of the client, named as the caller named it. Every request of a library
-/// call goes through [`Library::send`], which picks the backend: reads that may lag go to the
-/// local API when it is configured; reads a version-checked write depends on, and writes,
-/// go to the Web API (the local copy lags sync, and its versions are its own).
-#[derive(Clone, Copy)]
-pub struct Library<'a> {
-    pub(crate) client: &'a ZoteroClient,
-    which: LibraryRef,
-}
-
 impl Library<'_> {
-    /// The library as the caller named it.
-    pub fn name(&self) -> LibraryRef {
-        self.which
-    }
-
-    /// The library's ID on the Web API, when the credentials are set.
-    pub fn web_id(&self) -> Result<LibraryId, ZoteroError> {
-        let (_, user) = self.client.web()?;
-        Ok(match self.which {
-            LibraryRef::User => LibraryId::User(user),
-            LibraryRef::Group(g) => LibraryId::Group(g),
-        })
-    }
-
-    /// Which backend a request goes to, and the library's URL prefix there.
-    pub(crate) fn route(&self, req: &ApiRequest) -> Result<(Backend, String), ZoteroError> {
-        let is_read = req.method == hyper::Method::GET;
-        let web = self.client.web().ok();
-        let local_fits = self.client.local.is_some()
-            && is_read
-            && (req.consistency == Consistency::MayLag || web.is_none());
-        if local_fits {
-            let prefix = match self.which {
-                LibraryRef::User => LibraryId::User(0).path(),
-                LibraryRef::Group(g) => LibraryId::Group(g).path(),
-            };
-            return Ok((Backend::Local, prefix));
-        }
-        Ok((Backend::Web, self.web_id()?.path()))
-    }
-
-    /// Sends a request whose path is relative to the library (`/items/…`).
-    pub(crate) async fn send(
-        &self,
-        req: &ApiRequest,
-        cancel: &CancellationToken,
-    ) -> Result<ApiResponse, ZoteroError> {
-        let (backend, prefix) = self.route(req)?;
-        let mut routed = req.clone();
-        routed.path = format!("{prefix}{}", req.path);
-        let http = match (backend, &self.client.local) {
-            (Backend::Local, Some(local)) => local,
-            _ => &self.client.web,
-        };
-        let resp = http.send(&routed, cancel).await?;
-        if resp.status == 403 {
-            match backend {
-                Backend::Local => {
-                    return Err(ZoteroError::LocalApi {
-                        reason: "the Zotero desktop app refused the request (403): turn on \
-                                 Settings → Advanced → \"Allow other applications on this \
-                                 computer to communicate with Zotero\""
-                            .into(),
-                    })
-                }
-                Backend::Web if matches!(self.which, LibraryRef::Group(_)) => {
-                    return Err(ZoteroError::LibraryAccess {
-                        library: self.which.to_string(),
-                        need: if req.method == hyper::Method::GET {
-                            "read"
-                        } else {
-                            "write to"
-                        },
-                    })
-                }
-                Backend::Web => {}
-            }
-        }
-        Ok(resp)
-    }
-
-    /// Refuses, before anything is written, a write the key may not make here (and any write
-    /// without the Web API: the local API is read-only here). `files` for uploads.
-    pub async fn require_write(
-        &self,
-        files: bool,
-        cancel: &CancellationToken,
-    ) -> Result<(), ZoteroError> {
-        let id = self.web_id()?;
-        let p = self.client.access(cancel).await?.permissions(id);
-        let need = if !p.library || !p.write {
-            "write to"
-        } else if files && !p.files {
-            "upload files to"
-        } else {
-            return Ok(());
-        };
-        Err(ZoteroError::LibraryAccess {
-            library: self.which.to_string(),
-            need,
-        })
-    }
-
     pub async fn search_items(
         &self,
         q: &SearchQuery,

@@ -38,7 +38,12 @@ pub enum ZoteroError {
 
     /// The key may not read or write this library.
     #[error("the API key may not {need} the library {library}; give the key access to it at https://www.zotero.org/settings/keys (zotero_list_libraries shows what it may do where)")]
-    LibraryAccess { library: String, need: &'static str },
+    LibraryAccess {
+        library: String,
+        need: &'static str,
+        /// Zotero's refusal, when there was one (a check before sending has none).
+        answer: Option<Box<UpstreamAnswer>>,
+    },
 
     /// The desktop app's local API refused or cannot serve the request.
     #[error("{reason}")]
@@ -165,7 +170,7 @@ pub fn cut_body(body: &[u8]) -> String {
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}…", &text[..end])
+    format!("{}…", text.get(..end).unwrap_or_default())
 }
 
 #[cfg(test)]

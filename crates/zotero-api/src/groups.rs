@@ -46,6 +46,67 @@ struct GroupData {
     name: String,
     #[serde(default, rename = "type")]
     group_type: Option<String>,
+    #[serde(flatten)]
+    settings: GroupSettings,
+}
+
+/// Who may edit a group's library and its files (the dataserver's `userCanEdit` and
+/// `userCanEditFiles`): by the user's role and the group's `libraryEditing` and
+/// `fileEditing`. A key's write to "all groups" reaches only where the user may edit, and
+/// files only where the user may edit files.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+pub struct GroupSettings {
+    #[serde(default)]
+    pub owner: u64,
+    #[serde(default)]
+    pub admins: Vec<u64>,
+    #[serde(default)]
+    pub members: Vec<u64>,
+    /// `members` or `admins`.
+    #[serde(default, rename = "libraryEditing")]
+    pub library_editing: String,
+    /// `none`, `members` or `admins`.
+    #[serde(default, rename = "fileEditing")]
+    pub file_editing: String,
+}
+
+impl GroupSettings {
+    fn is_admin(&self, user: u64) -> bool {
+        self.owner == user || self.admins.contains(&user)
+    }
+
+    fn is_member(&self, user: u64) -> bool {
+        self.is_admin(user) || self.members.contains(&user)
+    }
+
+    pub fn user_can_edit(&self, user: u64) -> bool {
+        match self.library_editing.as_str() {
+            "admins" => self.is_admin(user),
+            _ => self.is_member(user),
+        }
+    }
+
+    pub fn user_can_edit_files(&self, user: u64) -> bool {
+        match self.file_editing.as_str() {
+            "members" => self.is_member(user),
+            "admins" => self.is_admin(user),
+            _ => false,
+        }
+    }
+}
+
+/// The key's rights in a group narrowed by what the group lets the user do.
+pub(crate) fn in_group(
+    key: Permissions,
+    explicit: bool,
+    settings: &GroupSettings,
+    user: u64,
+) -> Permissions {
+    Permissions {
+        write: key.write && (explicit || settings.user_can_edit(user)),
+        files: key.write && settings.user_can_edit_files(user),
+        ..key
+    }
 }
 
 /// What the desktop app's local API lets this server do: read, never write.
@@ -64,7 +125,7 @@ impl ZoteroClient {
         cancel: &CancellationToken,
     ) -> Result<Vec<LibraryInfo>, ZoteroError> {
         if let Ok((web, user_id)) = self.web() {
-            let access = self.access(cancel).await?;
+            let access = self.access(false, cancel).await?;
             let mut out = vec![LibraryInfo {
                 library: LibraryRef::User,
                 name: format!("My Library ({})", access.owner_name()),
@@ -74,7 +135,9 @@ impl ZoteroClient {
                 permissions: access.permissions(LibraryId::User(user_id)),
             }];
             for g in groups(web, &LibraryId::User(user_id).path(), cancel).await? {
-                let permissions = access.permissions(LibraryId::Group(g.id));
+                let key = access.permissions(LibraryId::Group(g.id));
+                let explicit = access.groups.contains_key(&g.id);
+                let permissions = in_group(key, explicit, &g.data.settings, user_id);
                 out.push(group_info(g, permissions));
             }
             return Ok(out);
@@ -108,18 +171,35 @@ impl ZoteroClient {
         let found = groups(local, &LibraryId::User(0).path(), cancel).await;
         if let Err(ZoteroError::Status { answer, .. }) = &found {
             if answer.status == 403 {
-                return Err(ZoteroError::LocalApi {
-                    reason: "the Zotero desktop app's local API is off: turn on Settings → \
-                             Advanced → \"Allow other applications on this computer to \
-                             communicate with Zotero\""
-                        .into(),
-                });
+                return Err(crate::routing::local_api_off());
             }
         }
         for g in found? {
             out.push(group_info(g, LOCAL_PERMISSIONS));
         }
         Ok(out)
+    }
+}
+
+impl ZoteroClient {
+    /// A group's editing settings as they are now (`GET /groups/{id}`, from the Web API).
+    pub async fn group_settings(
+        &self,
+        group: u64,
+        cancel: &CancellationToken,
+    ) -> Result<GroupSettings, ZoteroError> {
+        let (web, _) = self.web()?;
+        let req = ApiRequest::get(LibraryId::Group(group).path()).fresh();
+        let resp = web.send(&req, cancel).await?;
+        if resp.status == 404 || resp.status == 403 {
+            return Err(ZoteroError::LibraryAccess {
+                library: LibraryRef::Group(group).to_string(),
+                need: "read",
+                answer: Some(Box::new(resp.answer())),
+            });
+        }
+        expect(&resp, 200, "read the group")?;
+        Ok(parse_json::<GroupWire>(&resp)?.data.settings)
     }
 }
 

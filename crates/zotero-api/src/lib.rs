@@ -13,6 +13,7 @@ pub mod keys;
 pub mod library;
 pub mod model;
 pub mod response;
+pub mod routing;
 pub mod templates;
 pub mod upload;
 pub mod write;
@@ -20,9 +21,10 @@ pub mod write;
 #[cfg(test)]
 mod backends_tests;
 
-pub use client::{Backend, Library, ZoteroClient};
+pub use client::ZoteroClient;
 pub use config::{ApiKey, ClientConfig};
 pub use error::ZoteroError;
 pub use groups::LibraryInfo;
 pub use keys::{KeyAccess, Permissions};
 pub use library::{InvalidKey, InvalidLibrary, LibraryId, LibraryRef, ObjectKey};
+pub use routing::{Backend, Library};

@@ -83,7 +83,7 @@ pub struct ObjectKey(String);
 
 /// A string that is not a Zotero key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("a Zotero key is 8 characters from {KEY_ALPHABET} (e.g. X42A7DEE), got {given:?}")]
+#[error("a Zotero key: 8 characters from {KEY_ALPHABET} (e.g. X42A7DEE), got {given:?}")]
 pub struct InvalidKey {
     pub given: String,
 }

@@ -161,9 +161,11 @@ impl Library<'_> {
 
         let resp = match self.send(&req, cancel).await {
             Ok(resp) => resp,
-            // Nothing was sent.
+            // Nothing was sent, or Zotero refused it (403): nothing was created.
             Err(
-                e @ (ZoteroError::MissingCredentials { .. } | ZoteroError::InvalidRequest { .. }),
+                e @ (ZoteroError::MissingCredentials { .. }
+                | ZoteroError::InvalidRequest { .. }
+                | ZoteroError::LibraryAccess { .. }),
             ) => return Err(e),
             // Any attempt may have landed before its answer was lost (or the call was
             // cancelled, or a retry was refused): the key says what happened.

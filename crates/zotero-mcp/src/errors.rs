@@ -61,7 +61,14 @@ impl From<ZoteroError> for ToolError {
                 );
             }
             ZoteroError::Status { answer, .. } => answer_details(&mut e, answer),
-            ZoteroError::LibraryAccess { library, need } => {
+            ZoteroError::LibraryAccess {
+                library,
+                need,
+                answer,
+            } => {
+                if let Some(a) = answer {
+                    answer_details(&mut e, a);
+                }
                 e.details.insert("library".into(), json!(library));
                 e.details.insert("needed".into(), json!(need));
             }

@@ -202,10 +202,11 @@ async fn writes_the_key_may_not_make_are_refused_before_any_request() {
             "{e}"
         );
     }
-    // Nothing but the key's access was asked, and nothing was written.
+    // Nothing but the key's access was asked (once for the process, and again before each
+    // refusal, in case it was just changed), and nothing was written.
     assert!(writes(&emu).is_empty(), "{:?}", writes(&emu));
     let paths: Vec<String> = emu.requests().iter().map(|r| r.path.clone()).collect();
-    assert_eq!(paths, ["/keys/current"], "asked once for the process");
+    assert_eq!(paths, vec!["/keys/current"; 5]);
 }
 
 #[tokio::test]
@@ -331,10 +332,9 @@ async fn with_both_backends_a_write_reads_its_version_from_the_web_while_the_des
     assert!(items
         .iter()
         .any(|i| i["title"] == "Attention Is All You Need"));
-    assert!(emu
-        .local_requests()
-        .iter()
-        .any(|r| r.path == "/api/users/0/items/top"));
+    // With the key set, the desktop is asked for the key's own user (it refuses another).
+    let mine = format!("/api/users/{USER_ID}/items/top");
+    assert!(emu.local_requests().iter().any(|r| r.path == mine));
 
     // The collection change reads the item (and the collection) from the web, so its
     // version check passes at the first try and the web's edit is kept.
@@ -403,4 +403,91 @@ async fn check_reports_both_backends_and_the_groups() {
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("Allow other applications"), "{err}");
+}
+
+#[tokio::test]
+async fn write_to_all_groups_reaches_only_where_the_group_lets_the_user_edit() {
+    use zotero_emulator::{FileEditing, LibraryEditing};
+    let emu = Emulator::start().await;
+    // The user is a plain member: group A lets only admins edit; group B lets members edit
+    // but nobody upload files.
+    let mut a = GroupSpec::new(LAB, "Admins edit");
+    (a.owner, a.members, a.library_editing) = (1, vec![USER_ID], LibraryEditing::Admins);
+    emu.add_group(a, Library::from_fixtures());
+    let mut b = GroupSpec::new(READERS, "No files");
+    (b.owner, b.members, b.file_editing) = (1, vec![USER_ID], FileEditing::None);
+    emu.add_group(b, Library::from_fixtures());
+    emu.set_key_access(KeyAccess::all_groups(true));
+    let s = server(&emu, &[]).await;
+    let a = s
+        .call(
+            "zotero_create_item",
+            json!({"library": format!("group:{LAB}"), "item_type": "book", "title": "No"}),
+        )
+        .await;
+    assert_eq!(
+        a.expect_err("ZOTERO_AUTH_ERROR")["details"]["needed"],
+        "write to"
+    );
+    let b = s
+        .call(
+            "zotero_upload_attachment",
+            json!({"library": format!("group:{READERS}"), "item_key": "VASWANI7",
+                   "file_bytes_base64": "aGk=", "filename": "hi.txt"}),
+        )
+        .await;
+    assert_eq!(
+        b.expect_err("ZOTERO_AUTH_ERROR")["details"]["needed"],
+        "upload files to"
+    );
+    // Where the group lets the user edit, the write goes through.
+    let ok = s
+        .call(
+            "zotero_create_item",
+            json!({"library": format!("group:{READERS}"), "item_type": "book", "title": "Yes"}),
+        )
+        .await;
+    ok.expect_ok();
+    let libs = s.call("zotero_list_libraries", json!({})).await;
+    let libs = libs.expect_ok()["libraries"].as_array().unwrap().clone();
+    let of = |id: u64| {
+        libs.iter()
+            .find(|l| l["library"] == format!("group:{id}"))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!([&of(LAB)["write"], &of(READERS)["write"]], [false, true]);
+    assert_eq!(of(READERS)["files"], false);
+    // One write in all: the allowed create.
+    assert_eq!(writes(&emu), [format!("POST /groups/{READERS}/items")]);
+}
+
+#[tokio::test]
+async fn with_both_backends_the_web_answers_when_the_desktop_cannot() {
+    let emu = with_groups().await;
+    let local = emu.local_uri();
+    let s = server(
+        &emu,
+        &[("ZOTERO_LOCAL", "1"), ("ZOTERO_LOCAL_API_BASE", &local)],
+    )
+    .await;
+    // A group the desktop does not have (404 there).
+    emu.update_group(LAB, |g| g.on_desktop = false);
+    let a = s
+        .call(
+            "zotero_search_items",
+            json!({"library": format!("group:{LAB}"), "query": "x"}),
+        )
+        .await;
+    a.expect_ok();
+    assert!(emu
+        .requests()
+        .iter()
+        .any(|r| r.path == format!("/groups/{LAB}/items/top")));
+    // The desktop closed: searches still work, through the web.
+    emu.close_local();
+    let a = s
+        .call("zotero_search_items", json!({"query": "attention"}))
+        .await;
+    assert!(a.expect_ok()["total"].as_u64().unwrap() > 0);
 }

@@ -19,7 +19,6 @@ pub fn config(cases: u32) -> ProptestConfig {
     }
 }
 
-#[allow(clippy::expect_used)]
 pub fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Runtime::new().expect("tokio runtime")
 }
