@@ -127,7 +127,9 @@ impl Offer {
     /// The `instructions` of `initialize`: what the offered tools are for, by set.
     pub fn instructions(&self) -> String {
         let listed = self.listed();
-        let mut text = String::from("Tools for the user's personal Zotero library.");
+        let mut text = String::from(
+            "Tools for the user's Zotero libraries (their own, and groups: see zotero_list_libraries; pass library to choose one).",
+        );
         for set in ToolSet::ALL {
             let names: Vec<&str> = listed
                 .iter()
@@ -140,6 +142,8 @@ impl Offer {
         }
         if self.read_only {
             text.push_str(" Read-only mode is on: nothing can be changed.");
+        } else if self.local_only {
+            text.push_str(" Reading through the Zotero desktop app only: nothing can be changed.");
         }
         let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
         text.push_str(&format!(

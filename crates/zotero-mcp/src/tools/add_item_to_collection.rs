@@ -19,7 +19,7 @@ pub struct AddItemToCollectionParams {
     pub collection_key: Option<ObjectKey>,
     /// The collection's name, in any case
     pub collection_name: Option<NonBlank>,
-    /// user (default) or group:<id>
+    /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -38,7 +38,7 @@ pub struct AddItemToCollectionData {
 impl ZoteroTool for AddItemToCollection {
     const NAME: &'static str = "zotero_add_item_to_collection";
     const TITLE: &'static str = "Add item to collection";
-    const DESCRIPTION: &'static str = "Add an item of the personal Zotero library to a \
+    const DESCRIPTION: &'static str = "Add an item of the Zotero library to a \
         collection given by collection_key or collection_name (case-insensitive exact match; \
         give one). An item already there is left as it is (already_member). A name shared by \
         several collections is refused with their keys; an unknown name answers the closest \

@@ -20,7 +20,7 @@ pub struct AttachArxivPdfParams {
     pub arxiv_id: Arxiv,
     /// Attachment title (default: <id>.pdf)
     pub title: Option<String>,
-    /// user (default) or group:<id>
+    /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -40,7 +40,7 @@ impl ZoteroTool for AttachArxivPdf {
     const NAME: &'static str = "zotero_attach_arxiv_pdf";
     const TITLE: &'static str = "Attach arXiv PDF";
     const DESCRIPTION: &'static str = "Fetch an arXiv paper's PDF and attach it to an item of \
-        the personal Zotero library. arxiv_id takes new and old ids (1706.03762v5, \
+        the Zotero library. arxiv_id takes new and old ids (1706.03762v5, \
         hep-th/9901001), 'arXiv:' prefixes and arxiv.org/abs or /pdf URLs. A non-PDF answer is \
         refused. All or nothing; the same PDF attached again answers the existing attachment \
         (already_attached).";

@@ -34,7 +34,7 @@ pub struct CreateItemParams {
     pub tags: Option<Tags>,
     /// Zotero's Extra field ('Field: value' lines)
     pub extra: Option<String>,
-    /// user (default) or group:<id>
+    /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -57,7 +57,7 @@ impl ZoteroTool for CreateItem {
     const NAME: &'static str = "zotero_create_item";
     const TITLE: &'static str = "Create item";
     const DESCRIPTION: &'static str = "Create a new item (journal article, book, preprint, …) in \
-        the personal Zotero library; answers its key and version. Search first: this always \
+        the Zotero library; answers its key and version. Search first: this always \
         creates a new item. An input the item type has no field for (a DOI on a book) goes into \
         extra as a 'DOI: …' line, listed in moved_to_extra. An unknown item_type is refused with \
         the valid types.";

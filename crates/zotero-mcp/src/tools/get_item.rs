@@ -15,7 +15,7 @@ pub struct GetItem;
 pub struct GetItemParams {
     /// The item's key, e.g. X42A7DEE
     pub item_key: ObjectKey,
-    /// user (default) or group:<id>
+    /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -30,7 +30,7 @@ pub struct GetItemData {
 impl ZoteroTool for GetItem {
     const NAME: &'static str = "zotero_get_item";
     const TITLE: &'static str = "Get item";
-    const DESCRIPTION: &'static str = "Fetch one item of the personal Zotero library by key, \
+    const DESCRIPTION: &'static str = "Fetch one item of the Zotero library by key, \
         with its metadata and its attachments (key, title, content type, size).";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;

@@ -19,7 +19,7 @@ pub struct ListCollectionsParams {
     /// 0, or next_start of the previous answer
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// user (default) or group:<id>
+    /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -39,7 +39,7 @@ pub struct ListCollectionsData {
 impl ZoteroTool for ListCollections {
     const NAME: &'static str = "zotero_list_collections";
     const TITLE: &'static str = "List collections";
-    const DESCRIPTION: &'static str = "List the collections of the personal Zotero library: key, \
+    const DESCRIPTION: &'static str = "List the collections of the Zotero library: key, \
         name, parent and number of items. Page with start and next_start.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;

@@ -61,8 +61,8 @@ pub trait ZoteroTool {
     ) -> impl Future<Output = Result<Self::Data, ToolError>> + Send;
 }
 
-/// The MCP tool annotations. All four are always published: the spec's defaults (not
-/// read-only, destructive, open world) are the opposite of most of these tools.
+/// What a tool may do, published as MCP tool annotations (`server::annotations` leaves out
+/// what the spec's defaults already say).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hints {
     /// Changes nothing.

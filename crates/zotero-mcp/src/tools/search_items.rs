@@ -32,7 +32,7 @@ pub struct SearchItemsParams {
     pub offset: Option<Start>,
     /// Only items with all of these tags
     pub tags: Option<UniqueTags>,
-    /// user (default) or group:<id>
+    /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -55,7 +55,7 @@ pub struct SearchItemsData {
 impl ZoteroTool for SearchItems {
     const NAME: &'static str = "zotero_search_items";
     const TITLE: &'static str = "Search items";
-    const DESCRIPTION: &'static str = "Quick search of the personal Zotero library (titles, \
+    const DESCRIPTION: &'static str = "Quick search of the Zotero library (titles, \
         creators, years), answering matching items with their metadata. Page with start and \
         next_start. Zotero has no relevance sort: the default falls back to dateModified, and \
         sort_used says so.";

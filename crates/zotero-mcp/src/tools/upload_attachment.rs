@@ -35,7 +35,7 @@ pub struct UploadAttachmentParams {
     /// MIME type (default: the URL's Content-Type, else by extension, else
     /// application/octet-stream)
     pub content_type: Option<String>,
-    /// user (default) or group:<id>
+    /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -45,7 +45,7 @@ const ONE_SOURCE: &str = "file_path, file_url, or file_bytes_base64 with filenam
 impl ZoteroTool for UploadAttachment {
     const NAME: &'static str = "zotero_upload_attachment";
     const TITLE: &'static str = "Upload attachment";
-    const DESCRIPTION: &'static str = "Attach a file to an item of the personal Zotero library, \
+    const DESCRIPTION: &'static str = "Attach a file to an item of the Zotero library, \
         from exactly one of file_path (read where the server runs), file_url (http/https, public \
         addresses) or file_bytes_base64 with filename. Files over ZOTERO_UPLOAD_MAX_BYTES are \
         refused unread. All or nothing: a failed upload leaves no attachment behind. The same \
