@@ -27,21 +27,25 @@ use zotero_api::upload::ProgressFn;
 pub struct ZoteroServer {
     svc: Arc<ZoteroService>,
     offer: Arc<Offer>,
-    /// What `tools/list` answers: the offered tools, built once.
-    tools: Arc<Vec<Tool>>,
+    /// What `tools/list` answers: the offered tools, built on the first list (not at start:
+    /// deriving the schemas would add to the time to `initialize`).
+    tools: Arc<std::sync::OnceLock<Vec<Tool>>>,
 }
 
 impl ZoteroServer {
     /// The server for this configuration; an error says what could not be set up.
     pub fn new(config: &Config) -> Result<Self, String> {
         let svc = ZoteroService::new(config)?;
-        let offer = Offer::new(config);
-        let tools = offer.listed().into_iter().map(to_mcp).collect();
         Ok(Self {
             svc: Arc::new(svc),
-            offer: Arc::new(offer),
-            tools: Arc::new(tools),
+            offer: Arc::new(Offer::new(config)),
+            tools: Arc::default(),
         })
+    }
+
+    fn tools(&self) -> &[Tool] {
+        self.tools
+            .get_or_init(|| self.offer.listed().into_iter().map(to_mcp).collect())
     }
 }
 
@@ -250,11 +254,11 @@ impl ServerHandler for ZoteroServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items((*self.tools).clone()))
+        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.tools().iter().find(|t| t.name == name).cloned()
     }
 
     async fn call_tool(
