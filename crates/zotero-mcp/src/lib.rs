@@ -1,6 +1,7 @@
 //! zotero-mcp: an MCP server giving AI agents safe, structured access to a Zotero library.
 
 pub mod check;
+pub mod cli;
 pub mod config;
 pub mod envelope;
 pub mod errors;
@@ -8,3 +9,4 @@ pub mod log;
 pub mod server;
 pub mod service;
 pub mod tools;
+pub mod transport;

@@ -1,0 +1,72 @@
+//! The command line: serve MCP on stdio (default), `check` the configuration, or print the
+//! tool list.
+
+use std::process::ExitCode;
+
+use crate::config::Config;
+use crate::server::tool_definitions;
+use clap::{Parser, Subcommand};
+
+/// MCP server for a personal Zotero library. With no command it serves MCP on stdio.
+/// Configuration comes from the environment (ZOTERO_API_KEY, ZOTERO_USER_ID, ...).
+#[derive(Parser)]
+#[command(name = "zotero-mcp", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve MCP on stdin/stdout (the default).
+    Serve,
+    /// Check the configuration against Zotero: ZOTERO_API_KEY and ZOTERO_USER_ID (who the key
+    /// belongs to, what it may do in each library) and the desktop app's local API.
+    Check,
+    /// Print the tools this server lists, as JSON.
+    Tools {
+        /// JSON output (the only format).
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Parses the command line, reads the configuration and runs the command.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("zotero-mcp: configuration error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Some(Command::Tools { .. }) => match serde_json::to_string_pretty(&tool_definitions()) {
+            Ok(s) => {
+                println!("{s}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("zotero-mcp: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Some(Command::Check) => run(crate::check::run(config)),
+        None | Some(Command::Serve) => run(crate::transport::stdio::serve(config)),
+    }
+}
+
+fn run(fut: impl std::future::Future<Output = ExitCode>) -> ExitCode {
+    match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(fut),
+        Err(e) => {
+            eprintln!("zotero-mcp: cannot start the async runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! The transports the one server handler runs on.
+
+pub mod stdio;
