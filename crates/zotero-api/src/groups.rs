@@ -9,7 +9,7 @@ use crate::error::ZoteroError;
 use crate::http::{ApiRequest, HttpClient};
 use crate::keys::Permissions;
 use crate::library::{LibraryId, LibraryRef};
-use crate::response::{all_pages, expect, next_start_from_link, parse_json, ApiResponse, Page};
+use crate::response::{all_pages, expect, parse_json, parse_page_of};
 
 /// One library the caller can reach.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -222,18 +222,8 @@ async fn groups(
 ) -> Result<Vec<GroupWire>, ZoteroError> {
     all_pages(|start| async move {
         let req = ApiRequest::get(format!("{user_prefix}/groups?limit=100&start={start}"));
-        let resp: ApiResponse = http.send(&req, cancel).await?;
-        expect(&resp, 200, "list the groups")?;
-        let items: Vec<GroupWire> = parse_json(&resp)?;
-        let total = resp
-            .header("total-results")
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(items.len() as u64);
-        Ok(Page {
-            items,
-            total,
-            next_start: resp.header("link").and_then(next_start_from_link),
-        })
+        let resp = http.send(&req, cancel).await?;
+        parse_page_of(&resp, "list the groups", |g: GroupWire| g)
     })
     .await
 }

@@ -264,7 +264,7 @@ impl HttpClient {
     }
 
     /// The error for a request the retry loop gave up on.
-    fn gave_up(&self, e: RetryError<ApiResponse, ZoteroError>) -> ZoteroError {
+    pub(crate) fn gave_up(&self, e: RetryError<ApiResponse, ZoteroError>) -> ZoteroError {
         match e {
             RetryError::Failed(e) => e,
             RetryError::Cancelled => ZoteroError::Cancelled,

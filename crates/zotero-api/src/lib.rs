@@ -12,6 +12,7 @@ pub mod http;
 pub mod keys;
 pub mod library;
 pub mod model;
+pub mod progress;
 pub mod response;
 pub mod routing;
 pub mod templates;

@@ -103,14 +103,23 @@ pub fn parse_page<T>(
     what: &str,
     map: impl Fn(&WireObject) -> T,
 ) -> Result<Page<T>, ZoteroError> {
+    parse_page_of(resp, what, |o: WireObject| map(&o))
+}
+
+/// A page of any kind of object (`W` as Zotero sends it), mapped to `T`.
+pub fn parse_page_of<W: serde::de::DeserializeOwned, T>(
+    resp: &ApiResponse,
+    what: &str,
+    map: impl Fn(W) -> T,
+) -> Result<Page<T>, ZoteroError> {
     expect(resp, 200, what)?;
-    let objects: Vec<WireObject> = parse_json(resp)?;
+    let objects: Vec<W> = parse_json(resp)?;
     let total = resp
         .header("total-results")
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(objects.len() as u64);
     Ok(Page {
-        items: objects.iter().map(map).collect(),
+        items: objects.into_iter().map(map).collect(),
         total,
         next_start: resp.header("link").and_then(next_start_from_link),
     })

@@ -20,10 +20,9 @@ use super::error::{UpstreamAnswer, ZoteroError};
 use super::http::{ApiRequest, ApiResponse, ByteStream, UploadRequest};
 use crate::client::Library;
 use crate::library::ObjectKey;
+use crate::progress::Progress;
+pub use crate::progress::ProgressFn;
 use crate::response::{parse_json, percent_encode, unexpected};
-
-/// Called with (bytes of the file sent so far, file size) as the upload goes.
-pub type ProgressFn = Arc<dyn Fn(u64, u64) + Send + Sync>;
 
 /// How long removing an abandoned attachment item may take, whatever became of the call.
 const CLEANUP_TIME: Duration = Duration::from_secs(60);
@@ -73,46 +72,6 @@ struct UploadAuthorization {
     prefix: Bytes,
     suffix: Bytes,
     upload_key: String,
-}
-
-/// Upload progress for the caller: bytes of the file sent, reported in steps of 1% (at
-/// least 256 KiB), only ever growing (retries included), and the total exactly once.
-struct Progress {
-    report: Option<ProgressFn>,
-    total: u64,
-    step: u64,
-    /// The last figure reported; `None` before the first.
-    last: std::sync::Mutex<Option<u64>>,
-}
-
-impl Progress {
-    fn new(report: Option<ProgressFn>, total: u64) -> Self {
-        Self {
-            report,
-            total,
-            step: (total / 100).max(256 * 1024),
-            last: std::sync::Mutex::new(None),
-        }
-    }
-
-    /// `sent` bytes of the file are on their way.
-    fn sent(&self, sent: u64) {
-        let Some(report) = &self.report else { return };
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let due = match *last {
-            None => sent >= self.step || sent == self.total,
-            Some(l) => sent > l && (sent - l >= self.step || sent == self.total),
-        };
-        if due {
-            *last = Some(sent);
-            report(sent, self.total);
-        }
-    }
-
-    /// The file is stored (sent now, or found already there).
-    fn done(&self) {
-        self.sent(self.total);
-    }
 }
 
 impl Library<'_> {
@@ -199,7 +158,17 @@ impl Library<'_> {
                 });
             }
         };
-        let key = created.key();
+        // The key goes into the upload URLs: only a well-formed one (Zotero echoes the key
+        // chosen for the create; anything else is an answer this client cannot trust).
+        let key = match ObjectKey::parse(&created.key()) {
+            Ok(key) => key.to_string(),
+            Err(e) => {
+                return Err(ZoteroError::BadResponse {
+                    reason: format!("the created attachment has no usable key: {e}"),
+                    status: 200,
+                })
+            }
+        };
 
         let progress = Arc::new(Progress::new(progress, file.size));
         match self.transfer(&key, file, &progress, cancel).await {

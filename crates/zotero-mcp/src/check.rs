@@ -114,7 +114,20 @@ async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken)
             for g in groups {
                 println!("{}", group_line(g));
             }
-            true
+            // The default library must be one the key reaches.
+            match libs.iter().find(|l| l.library == config.library) {
+                Some(l) => {
+                    println!("default:   {} ({})", l.library, rights(l.permissions));
+                    true
+                }
+                None => {
+                    eprintln!(
+                        "zotero-mcp check: ZOTERO_LIBRARY is {} but the key cannot reach that library; use one of the libraries listed above",
+                        config.library
+                    );
+                    false
+                }
+            }
         }
         Err(e) => {
             eprintln!("zotero-mcp check: cannot list the groups: {e}");

@@ -96,18 +96,12 @@ impl HttpClient {
                 resp.retries = retries;
                 Ok(resp)
             }
-            Err(RetryError::Failed(e)) => Err(e),
-            Err(RetryError::Cancelled) => Err(ZoteroError::Cancelled),
             // The storage's own answer (a 429/503 asking for a long wait) tells the caller
             // more than a wait of ours would.
             Err(RetryError::WaitTooLong {
                 answer: Some(resp), ..
             }) => Ok(resp),
-            Err(RetryError::WaitTooLong { wait, answer: None }) => Err(ZoteroError::WaitTooLong {
-                wait_secs: zotero_net::ceil_secs(wait),
-                max_wait_secs: zotero_net::ceil_secs(self.retry.max_wait),
-                answer: None,
-            }),
+            Err(e) => Err(self.gave_up(e)),
         }
     }
 

@@ -13,6 +13,7 @@ mod arxiv_and_progress;
 mod collections;
 mod common;
 mod emulator_client;
+mod emulator_faults;
 mod emulator_files;
 mod emulator_hosts;
 mod emulator_libraries;
