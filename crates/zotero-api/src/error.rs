@@ -61,8 +61,17 @@ pub enum ZoteroError {
     #[error("Zotero sent an answer that could not be read: {reason}")]
     BadResponse { reason: String, status: u16 },
 
+    /// A request this client could not build (a defect, not the caller's input).
     #[error("invalid request: {reason}")]
     InvalidRequest { reason: String },
+
+    /// The item a file was to be attached to cannot take one.
+    #[error("item {key} is of type {item_type}; attach files to a regular item (its parent item, if it has one)")]
+    NotAParent { key: String, item_type: String },
+
+    /// `ZOTERO_API_KEY` cannot be sent in a header.
+    #[error("ZOTERO_API_KEY contains characters that cannot be sent in a header; copy the key again from https://www.zotero.org/settings/keys")]
+    BadApiKey,
 
     /// The bytes being uploaded could not be read, or changed after they were hashed.
     #[error("the file could not be sent: {reason}")]

@@ -285,10 +285,7 @@ impl HttpClient {
             .header(USER_AGENT, self.user_agent.clone());
         if let Some(key) = &self.api_key {
             let mut value =
-                HeaderValue::from_str(key.expose()).map_err(|_| ZoteroError::InvalidRequest {
-                    reason: "ZOTERO_API_KEY contains characters that cannot be sent in a header"
-                        .into(),
-                })?;
+                HeaderValue::from_str(key.expose()).map_err(|_| ZoteroError::BadApiKey)?;
             value.set_sensitive(true);
             builder = builder.header("Zotero-API-Key", value);
         }

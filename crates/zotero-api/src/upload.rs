@@ -93,10 +93,9 @@ impl Library<'_> {
         };
         let item_type = wire.item_type();
         if matches!(item_type.as_str(), "attachment" | "note" | "annotation") {
-            return Err(ZoteroError::InvalidRequest {
-                reason: format!(
-                    "item {key} is of type {item_type}; attach files to a regular item (its parent item, if it has one)"
-                ),
+            return Err(ZoteroError::NotAParent {
+                key: key.to_string(),
+                item_type,
             });
         }
         Ok(())

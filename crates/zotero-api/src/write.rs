@@ -165,6 +165,7 @@ impl Library<'_> {
             Err(
                 e @ (ZoteroError::MissingCredentials { .. }
                 | ZoteroError::InvalidRequest { .. }
+                | ZoteroError::BadApiKey
                 | ZoteroError::LibraryAccess { .. }),
             ) => return Err(e),
             // Any attempt may have landed before its answer was lost (or the call was

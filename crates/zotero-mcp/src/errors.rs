@@ -12,15 +12,18 @@ use crate::envelope::{ErrorCode, ToolError};
 pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
     match err {
         ZoteroError::MissingCredentials { .. }
+        | ZoteroError::BadApiKey
         | ZoteroError::LibraryAccess { .. }
         | ZoteroError::LocalApi { .. } => ErrorCode::Auth,
+        // A request this client could not build is a defect of the server, not the input.
+        ZoteroError::InvalidRequest { .. } => ErrorCode::Internal,
         ZoteroError::Status { answer, .. } => ErrorCode::for_status(answer.status),
         ZoteroError::WaitTooLong { .. } => ErrorCode::RateLimited,
         ZoteroError::Network { .. }
         | ZoteroError::Timeout { .. }
         | ZoteroError::Cancelled
         | ZoteroError::BadResponse { .. } => ErrorCode::Upstream,
-        ZoteroError::InvalidRequest { .. }
+        ZoteroError::NotAParent { .. }
         | ZoteroError::Source { .. }
         | ZoteroError::UnknownItemType { .. }
         | ZoteroError::AmbiguousCollection { .. }
@@ -132,6 +135,12 @@ impl From<ZoteroError> for ToolError {
                     .insert("attachment_key".into(), json!(attachment_key));
                 e.details
                     .insert("attachment_removed".into(), json!(removed));
+            }
+            ZoteroError::NotAParent { .. } => {
+                e.details.insert("field".into(), json!("item_key"));
+            }
+            ZoteroError::BadApiKey => {
+                e.details.insert("variable".into(), json!("ZOTERO_API_KEY"));
             }
             ZoteroError::LocalApi { .. }
             | ZoteroError::Network { .. }

@@ -305,7 +305,15 @@ async fn bad_sources_are_explained_before_anything_is_written() {
             json!({"item_key": "VASPDF23", "file_path": path}),
         )
         .await;
-    a.expect_err("ZOTERO_VALIDATION_ERROR");
+    let err = a.expect_err("ZOTERO_VALIDATION_ERROR");
+    assert_eq!(err["details"]["field"], "item_key");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("of type attachment"),
+        "{err}"
+    );
     assert_eq!(emu.count("POST", "/"), 0, "nothing written");
     server.stop().await;
 }
