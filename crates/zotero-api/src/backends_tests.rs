@@ -227,7 +227,7 @@ async fn the_local_api_switched_off_says_how_to_turn_it_on() {
         .search_items(&query(), &CancellationToken::new())
         .await
         .unwrap_err();
-    assert!(matches!(err, ZoteroError::LocalApi { .. }), "{err:?}");
+    assert!(matches!(err, ZoteroError::LocalApiOff), "{err:?}");
     assert!(
         err.to_string().contains("Allow other applications"),
         "{err}"

@@ -45,9 +45,13 @@ pub enum ZoteroError {
         answer: Option<Box<UpstreamAnswer>>,
     },
 
-    /// The desktop app's local API refused or cannot serve the request.
-    #[error("{reason}")]
-    LocalApi { reason: String },
+    /// The desktop app's local API is switched off (403 `Local API is not enabled`).
+    #[error("the Zotero desktop app's local API is off: turn on Settings → Advanced → \"Allow other applications on this computer to communicate with Zotero\"")]
+    LocalApiOff,
+
+    /// The desktop app's local API is asked for, but not configured.
+    #[error("the desktop app's local API is not used (set ZOTERO_LOCAL=1)")]
+    LocalApiNotConfigured,
 
     #[error("could not reach Zotero at {base}: {reason}")]
     Network { base: String, reason: String },

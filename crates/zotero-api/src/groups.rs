@@ -156,9 +156,7 @@ impl ZoteroClient {
         cancel: &CancellationToken,
     ) -> Result<Vec<LibraryInfo>, ZoteroError> {
         let Some(local) = self.local_http() else {
-            return Err(ZoteroError::LocalApi {
-                reason: "the desktop app's local API is not used (set ZOTERO_LOCAL=1)".into(),
-            });
+            return Err(ZoteroError::LocalApiNotConfigured);
         };
         let mut out = vec![LibraryInfo {
             library: LibraryRef::User,
@@ -171,7 +169,7 @@ impl ZoteroClient {
         let found = groups(local, &LibraryId::User(0).path(), cancel).await;
         if let Err(ZoteroError::Status { answer, .. }) = &found {
             if answer.status == 403 {
-                return Err(crate::routing::local_api_off());
+                return Err(ZoteroError::LocalApiOff);
             }
         }
         for g in found? {

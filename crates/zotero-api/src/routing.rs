@@ -29,15 +29,6 @@ fn local_cannot_serve(resp: &ApiResponse) -> bool {
     }
 }
 
-/// The message for the desktop app's local API switched off.
-pub(crate) fn local_api_off() -> ZoteroError {
-    ZoteroError::LocalApi {
-        reason: "the Zotero desktop app's local API is off: turn on Settings → Advanced → \
-                 \"Allow other applications on this computer to communicate with Zotero\""
-            .into(),
-    }
-}
-
 /// One library of the client, named as the caller named it.
 #[derive(Clone, Copy)]
 pub struct Library<'a> {
@@ -106,7 +97,7 @@ impl<'a> Library<'a> {
                 Err(ZoteroError::Network { .. } | ZoteroError::Timeout { .. }) if has_web => {
                     tracing::info!("the desktop did not answer; asking the web API");
                 }
-                Ok(resp) if resp.status == 403 => return Err(local_api_off()),
+                Ok(resp) if resp.status == 403 => return Err(ZoteroError::LocalApiOff),
                 other => return other,
             }
         }

@@ -14,7 +14,8 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         ZoteroError::MissingCredentials { .. }
         | ZoteroError::BadApiKey
         | ZoteroError::LibraryAccess { .. }
-        | ZoteroError::LocalApi { .. } => ErrorCode::Auth,
+        | ZoteroError::LocalApiOff
+        | ZoteroError::LocalApiNotConfigured => ErrorCode::Auth,
         // A request this client could not build is a defect of the server, not the input.
         ZoteroError::InvalidRequest { .. } => ErrorCode::Internal,
         ZoteroError::Status { answer, .. } => ErrorCode::for_status(answer.status),
@@ -142,7 +143,8 @@ impl From<ZoteroError> for ToolError {
             ZoteroError::BadApiKey => {
                 e.details.insert("variable".into(), json!("ZOTERO_API_KEY"));
             }
-            ZoteroError::LocalApi { .. }
+            ZoteroError::LocalApiOff
+            | ZoteroError::LocalApiNotConfigured
             | ZoteroError::Network { .. }
             | ZoteroError::Timeout { .. }
             | ZoteroError::Cancelled
