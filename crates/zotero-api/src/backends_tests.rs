@@ -145,7 +145,7 @@ async fn without_the_web_api_reads_go_local_and_writes_are_refused_unsent() {
     let cancel = CancellationToken::new();
     let lib = c.library(LibraryRef::User).unwrap();
     // A read a write would depend on still has only the local copy to go to.
-    lib.fetch_item("CCCCCCCC", &cancel).await.unwrap();
+    lib.fetch_item(&key("CCCCCCCC"), &cancel).await.unwrap();
     let err = lib
         .check_parent(&key("CCCCCCCC"), &cancel)
         .await

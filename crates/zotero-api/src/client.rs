@@ -281,7 +281,6 @@ impl Library<'_> {
         key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<Item, ZoteroError> {
-        let key = key.as_str();
         let resp = self
             .send(&ApiRequest::get(format!("/items/{key}")), cancel)
             .await?;
@@ -311,7 +310,7 @@ impl Library<'_> {
     /// Every attachment child of an item, all pages.
     async fn attachments(
         &self,
-        key: &str,
+        key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<Vec<AttachmentSummary>, ZoteroError> {
         let children = self.attachment_children(key, false, cancel).await?;
@@ -322,7 +321,7 @@ impl Library<'_> {
     /// the read cache.
     pub(crate) async fn attachment_children(
         &self,
-        key: &str,
+        key: &ObjectKey,
         fresh: bool,
         cancel: &CancellationToken,
     ) -> Result<Vec<WireObject>, ZoteroError> {

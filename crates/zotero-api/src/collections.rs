@@ -37,11 +37,10 @@ impl Library<'_> {
         target: &CollectionRef,
         cancel: &CancellationToken,
     ) -> Result<Membership, ZoteroError> {
-        let item_key = item_key.as_str();
         self.require_write(false, cancel).await?;
         let collection_key = match target {
             CollectionRef::Key(key) => {
-                self.collection(key.as_str(), cancel).await?;
+                self.collection(key, cancel).await?;
                 key.to_string()
             }
             CollectionRef::Name(name) => self.collection_by_name(name, cancel).await?,
@@ -113,7 +112,7 @@ impl Library<'_> {
 
     async fn collection(
         &self,
-        key: &str,
+        key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<Collection, ZoteroError> {
         // The collection decides what is written: as it is now, not a lagging copy.

@@ -102,6 +102,21 @@ impl ObjectKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// A fresh random key, for a create whose key the client chooses.
+    pub fn random() -> ObjectKey {
+        use rand::Rng;
+        let mut rng = rand::rng();
+        let alphabet = KEY_ALPHABET.as_bytes();
+        ObjectKey(
+            (0..8)
+                .map(|_| {
+                    let i = rng.random_range(0..alphabet.len());
+                    alphabet.get(i).map_or('2', |b| *b as char)
+                })
+                .collect(),
+        )
+    }
 }
 
 impl fmt::Display for ObjectKey {

@@ -82,7 +82,6 @@ impl Library<'_> {
         key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<(), ZoteroError> {
-        let key = key.as_str();
         self.require_write(true, cancel).await?;
         let Some(wire) = self.fetch_item(key, cancel).await? else {
             return Err(ZoteroError::NotFound {
@@ -110,10 +109,7 @@ impl Library<'_> {
     ) -> Result<Uploaded, ZoteroError> {
         let file = new.file;
         self.require_write(true, cancel).await?;
-        if let Some(existing) = self
-            .attached_already(new.parent_key.as_str(), file, cancel)
-            .await?
-        {
+        if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
             tracing::info!("the parent has this file already; nothing written");
             Progress::new(progress, file.size).done();
             let text = |k: &str| {
@@ -148,11 +144,14 @@ impl Library<'_> {
                 let ZoteroError::CreateUnconfirmed { key, .. } = &error else {
                     return Err(error);
                 };
-                let key = key.clone();
+                // The key is the one this client chose for the create.
+                let Ok(key) = ObjectKey::parse(key) else {
+                    return Err(error);
+                };
                 let removed = self.remove_abandoned(&key, None).await;
                 return Err(ZoteroError::AttachmentAbandoned {
                     error: Box::new(error),
-                    attachment_key: key,
+                    attachment_key: key.to_string(),
                     removed,
                 });
             }
@@ -160,7 +159,7 @@ impl Library<'_> {
         // The key goes into the upload URLs: only a well-formed one (Zotero echoes the key
         // chosen for the create; anything else is an answer this client cannot trust).
         let key = match ObjectKey::parse(&created.key()) {
-            Ok(key) => key.to_string(),
+            Ok(key) => key,
             Err(e) => {
                 return Err(ZoteroError::BadResponse {
                     reason: format!("the created attachment has no usable key: {e}"),
@@ -179,7 +178,7 @@ impl Library<'_> {
                     _ => registered_version.unwrap_or(created.version()),
                 };
                 Ok(Uploaded {
-                    attachment_key: key,
+                    attachment_key: key.to_string(),
                     version,
                     title,
                     content_type: file.content_type.clone(),
@@ -191,7 +190,7 @@ impl Library<'_> {
                 let removed = self.remove_abandoned(&key, Some(created.version())).await;
                 Err(ZoteroError::AttachmentAbandoned {
                     error: Box::new(error),
-                    attachment_key: key,
+                    attachment_key: key.to_string(),
                     removed,
                 })
             }
@@ -202,7 +201,7 @@ impl Library<'_> {
     /// that attaching the same file twice does not make a second attachment.
     async fn attached_already(
         &self,
-        parent: &str,
+        parent: &ObjectKey,
         file: &FileToUpload,
         cancel: &CancellationToken,
     ) -> Result<Option<super::model::WireObject>, ZoteroError> {
@@ -219,7 +218,7 @@ impl Library<'_> {
     /// Steps 2–4. Answers the version the registration reported, if it did.
     async fn transfer(
         &self,
-        key: &str,
+        key: &ObjectKey,
         file: &FileToUpload,
         progress: &Arc<Progress>,
         cancel: &CancellationToken,
@@ -259,7 +258,7 @@ impl Library<'_> {
     /// Step 2: `POST …/file` with the file's MD5, name, size and mtime.
     async fn authorize(
         &self,
-        key: &str,
+        key: &ObjectKey,
         file: &FileToUpload,
         cancel: &CancellationToken,
     ) -> Result<Authorization, ZoteroError> {
@@ -313,7 +312,7 @@ impl Library<'_> {
     /// the key used up; then the item itself says whether the file is registered.
     async fn register(
         &self,
-        key: &str,
+        key: &ObjectKey,
         file: &FileToUpload,
         upload_key: &str,
         cancel: &CancellationToken,
@@ -343,7 +342,7 @@ impl Library<'_> {
     }
 
     /// Whether the attachment item carries a file with this MD5.
-    async fn has_file(&self, key: &str, md5: &str, cancel: &CancellationToken) -> bool {
+    async fn has_file(&self, key: &ObjectKey, md5: &str, cancel: &CancellationToken) -> bool {
         match self.fetch_item(key, cancel).await {
             Ok(Some(wire)) => wire.data.get("md5").and_then(Value::as_str) == Some(md5),
             _ => false,
@@ -353,7 +352,7 @@ impl Library<'_> {
     /// Deletes the attachment item of a failed upload (its version read first when not
     /// known), with its own deadline and a token of its own: a cancelled call still cleans
     /// up after itself. An item that does not exist counts as removed.
-    async fn remove_abandoned(&self, key: &str, version: Option<u64>) -> bool {
+    async fn remove_abandoned(&self, key: &ObjectKey, version: Option<u64>) -> bool {
         let cancel = CancellationToken::new();
         let remove = async {
             let version = match version {
@@ -369,18 +368,18 @@ impl Library<'_> {
         match outcome {
             Ok(Ok(())) => {
                 tracing::info!(
-                    attachment_key = key,
+                    attachment_key = %key,
                     "removed the attachment item of a failed upload"
                 );
                 true
             }
             Ok(Err(e)) => {
-                tracing::error!(attachment_key = key, error = %e, "could not remove the attachment item of a failed upload");
+                tracing::error!(attachment_key = %key, error = %e, "could not remove the attachment item of a failed upload");
                 false
             }
             Err(_) => {
                 tracing::error!(
-                    attachment_key = key,
+                    attachment_key = %key,
                     "removing the attachment item of a failed upload timed out"
                 );
                 false

@@ -8,7 +8,6 @@
 
 use hyper::header::HeaderValue;
 use hyper::Method;
-use rand::Rng;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -16,21 +15,15 @@ use super::error::ZoteroError;
 use super::http::{ApiRequest, ApiResponse};
 use super::model::{Creator, Item, WireObject};
 use crate::client::Library;
-use crate::library::KEY_ALPHABET;
+use crate::library::ObjectKey;
 use crate::response::{parse_json, unexpected};
 
 /// How many times a version-checked write is tried again after `412` before giving up.
 pub(crate) const MAX_VERSION_RETRIES: usize = 5;
 
 /// A fresh object key: 8 characters of `KEY_ALPHABET`.
-pub fn new_object_key() -> String {
-    let mut rng = rand::rng();
-    (0..8)
-        .map(|_| {
-            let i = rng.random_range(0..KEY_ALPHABET.len());
-            KEY_ALPHABET.as_bytes().get(i).map_or('2', |b| *b as char)
-        })
-        .collect()
+pub fn new_object_key() -> ObjectKey {
+    ObjectKey::random()
 }
 
 /// A `Zotero-Write-Token`: 32 random hex characters.
@@ -142,7 +135,7 @@ impl Library<'_> {
         cancel: &CancellationToken,
     ) -> Result<WireObject, ZoteroError> {
         let key = new_object_key();
-        object.insert("key".into(), Value::from(key.clone()));
+        object.insert("key".into(), Value::from(key.as_str()));
         // A key-based write needs a version; 0 says "this object must not exist yet".
         object.insert("version".into(), Value::from(0));
         let body = serde_json::to_vec(&[Value::Object(object)]).map_err(|e| {
@@ -217,7 +210,11 @@ impl Library<'_> {
 
     /// Reads back an item Zotero said it created. A failure to read it is not a failure
     /// to create it: the error says the item exists.
-    async fn read_back(&self, key: &str, resp: &ApiResponse) -> Result<WireObject, ZoteroError> {
+    async fn read_back(
+        &self,
+        key: &ObjectKey,
+        resp: &ApiResponse,
+    ) -> Result<WireObject, ZoteroError> {
         match self.fetch_item(key, &CancellationToken::new()).await {
             Ok(Some(wire)) => Ok(wire),
             Ok(None) => Err(unexpected(resp, "create the item")),
@@ -234,7 +231,7 @@ impl Library<'_> {
     /// even when the call was cancelled: whoever cleans up needs the answer.
     async fn confirm_created(
         &self,
-        key: &str,
+        key: &ObjectKey,
         cause: ZoteroError,
     ) -> Result<WireObject, ZoteroError> {
         match self.fetch_item(key, &CancellationToken::new()).await {
@@ -254,7 +251,7 @@ impl Library<'_> {
     /// One item as it is now (never from the cache), or `None` when it does not exist.
     pub(crate) async fn fetch_item(
         &self,
-        key: &str,
+        key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<Option<WireObject>, ZoteroError> {
         let req = ApiRequest::get(format!("/items/{key}")).fresh();
@@ -270,7 +267,7 @@ impl Library<'_> {
     /// An item that is already gone counts as deleted.
     pub(crate) async fn delete_item(
         &self,
-        key: &str,
+        key: &ObjectKey,
         mut version: u64,
         cancel: &CancellationToken,
     ) -> Result<(), ZoteroError> {
@@ -309,14 +306,17 @@ fn creator_to_wire(c: &Creator) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::library::KEY_ALPHABET;
 
     #[test]
     fn keys_use_the_zotero_alphabet() {
         for _ in 0..200 {
             let k = new_object_key();
-            assert_eq!(k.len(), 8);
+            assert_eq!(k.as_str().len(), 8);
             assert!(
-                k.bytes().all(|b| KEY_ALPHABET.as_bytes().contains(&b)),
+                k.as_str()
+                    .bytes()
+                    .all(|b| KEY_ALPHABET.as_bytes().contains(&b)),
                 "{k}"
             );
         }
