@@ -373,9 +373,22 @@ async fn write_to_all_groups_reaches_only_where_the_group_lets_the_user_edit() {
         ),
         "{err:?}"
     );
-    let libs = c.libraries(&cancel).await;
-    // (The groups listing is not mocked: only the rights above matter here.)
-    assert!(libs.is_err());
+    // The settings were read once per group, not once per check.
+    let reads = |g: u64| {
+        let p = format!("/groups/{g}");
+        move |r: &wiremock::Request| r.url.path() == p
+    };
+    let got = web.received_requests().await.unwrap();
+    assert_eq!(
+        got.iter().filter(|r| reads(11)(r)).count(),
+        2,
+        "read, then again before refusing"
+    );
+    assert_eq!(
+        got.iter().filter(|r| reads(12)(r)).count(),
+        2,
+        "once for the write, again before refusing files"
+    );
     let writes = web
         .received_requests()
         .await

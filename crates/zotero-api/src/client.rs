@@ -1,7 +1,7 @@
 //! Typed calls to the Zotero Web API. Each has the same shape: build the request, send it,
 //! match the statuses it expects, and turn anything else into a `ZoteroError`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
@@ -11,6 +11,7 @@ use super::error::ZoteroError;
 use super::http::{ApiRequest, HttpClient};
 use super::model::{AttachmentSummary, Collection, Item, WireObject};
 use crate::config::ClientConfig;
+use crate::groups::GroupSettings;
 use crate::keys::KeyAccess;
 use crate::library::{LibraryRef, ObjectKey};
 use crate::response::{
@@ -93,6 +94,9 @@ pub struct ZoteroClient {
     templates: TemplateCache,
     /// `/keys/current` as last read (once per process, again before a refusal).
     access: Mutex<Option<Arc<KeyAccess>>>,
+    /// Each group's editing settings as last read (like `access`: once, and again before a
+    /// refusal), so a write to a group costs no extra request after the first.
+    pub(crate) group_settings: Mutex<HashMap<u64, Arc<GroupSettings>>>,
 }
 
 impl ZoteroClient {
@@ -109,6 +113,7 @@ impl ZoteroClient {
             sort_fallback: SortFallback::default(),
             templates: TemplateCache::default(),
             access: Mutex::new(None),
+            group_settings: Mutex::default(),
         })
     }
 

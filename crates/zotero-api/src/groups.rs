@@ -1,6 +1,8 @@
 //! The libraries a caller can reach: the user library and every group the key (or the
 //! desktop app) can see, with what may be done in each.
 
+use std::sync::Arc;
+
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
 
@@ -180,12 +182,22 @@ impl ZoteroClient {
 }
 
 impl ZoteroClient {
-    /// A group's editing settings as they are now (`GET /groups/{id}`, from the Web API).
+    /// A group's editing settings (`GET /groups/{id}`, from the Web API): read once per
+    /// process, or again with `refresh`.
     pub async fn group_settings(
         &self,
         group: u64,
+        refresh: bool,
         cancel: &CancellationToken,
-    ) -> Result<GroupSettings, ZoteroError> {
+    ) -> Result<Arc<GroupSettings>, ZoteroError> {
+        let lock = || {
+            self.group_settings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+        };
+        if let (Some(known), false) = (lock().get(&group).cloned(), refresh) {
+            return Ok(known);
+        }
         let (web, _) = self.web()?;
         let req = ApiRequest::get(LibraryId::Group(group).path()).fresh();
         let resp = web.send(&req, cancel).await?;
@@ -197,7 +209,9 @@ impl ZoteroClient {
             });
         }
         expect(&resp, 200, "read the group")?;
-        Ok(parse_json::<GroupWire>(&resp)?.data.settings)
+        let settings = Arc::new(parse_json::<GroupWire>(&resp)?.data.settings);
+        lock().insert(group, settings.clone());
+        Ok(settings)
     }
 }
 

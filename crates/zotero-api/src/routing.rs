@@ -185,7 +185,7 @@ impl<'a> Library<'a> {
         if !key.write || (explicit && !files) {
             return Ok(key);
         }
-        let settings = self.client.group_settings(group, cancel).await?;
+        let settings = self.client.group_settings(group, refresh, cancel).await?;
         Ok(crate::groups::in_group(
             key,
             explicit,

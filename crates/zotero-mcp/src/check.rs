@@ -82,7 +82,8 @@ fn group_line(l: &LibraryInfo) -> String {
 
 async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken) -> bool {
     println!("API base:  {}", config.api_base);
-    let info = match client.key_info(cancel).await {
+    // Read now, and kept for the group listing below: one `/keys/current`.
+    let info = match client.access(true, cancel).await {
         Ok(i) => i,
         Err(e) => {
             eprintln!("zotero-mcp check: {e}");

@@ -1,6 +1,6 @@
 //! The network layer every outside request of zotero-mcp goes through: the TLS connector
 //! (rustls with ring and the webpki roots), the user agent, the one retry loop (backoff with
-//! jitter, `Retry-After`, the process-wide `Backoff` gate, cancellation), byte streams for
+//! jitter, `Retry-After`, the `Backoff` gate (one per service), cancellation), byte streams for
 //! uploads and error chains for messages. It knows nothing of Zotero or MCP.
 
 pub mod body;

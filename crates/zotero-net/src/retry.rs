@@ -1,5 +1,5 @@
 //! The one retry loop of the process, and what it is made of: exponential backoff with
-//! jitter, `Retry-After` (seconds or an HTTP-date), the process-wide `Backoff` gate, and
+//! jitter, `Retry-After` (seconds or an HTTP-date), the `Backoff` gate (one per service), and
 //! sleeps that end when the call is cancelled.
 
 use std::future::Future;
