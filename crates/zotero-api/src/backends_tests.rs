@@ -43,6 +43,7 @@ fn key(k: &str) -> ObjectKey {
 
 fn query() -> SearchQuery {
     SearchQuery {
+        exclude_tags: Vec::new(),
         query: "x".into(),
         tags: vec![],
         limit: 5,

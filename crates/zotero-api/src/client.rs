@@ -45,7 +45,11 @@ pub const FALLBACK_SORT: &str = "dateModified";
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
     pub query: String,
+    /// Tags every item must carry, each matched as written.
     pub tags: Vec<String>,
+    /// Tags no item may carry, each matched as written (none may start with `-`: the web
+    /// API cannot exclude such a tag).
+    pub exclude_tags: Vec<String>,
     pub limit: u32,
     pub start: u64,
     pub sort: String,
@@ -207,6 +211,18 @@ impl ZoteroClient {
     }
 }
 
+/// `tag` as a `tag=` filter value that Zotero matches literally.
+/// Zotero trims a filter value before reading it, so the check is on the trimmed tag (as
+/// stored, tags are trimmed too).
+fn literal_tag(tag: &str) -> String {
+    let tag = tag.trim();
+    if tag.starts_with('-') {
+        format!("\\{tag}")
+    } else {
+        tag.to_string()
+    }
+}
+
 impl Library<'_> {
     pub async fn search_items(
         &self,
@@ -214,9 +230,18 @@ impl Library<'_> {
         cancel: &CancellationToken,
     ) -> Result<SearchResult, ZoteroError> {
         let (limit, start) = (q.limit.to_string(), q.start.to_string());
+        // Zotero reads a leading `-` in `tag` as NOT and `\-` as a literal hyphen (the
+        // dataserver's getSearchParamValues, the desktop's buildSearchFromSearchSyntax), so
+        // a tag is matched as written only when escaped.
+        let tags: Vec<String> = q
+            .tags
+            .iter()
+            .map(|t| literal_tag(t))
+            .chain(q.exclude_tags.iter().map(|t| format!("-{}", t.trim())))
+            .collect();
         let build = |sort: &str| {
             let mut query = vec![("q", q.query.as_str()), ("sort", sort), ("format", "json")];
-            query.extend(q.tags.iter().map(|t| ("tag", t.as_str())));
+            query.extend(tags.iter().map(|t| ("tag", t.as_str())));
             query.extend([("limit", limit.as_str()), ("start", start.as_str())]);
             ApiRequest::get(format!("/items/top?{}", encode_query(&query)))
         };

@@ -153,10 +153,17 @@ impl Library<'_> {
             .collect();
         match matches.len() {
             1 => Ok(matches.remove(0).collection_key),
-            0 => Err(ZoteroError::CollectionNotFound {
-                name: name.to_string(),
-                closest: closest_names(&wanted, &all),
-            }),
+            0 => {
+                // The suggestion grows with the library (every name is compared): it runs on
+                // a blocking thread, so a big library never stalls other requests.
+                let closest = tokio::task::spawn_blocking(move || closest_names(&wanted, &all))
+                    .await
+                    .unwrap_or_default();
+                Err(ZoteroError::CollectionNotFound {
+                    name: name.to_string(),
+                    closest,
+                })
+            }
             _ => Err(ZoteroError::AmbiguousCollection {
                 name: name.to_string(),
                 candidates: matches,
@@ -165,15 +172,28 @@ impl Library<'_> {
     }
 }
 
+/// How many leading characters of two names the edit distance compares: enough to rank
+/// suggestions, and it keeps each comparison at most `DISTANCE_CHARS`² steps.
+const DISTANCE_CHARS: usize = 64;
+
+/// The first [`DISTANCE_CHARS`] characters of `s`.
+fn head(s: &str) -> &str {
+    match s.char_indices().nth(DISTANCE_CHARS) {
+        Some((at, _)) => s.get(..at).unwrap_or(s),
+        None => s,
+    }
+}
+
 /// Up to three collection names closest to `wanted` (lower case): names containing it
-/// first, then by edit distance.
+/// first, then by edit distance over their first characters. Linear in the number of
+/// collections, bounded per collection.
 fn closest_names(wanted: &str, all: &[Collection]) -> Vec<String> {
     let mut scored: Vec<(usize, &str)> = all
         .iter()
         .map(|c| {
             let lower = c.name.to_lowercase();
             let contains = lower.contains(wanted) || wanted.contains(lower.as_str());
-            let distance = edit_distance(wanted, &lower);
+            let distance = edit_distance(head(wanted), head(&lower));
             (if contains { 0 } else { 1 + distance }, c.name.as_str())
         })
         .collect();

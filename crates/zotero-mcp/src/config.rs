@@ -158,7 +158,11 @@ impl Config {
         };
         let read_cache = parse_bool(&get, "ZOTERO_READ_CACHE", false)?.then_some(cache);
 
-        let upload_max_bytes = parse_num::<u64>(&get, "ZOTERO_UPLOAD_MAX_BYTES", 52_428_800)?;
+        let upload_max_bytes = parse_num::<u64>(
+            &get,
+            "ZOTERO_UPLOAD_MAX_BYTES",
+            crate::tools::params::DEFAULT_UPLOAD_MAX_BYTES,
+        )?;
         let timeout = parse_secs(&get, "ZOTERO_TIMEOUT_SECONDS", 30.0)?;
         if timeout.is_zero() {
             return Err(ConfigError {

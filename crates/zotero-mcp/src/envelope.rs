@@ -83,6 +83,62 @@ impl ToolError {
         self.details.insert(key.into(), value.into());
         self
     }
+
+    /// The error with its message and details cut to a bounded size, whatever an input or an
+    /// upstream answer put in them: what reaches the caller and the log stays small.
+    pub fn bounded(mut self) -> Self {
+        cut(&mut self.message, MESSAGE_MAX);
+        for v in self.details.values_mut() {
+            bound_value(v, 0);
+        }
+        self
+    }
+}
+
+/// The most characters of an error message.
+const MESSAGE_MAX: usize = 2_000;
+/// The most characters of one string inside `details`.
+const DETAIL_STRING_MAX: usize = 1_000;
+/// The most entries of one array or object inside `details`.
+const DETAIL_ENTRIES_MAX: usize = 50;
+/// How deep `details` may nest.
+const DETAIL_DEPTH_MAX: usize = 4;
+
+/// Cuts `s` to `max` characters, saying so.
+fn cut(s: &mut String, max: usize) {
+    if let Some((at, _)) = s.char_indices().nth(max) {
+        let total = s.chars().count();
+        s.truncate(at);
+        s.push_str(&format!("… [cut: {total} characters in all]"));
+    }
+}
+
+fn bound_value(v: &mut Value, depth: usize) {
+    match v {
+        Value::String(s) => cut(s, DETAIL_STRING_MAX),
+        Value::Array(a) => {
+            if depth >= DETAIL_DEPTH_MAX {
+                a.clear();
+            }
+            a.truncate(DETAIL_ENTRIES_MAX);
+            for e in a {
+                bound_value(e, depth + 1);
+            }
+        }
+        Value::Object(o) => {
+            if depth >= DETAIL_DEPTH_MAX {
+                o.clear();
+            }
+            let extra: Vec<String> = o.keys().skip(DETAIL_ENTRIES_MAX).cloned().collect();
+            for k in extra {
+                o.remove(&k);
+            }
+            for e in o.values_mut() {
+                bound_value(e, depth + 1);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The envelope for a successful call.
@@ -132,6 +188,36 @@ pub fn output_schema(mut data: Map<String, Value>) -> Map<String, Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bounded_errors_cut_messages_and_details_at_any_depth() {
+        let big = "é".repeat(100_000);
+        let e = ToolError::new(ErrorCode::Validation, big.clone())
+            .with_detail("field", big.clone())
+            .with_detail("list", vec![json!(big.clone()); 500])
+            .with_detail(
+                "deep",
+                json!({"a": {"b": {"c": {"d": {"e": big.clone()}}}}}),
+            )
+            .with_detail("n", 5)
+            .bounded();
+        assert!(
+            e.message.chars().count() < MESSAGE_MAX + 60,
+            "{}",
+            e.message.len()
+        );
+        assert!(e.message.ends_with("[cut: 100000 characters in all]"));
+        let all = serde_json::to_string(&e.details).unwrap();
+        assert!(all.len() < 150_000, "{}", all.len());
+        assert_eq!(
+            e.details["list"].as_array().unwrap().len(),
+            DETAIL_ENTRIES_MAX
+        );
+        assert_eq!(e.details["n"], 5);
+        // Short errors are left as they are.
+        let small = ToolError::invalid("limit", "'limit' must be …").bounded();
+        assert_eq!(small, ToolError::invalid("limit", "'limit' must be …"));
+    }
 
     #[test]
     fn status_mapping_follows_the_seed() {

@@ -30,6 +30,8 @@ pub struct ZoteroServer {
     /// What `tools/list` answers: the offered tools, built on the first list (not at start:
     /// deriving the schemas would add to the time to `initialize`).
     tools: Arc<std::sync::OnceLock<Vec<Tool>>>,
+    /// `ZOTERO_UPLOAD_MAX_BYTES`, which bounds `file_bytes_base64` in the published schema.
+    upload_max_bytes: u64,
 }
 
 impl ZoteroServer {
@@ -40,12 +42,18 @@ impl ZoteroServer {
             svc: Arc::new(svc),
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
+            upload_max_bytes: config.upload_max_bytes,
         })
     }
 
     fn tools(&self) -> &[Tool] {
-        self.tools
-            .get_or_init(|| self.offer.listed().into_iter().map(to_mcp).collect())
+        self.tools.get_or_init(|| {
+            self.offer
+                .listed()
+                .into_iter()
+                .map(|t| to_mcp_with(t, self.upload_max_bytes))
+                .collect()
+        })
     }
 }
 
@@ -186,14 +194,28 @@ pub fn tool_definitions() -> Vec<Tool> {
 }
 
 fn to_mcp(tool: ToolName) -> Tool {
+    to_mcp_with(tool, crate::tools::params::DEFAULT_UPLOAD_MAX_BYTES)
+}
+
+/// The tool as MCP lists it, with the base64 bound of this server's upload limit.
+fn to_mcp_with(tool: ToolName, upload_max_bytes: u64) -> Tool {
     let Definition {
         name,
         title,
         description,
-        input_schema,
+        mut input_schema,
         output_schema,
         hints,
     } = tool.definition();
+    if let Some(Value::Object(b64)) = input_schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut("file_bytes_base64"))
+    {
+        b64.insert(
+            "maxLength".into(),
+            Value::from(crate::tools::params::base64_len(upload_max_bytes)),
+        );
+    }
     Tool::new_with_raw(
         name,
         Some(Cow::Borrowed(description)),
@@ -271,7 +293,7 @@ impl ServerHandler for ZoteroServer {
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool '{}'; known tools: {}",
-                    request.name,
+                    crate::tools::params::quote(&request.name),
                     known.join(", ")
                 ),
                 None,
@@ -301,7 +323,7 @@ impl ServerHandler for ZoteroServer {
         let call = async move {
             let started = Instant::now();
             tracing::info!("tool call started");
-            let result = tool.call(&ctx, arguments).await;
+            let result = tool.call(&ctx, arguments).await.map_err(ToolError::bounded);
             let elapsed_ms = started.elapsed().as_millis() as u64;
             match &result {
                 Ok(_) => tracing::info!(ok = true, elapsed_ms, "tool call finished"),

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::params::{library, LibraryParam, NonBlank, ObjectKey};
+use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 use zotero_api::collections::CollectionRef;
@@ -18,7 +18,7 @@ pub struct AddItemToCollectionParams {
     /// The collection's key (see zotero_list_collections)
     pub collection_key: Option<ObjectKey>,
     /// The collection's name, in any case
-    pub collection_name: Option<NonBlank>,
+    pub collection_name: Option<NonBlank<{ limits::COLLECTION_NAME }>>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,

@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::output::Attached;
-use super::params::{given, library, Arxiv, LibraryParam, ObjectKey};
+use super::params::{given, library, Arxiv, FieldText, LibraryParam, ObjectKey};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 use zotero_sources::{PrepareOptions, SourceSpec};
@@ -19,7 +19,7 @@ pub struct AttachArxivPdfParams {
     /// arXiv id or URL, e.g. 1706.03762v1
     pub arxiv_id: Arxiv,
     /// Attachment title (default: <id>.pdf)
-    pub title: Option<String>,
+    pub title: Option<FieldText>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,

@@ -4,7 +4,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::output::Item;
-use super::params::{given, library, null_is_default, Creator, LibraryParam, NonBlank, Tags};
+use super::params::{
+    given, library, limits, null_is_default, Creator, FieldText, FieldValue, LibraryParam, List,
+    NonBlank, Tags,
+};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 use zotero_api::write::NewItem;
@@ -15,25 +18,25 @@ pub struct CreateItem;
 #[serde(deny_unknown_fields)]
 pub struct CreateItemParams {
     /// journalArticle, book, bookSection, conferencePaper, preprint, report, thesis, webpage, …
-    pub item_type: NonBlank,
+    pub item_type: NonBlank<{ limits::TYPE_NAME }>,
     /// Title
-    pub title: NonBlank,
+    pub title: FieldValue,
     /// Authors, editors, …
     #[serde(default, deserialize_with = "null_is_default")]
-    pub creators: Vec<Creator>,
+    pub creators: List<Creator, { limits::CREATORS }>,
     /// As written, e.g. 2017-06-12
-    pub date: Option<String>,
+    pub date: Option<FieldText>,
     /// e.g. 10.48550/arXiv.1706.03762
-    pub doi: Option<String>,
+    pub doi: Option<FieldText>,
     /// URL
-    pub url: Option<String>,
+    pub url: Option<FieldText>,
     /// Abstract
     #[serde(rename = "abstract")]
-    pub abstract_note: Option<String>,
+    pub abstract_note: Option<FieldText>,
     /// Tag names; repeats are dropped
     pub tags: Option<Tags>,
     /// Zotero's Extra field ('Field: value' lines)
-    pub extra: Option<String>,
+    pub extra: Option<FieldText>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,

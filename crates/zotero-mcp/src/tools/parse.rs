@@ -114,6 +114,7 @@ fn unknown_field(path: &str, rest: &str) -> ToolError {
     } else {
         child(path, name)
     };
+    let field = crate::tools::params::quote(&field);
     ToolError::invalid(&field, format!("unknown field '{field}'; {allowed}"))
 }
 
@@ -124,7 +125,14 @@ fn plain_got(got: &str) -> String {
         "map" => "an object".into(),
         "sequence" => "an array".into(),
         "unit" => "null".into(),
-        g if g.starts_with("string ") => g.into(),
+        // The string itself, cut: an argument may be megabytes long.
+        g if g.starts_with("string ") => match g
+            .strip_prefix("string \"")
+            .and_then(|r| r.strip_suffix('"'))
+        {
+            Some(inner) => format!("string \"{}\"", crate::tools::params::quote(inner)),
+            None => g.into(),
+        },
         g => g.replace('`', ""),
     }
 }
@@ -142,7 +150,7 @@ fn plain_expected(expected: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::params::{Creator, Limit, ObjectKey, UniqueTags};
+    use crate::tools::params::{Creator, FilterTags, Limit, ObjectKey};
     use serde::Deserialize;
     use serde_json::json;
 
@@ -154,7 +162,7 @@ mod tests {
         #[serde(default)]
         limit: Limit,
         #[serde(default)]
-        tags: Option<UniqueTags>,
+        tags: Option<FilterTags>,
         #[serde(default)]
         creators: Vec<Creator>,
     }
@@ -211,7 +219,7 @@ mod tests {
             (
                 json!({"item_key": key, "tags": "a"}),
                 "tags",
-                "must be an array of tag names",
+                "must be an array of at most 20 tag names",
             ),
             (
                 json!({"item_key": key, "creators": [{"creator_type": "author", "name": "X"}, {"name": "Y"}]}),

@@ -297,6 +297,41 @@ mod tests {
         }
     }
 
+    /// No argument can carry unbounded work: every string has a `maxLength`, every array a
+    /// `maxItems`, at any depth (array items and object fields included).
+    #[test]
+    fn every_string_and_array_argument_is_bounded() {
+        for t in ToolName::ALL {
+            let d = t.definition();
+            let input = Value::Object(d.input_schema);
+            each_schema(&input, d.name, &mut |s, at| {
+                let types: Vec<&str> = match s.get("type") {
+                    Some(Value::String(t)) => vec![t.as_str()],
+                    Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+                    _ => vec![],
+                };
+                if types.contains(&"string") && !s.contains_key("enum") {
+                    assert!(
+                        s.get("maxLength").and_then(Value::as_u64).is_some(),
+                        "{at}: a string without maxLength"
+                    );
+                }
+                if types.contains(&"array") {
+                    assert!(
+                        s.get("maxItems").and_then(Value::as_u64).is_some(),
+                        "{at}: an array without maxItems"
+                    );
+                }
+                if types.is_empty() && at.contains('/') {
+                    assert!(
+                        s.contains_key("oneOf") || s.contains_key("anyOf"),
+                        "{at}: no type"
+                    );
+                }
+            });
+        }
+    }
+
     #[test]
     fn schemas_stand_alone_and_every_argument_is_described() {
         for t in ToolName::ALL {

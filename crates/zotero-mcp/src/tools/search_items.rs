@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::output::Item;
 use super::params::{
-    library, null_is_default, LibraryParam, Limit, NonBlank, SortKey, Start, UniqueTags,
+    library, limits, null_is_default, ExcludeTags, FilterTags, LibraryParam, Limit, NonBlank,
+    SortKey, Start,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
@@ -18,7 +19,7 @@ pub struct SearchItems;
 #[serde(deny_unknown_fields)]
 pub struct SearchItemsParams {
     /// Words from titles, creator names or years
-    pub query: NonBlank,
+    pub query: NonBlank<{ limits::QUERY }>,
     /// Most items to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
@@ -30,8 +31,10 @@ pub struct SearchItemsParams {
     pub start: Option<Start>,
     /// Alias of start; give one or the other
     pub offset: Option<Start>,
-    /// Only items with all of these tags
-    pub tags: Option<UniqueTags>,
+    /// Only items with all of these tags (each matched exactly, case-insensitively)
+    pub tags: Option<FilterTags>,
+    /// Leave out items with any of these tags
+    pub exclude_tags: Option<ExcludeTags>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
@@ -57,8 +60,9 @@ impl ZoteroTool for SearchItems {
     const TITLE: &'static str = "Search items";
     const DESCRIPTION: &'static str = "Quick search of the Zotero library (titles, \
         creators, years), answering matching items with their metadata. Page with start and \
-        next_start. Zotero has no relevance sort: the default falls back to dateModified, and \
-        sort_used says so.";
+        next_start. tags keeps items carrying every tag listed, exclude_tags drops items \
+        carrying any; each tag is matched as written (no operators). Zotero has no relevance \
+        sort: the default falls back to dateModified, and sort_used says so.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = SearchItemsParams;
@@ -78,6 +82,7 @@ impl ZoteroTool for SearchItems {
         let query = SearchQuery {
             query: p.query.into_string(),
             tags: p.tags.unwrap_or_default().into_strings(),
+            exclude_tags: p.exclude_tags.unwrap_or_default().into_strings(),
             limit: p.limit.get(),
             start: p.start.or(p.offset).unwrap_or_default().get(),
             sort: p.sort.into_string(),

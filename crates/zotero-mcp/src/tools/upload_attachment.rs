@@ -4,7 +4,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::output::Attached;
-use super::params::{given, library, LibraryParam, NonBlank, ObjectKey};
+use super::params::{
+    given, library, limits, Base64, FieldText, LibraryParam, NonBlank, ObjectKey, Text,
+};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
 use zotero_sources::{PrepareOptions, SourceSpec};
@@ -23,18 +25,18 @@ pub struct UploadAttachmentParams {
     /// Key of the item to attach to
     pub item_key: ObjectKey,
     /// A readable regular file where the server runs (in a container: inside it)
-    pub file_path: Option<NonBlank>,
+    pub file_path: Option<NonBlank<{ limits::FILE_PATH }, true>>,
     /// http/https URL (up to 5 redirects; private addresses refused)
-    pub file_url: Option<NonBlank>,
+    pub file_url: Option<NonBlank<{ limits::URL }>>,
     /// The file's bytes in base64; needs filename
-    pub file_bytes_base64: Option<NonBlank>,
+    pub file_bytes_base64: Option<Base64>,
     /// File name; required with file_bytes_base64, else overrides the source's
-    pub filename: Option<NonBlank>,
+    pub filename: Option<NonBlank<{ limits::FILENAME }, true>>,
     /// Attachment title (default: the filename)
-    pub title: Option<String>,
+    pub title: Option<FieldText>,
     /// MIME type (default: the URL's Content-Type, else by extension, else
     /// application/octet-stream)
-    pub content_type: Option<String>,
+    pub content_type: Option<Text<{ limits::CONTENT_TYPE }>>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,

@@ -10,15 +10,32 @@ use super::*;
 #[schemars(extend("oneOf" = [{ "required": ["first_name", "last_name"] }, { "required": ["name"] }]))]
 pub struct Creator {
     /// author, editor, contributor, …
+    #[serde(deserialize_with = "bounded::<{ limits::TYPE_NAME }, _>")]
+    #[schemars(length(max = limits::TYPE_NAME))]
     pub creator_type: String,
     /// Given name(s); may be empty
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded_opt::<{ limits::CREATOR_NAME }, _>"
+    )]
+    #[schemars(length(max = limits::CREATOR_NAME))]
     pub first_name: Option<String>,
     /// Family name
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded_opt::<{ limits::CREATOR_NAME }, _>"
+    )]
+    #[schemars(length(max = limits::CREATOR_NAME))]
     pub last_name: Option<String>,
     /// Single-field name, for organisations
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "bounded_opt::<{ limits::CREATOR_NAME }, _>"
+    )]
+    #[schemars(length(max = limits::CREATOR_NAME))]
     pub name: Option<String>,
 }
 

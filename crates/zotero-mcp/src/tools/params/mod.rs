@@ -26,8 +26,8 @@ where
 }
 
 /// An optional text where blank means "not given" (the schemas allow `""`).
-pub fn given(text: Option<String>) -> Option<String> {
-    text.filter(|s| !s.trim().is_empty())
+pub fn given<S: Into<String>>(text: Option<S>) -> Option<String> {
+    text.map(Into::into).filter(|s| !s.trim().is_empty())
 }
 
 /// Implements `JsonSchema` as an inline schema written out by hand.
@@ -98,6 +98,7 @@ impl<'de> Deserialize<'de> for ObjectKey {
 inline_schema!(ObjectKey, "ObjectKey", {
     "type": "string",
     "minLength": 1,
+    "maxLength": 8,
     "pattern": "^[23456789A-HJ-NP-Z]{8}$"
 });
 
@@ -113,9 +114,9 @@ impl<'de> Deserialize<'de> for LibraryParam {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
         s.parse().map(LibraryParam).map_err(|_| {
-            let shown: String = s.chars().take(64).collect();
             de::Error::custom(format!(
-                "must be \"user\" or \"group:<groupID>\" (zotero_list_libraries lists them), got '{shown}'"
+                "must be \"user\" or \"group:<groupID>\" (zotero_list_libraries lists them), got '{}'",
+                quote(&s)
             ))
         })
     }
@@ -123,6 +124,7 @@ impl<'de> Deserialize<'de> for LibraryParam {
 
 inline_schema!(LibraryParam, "Library", {
     "type": "string",
+    "maxLength": 25,
     "pattern": "^(user|group:[1-9][0-9]{0,18})$"
 });
 
@@ -135,12 +137,119 @@ pub fn library(p: Option<LibraryParam>) -> Option<zotero_api::LibraryRef> {
 // Text
 // ---------------------------------------------------------------------------------------
 
-/// A string with something in it: empty or only spaces is refused.
+/// The longest value each kind of argument may have: Zotero's own limits where it has one
+/// (so a value Zotero would refuse is refused before anything is sent), and otherwise a
+/// bound that keeps the work and the answers one call can cause small.
+pub mod limits {
+    /// A quick-search query (characters). It travels in the URL: 500 characters stay under
+    /// the 8 KB request line even when every one is percent-encoded CJK.
+    pub const QUERY: usize = 500;
+    /// A tag (characters): `Zotero_Tags::$maxLength` in the dataserver.
+    pub const TAG: usize = 255;
+    /// A collection name (characters): `Zotero_Collections::$maxLength`.
+    pub const COLLECTION_NAME: usize = 255;
+    /// A creator's name part (characters): the dataserver's creator columns.
+    pub const CREATOR_NAME: usize = 255;
+    /// An item type or creator type name (the longest Zotero has is 20 characters).
+    pub const TYPE_NAME: usize = 64;
+    /// A field value (UTF-8 bytes): `Zotero_Items::$maxDataValueLength`, which counts bytes.
+    pub const FIELD_BYTES: usize = 65_535;
+    /// A file path (bytes): Linux's `PATH_MAX`.
+    pub const FILE_PATH: usize = 4_096;
+    /// A URL (characters).
+    pub const URL: usize = 8_192;
+    /// A file name (bytes): what file systems allow.
+    pub const FILENAME: usize = 255;
+    /// A MIME type (characters; RFC 6838 allows 127 + 1 + 127).
+    pub const CONTENT_TYPE: usize = 255;
+    /// An arXiv id or URL (characters).
+    pub const ARXIV: usize = 300;
+    /// Tags given to one item.
+    pub const TAGS_PER_ITEM: usize = 200;
+    /// Tags one search filters by (each is a URL parameter).
+    pub const FILTER_TAGS: usize = 20;
+    /// Creators given to one item.
+    pub const CREATORS: usize = 500;
+}
+
+/// How much of a refused value a message quotes: enough to recognise it, never the whole
+/// of a huge one.
+pub const QUOTE_CHARS: usize = 64;
+
+/// `text` for a message: whole if short, else its first [`QUOTE_CHARS`] characters and how
+/// long it was.
+pub fn quote(text: &str) -> String {
+    let mut chars = text.char_indices();
+    match chars.nth(QUOTE_CHARS) {
+        None => text.to_string(),
+        Some((cut, _)) => {
+            let head = text.get(..cut).unwrap_or_default();
+            format!("{head}… ({} characters)", text.chars().count())
+        }
+    }
+}
+
+/// Checks `s` against `max` (characters, or UTF-8 bytes when `bytes`), with a message that
+/// says the limit and the size without quoting the text. Counting stops just past the limit,
+/// so the check costs little whatever the size.
+fn check_len(s: &str, max: usize, bytes: bool) -> Result<(), String> {
+    let over = if bytes {
+        s.len() > max
+    } else {
+        s.chars().nth(max).is_some()
+    };
+    if !over {
+        return Ok(());
+    }
+    Err(if bytes {
+        format!(
+            "must be at most {max} bytes of UTF-8 (Zotero's limit), got {} bytes",
+            s.len()
+        )
+    } else {
+        format!(
+            "must be at most {max} characters, got {}",
+            s.chars().count()
+        )
+    })
+}
+
+/// For `#[serde(deserialize_with = "bounded::<MAX, _>")]`: a string of at most `MAX`
+/// characters (pair it with `#[schemars(length(max = MAX))]`).
+pub fn bounded<'de, const MAX: usize, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let s = String::deserialize(d)?;
+    check_len(&s, MAX, false).map_err(de::Error::custom)?;
+    Ok(s)
+}
+
+/// [`bounded`] for an optional string (with `default`); `null` is not given.
+pub fn bounded_opt<'de, const MAX: usize, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    let s = Option::<String>::deserialize(d)?;
+    if let Some(s) = &s {
+        check_len(s, MAX, false).map_err(de::Error::custom)?;
+    }
+    Ok(s)
+}
+
+/// A string of at most `MAX` characters (UTF-8 bytes when `BYTES`); blank is allowed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
-pub struct NonBlank(String);
+pub struct Text<const MAX: usize, const BYTES: bool = false>(String);
 
-impl NonBlank {
+/// A string with something in it, of at most `MAX` characters (UTF-8 bytes when `BYTES`):
+/// empty or only spaces is refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct NonBlank<const MAX: usize, const BYTES: bool = false>(String);
+
+/// A Zotero field value, optional: at most 65,535 bytes.
+pub type FieldText = Text<{ limits::FIELD_BYTES }, true>;
+/// A Zotero field value that must be given: at most 65,535 bytes.
+pub type FieldValue = NonBlank<{ limits::FIELD_BYTES }, true>;
+
+impl<const MAX: usize, const BYTES: bool> Text<MAX, BYTES> {
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -149,9 +258,39 @@ impl NonBlank {
     }
 }
 
-impl<'de> Deserialize<'de> for NonBlank {
+impl<const MAX: usize, const BYTES: bool> From<Text<MAX, BYTES>> for String {
+    fn from(t: Text<MAX, BYTES>) -> String {
+        t.0
+    }
+}
+
+impl<const MAX: usize, const BYTES: bool> From<NonBlank<MAX, BYTES>> for String {
+    fn from(t: NonBlank<MAX, BYTES>) -> String {
+        t.0
+    }
+}
+
+impl<const MAX: usize, const BYTES: bool> NonBlank<MAX, BYTES> {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl<'de, const MAX: usize, const BYTES: bool> Deserialize<'de> for Text<MAX, BYTES> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
+        check_len(&s, MAX, BYTES).map_err(de::Error::custom)?;
+        Ok(Self(s))
+    }
+}
+
+impl<'de, const MAX: usize, const BYTES: bool> Deserialize<'de> for NonBlank<MAX, BYTES> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        check_len(&s, MAX, BYTES).map_err(de::Error::custom)?;
         if s.trim().is_empty() {
             return Err(de::Error::custom(
                 "must contain text, not be empty or only spaces",
@@ -161,7 +300,64 @@ impl<'de> Deserialize<'de> for NonBlank {
     }
 }
 
-inline_schema!(NonBlank, "NonBlank", { "type": "string", "minLength": 1 });
+// JSON Schema counts characters; a byte limit is published as the same number of characters,
+// which every value within the byte limit meets.
+impl<const MAX: usize, const BYTES: bool> JsonSchema for Text<MAX, BYTES> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Owned(format!("Text{MAX}"))
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "maxLength": MAX })
+    }
+}
+
+impl<const MAX: usize, const BYTES: bool> JsonSchema for NonBlank<MAX, BYTES> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Owned(format!("NonBlank{MAX}"))
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "minLength": 1, "maxLength": MAX })
+    }
+}
+
+/// A file's bytes in base64 (`file_bytes_base64`). Its length is checked against
+/// `ZOTERO_UPLOAD_MAX_BYTES` by zotero-sources before anything is decoded; the schema
+/// publishes the bound for the default limit, and the server publishes the configured one
+/// ([`base64_len`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base64(String);
+
+impl Base64 {
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// The base64 length of `bytes` bytes (padded).
+pub const fn base64_len(bytes: u64) -> u64 {
+    bytes.div_ceil(3) * 4
+}
+
+/// The default of `ZOTERO_UPLOAD_MAX_BYTES`.
+pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 52_428_800;
+
+impl<'de> Deserialize<'de> for Base64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        NonBlank::<{ usize::MAX }>::deserialize(d).map(|s| Self(s.into_string()))
+    }
+}
+
+inline_schema!(Base64, "Base64", {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": base64_len(DEFAULT_UPLOAD_MAX_BYTES)
+});
 
 /// An arXiv paper, by identifier or URL (`1706.03762v1`, `hep-th/9901001`, `arXiv:…`,
 /// `https://arxiv.org/abs/…`).
@@ -171,19 +367,20 @@ pub struct Arxiv(pub ArxivId);
 impl<'de> Deserialize<'de> for Arxiv {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let s = String::deserialize(d)?;
+        check_len(&s, limits::ARXIV, false).map_err(de::Error::custom)?;
         ArxivId::parse(&s)
             .map(Self)
             .map_err(|e| de::Error::custom(format!("must be an arXiv id or URL: {e}")))
     }
 }
 
-inline_schema!(Arxiv, "Arxiv", { "type": "string", "minLength": 1 });
+inline_schema!(Arxiv, "Arxiv", { "type": "string", "minLength": 1, "maxLength": limits::ARXIV });
 
 // ---------------------------------------------------------------------------------------
 // Tags
 // ---------------------------------------------------------------------------------------
 
-/// A tag name: any non-empty string (the seed's `$defs/tag`).
+/// A tag name: any non-empty string (the seed's `$defs/tag`) of at most 255 characters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(transparent)]
 pub struct Tag(String);
@@ -207,21 +404,38 @@ impl<'de> Deserialize<'de> for Tag {
         if s.is_empty() {
             return Err(de::Error::custom("must be a tag name, not an empty string"));
         }
+        check_len(&s, limits::TAG, false).map_err(de::Error::custom)?;
         Ok(Self(s))
     }
 }
 
-inline_schema!(Tag, "Tag", { "type": "string", "minLength": 1 });
+inline_schema!(Tag, "Tag", { "type": "string", "minLength": 1, "maxLength": limits::TAG });
 
-/// Tags where a repeat is an error (`tags[2]` repeats `tags[0]`), as a search filter.
+/// Tags a search keeps (every one must be on an item): listed once each (`tags[2]` repeating
+/// `tags[0]` is an error), at most 20. Each is matched literally: a leading `-` is sent
+/// escaped (zotero-api's search does it). Zotero reads `||` in a tag filter as OR (the web
+/// API when spaced, the desktop app always) and has no escape for it, so such a tag cannot
+/// be matched and is refused.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UniqueTags(Vec<Tag>);
+pub struct FilterTags(Vec<Tag>);
 
-/// Tags where a repeat is dropped: the seed's "duplicates are ignored".
+/// Tags a search leaves out (no item carrying any of them is answered): like
+/// [`FilterTags`], and a tag starting with `-` is refused too: the web API reads `-\-x` as
+/// the literal tag `\-x`, so such a tag cannot be excluded.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExcludeTags(Vec<Tag>);
+
+/// Tags where a repeat is dropped: the seed's "duplicates are ignored". At most 200.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tags(Vec<Tag>);
 
-impl UniqueTags {
+impl FilterTags {
+    pub fn into_strings(self) -> Vec<String> {
+        self.0.into_iter().map(Tag::into_string).collect()
+    }
+}
+
+impl ExcludeTags {
     pub fn into_strings(self) -> Vec<String> {
         self.0.into_iter().map(Tag::into_string).collect()
     }
@@ -233,30 +447,56 @@ impl Tags {
     }
 }
 
-/// Reads a tag list; `unique` makes a repeat an error at the repeating element's path.
+/// What a tag list is for, which decides what it refuses.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum TagUse {
+    /// Stored on an item: anything Zotero stores, repeats dropped.
+    Store,
+    /// Matched by a search: no `||`, repeats refused.
+    Filter,
+    /// Excluded by a search: as `Filter`, and no leading `-`.
+    Exclude,
+}
+
+/// Reads a tag list of at most `max` entries for `usage`.
 struct TagList {
-    unique: bool,
+    usage: TagUse,
+    max: usize,
 }
 
 /// One element, deserialized inside the element's own path (`tags[2]`).
 struct TagSeed<'a> {
     seen: &'a mut HashSet<Tag>,
-    unique: bool,
+    usage: TagUse,
 }
 
 impl<'de> DeserializeSeed<'de> for TagSeed<'_> {
     type Value = Option<Tag>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Tag>, D::Error> {
         let tag = Tag::deserialize(d)?;
+        if self.usage != TagUse::Store && tag.0.contains("||") {
+            return Err(de::Error::custom(format!(
+                "contains '||', which Zotero reads as OR between tags: a tag with '||' \
+                 cannot be searched for; got '{}'",
+                quote(&tag.0)
+            )));
+        }
+        if self.usage == TagUse::Exclude && tag.0.trim_start().starts_with('-') {
+            return Err(de::Error::custom(format!(
+                "starts with '-', which Zotero cannot exclude (it reads '--x' as another \
+                 tag); got '{}'",
+                quote(&tag.0)
+            )));
+        }
         if self.seen.insert(tag.clone()) {
             Ok(Some(tag))
-        } else if self.unique {
+        } else if self.usage == TagUse::Store {
+            Ok(None)
+        } else {
             Err(de::Error::custom(format!(
                 "repeats the tag '{}'; list each tag once",
-                tag.0
+                quote(&tag.0)
             )))
-        } else {
-            Ok(None)
         }
     }
 }
@@ -264,39 +504,143 @@ impl<'de> DeserializeSeed<'de> for TagSeed<'_> {
 impl<'de> Visitor<'de> for TagList {
     type Value = Vec<Tag>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of tag names")
+        write!(f, "an array of at most {} tag names", self.max)
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Tag>, A::Error> {
         let mut seen = HashSet::new();
         let mut tags = Vec::new();
-        while let Some(tag) = seq.next_element_seed(TagSeed {
-            seen: &mut seen,
-            unique: self.unique,
-        })? {
+        let mut read = 0usize;
+        loop {
+            // Refused before the element past the limit is read: the work stays bounded.
+            if read == self.max {
+                if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                    return Err(de::Error::custom(format!(
+                        "must have at most {} tags",
+                        self.max
+                    )));
+                }
+                break;
+            }
+            let Some(tag) = seq.next_element_seed(TagSeed {
+                seen: &mut seen,
+                usage: self.usage,
+            })?
+            else {
+                break;
+            };
+            read += 1;
             tags.extend(tag);
         }
         Ok(tags)
     }
 }
 
-impl<'de> Deserialize<'de> for UniqueTags {
+impl<'de> Deserialize<'de> for FilterTags {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_seq(TagList { unique: true }).map(Self)
+        d.deserialize_seq(TagList {
+            usage: TagUse::Filter,
+            max: limits::FILTER_TAGS,
+        })
+        .map(Self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExcludeTags {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_seq(TagList {
+            usage: TagUse::Exclude,
+            max: limits::FILTER_TAGS,
+        })
+        .map(Self)
     }
 }
 
 impl<'de> Deserialize<'de> for Tags {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_seq(TagList { unique: false }).map(Self)
+        d.deserialize_seq(TagList {
+            usage: TagUse::Store,
+            max: limits::TAGS_PER_ITEM,
+        })
+        .map(Self)
     }
 }
 
-inline_schema!(UniqueTags, "UniqueTags", {
-    "type": "array", "items": { "type": "string", "minLength": 1 }, "uniqueItems": true
+inline_schema!(FilterTags, "FilterTags", {
+    "type": "array",
+    "items": { "type": "string", "minLength": 1, "maxLength": limits::TAG, "not": { "pattern": "\\|\\|" } },
+    "uniqueItems": true,
+    "maxItems": limits::FILTER_TAGS
+});
+inline_schema!(ExcludeTags, "ExcludeTags", {
+    "type": "array",
+    "items": { "type": "string", "minLength": 1, "maxLength": limits::TAG, "pattern": "^[^-]", "not": { "pattern": "\\|\\|" } },
+    "uniqueItems": true,
+    "maxItems": limits::FILTER_TAGS
 });
 inline_schema!(Tags, "Tags", {
-    "type": "array", "items": { "type": "string", "minLength": 1 }, "uniqueItems": true
+    "type": "array",
+    "items": { "type": "string", "minLength": 1, "maxLength": limits::TAG },
+    "uniqueItems": true,
+    "maxItems": limits::TAGS_PER_ITEM
 });
+
+/// A list of at most `MAX` entries, refused before the entry past the limit is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct List<T, const MAX: usize>(Vec<T>);
+
+impl<T, const MAX: usize> Default for List<T, MAX> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<T, const MAX: usize> std::ops::Deref for List<T, MAX> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.0
+    }
+}
+
+impl<'de, T: Deserialize<'de>, const MAX: usize> Deserialize<'de> for List<T, MAX> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Bounded<T, const MAX: usize>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>, const MAX: usize> Visitor<'de> for Bounded<T, MAX> {
+            type Value = Vec<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(f, "an array of at most {MAX} entries")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(v) = seq.next_element()? {
+                    out.push(v);
+                    if out.len() == MAX {
+                        if seq.next_element::<de::IgnoredAny>()?.is_some() {
+                            return Err(de::Error::custom(format!(
+                                "must have at most {MAX} entries"
+                            )));
+                        }
+                        break;
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(Bounded::<T, MAX>(std::marker::PhantomData))
+            .map(Self)
+    }
+}
+
+impl<T: JsonSchema, const MAX: usize> JsonSchema for List<T, MAX> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Owned(format!("List{MAX}_{}", T::schema_name()))
+    }
+    fn json_schema(g: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "array", "items": g.subschema_for::<T>(), "maxItems": MAX })
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // Paging
@@ -430,15 +774,16 @@ impl<'de> Deserialize<'de> for SortKey {
             Ok(Self(s))
         } else {
             Err(de::Error::custom(format!(
-                "must be one of {DEFAULT_SORT}, {}; got '{s}'",
-                SORT_VALUES.join(", ")
+                "must be one of {DEFAULT_SORT}, {}; got '{}'",
+                SORT_VALUES.join(", "),
+                quote(&s)
             )))
         }
     }
 }
 
 // The seed publishes a plain string: the keys are listed by zotero_get_sort_values.
-inline_schema!(SortKey, "SortKey", { "type": "string" });
+inline_schema!(SortKey, "SortKey", { "type": "string", "maxLength": 32 });
 
 mod creator;
 pub use creator::Creator;

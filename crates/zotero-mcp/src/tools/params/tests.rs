@@ -42,7 +42,7 @@ fn whole_numbers_are_bounded_never_clamped() {
 
 #[test]
 fn tags_repeat_or_not() {
-    let e = de::<UniqueTags>(json!(["a", "b", "a"])).unwrap_err();
+    let e = de::<FilterTags>(json!(["a", "b", "a"])).unwrap_err();
     assert!(e.contains("repeats the tag 'a'"), "{e}");
     let t = de::<Tags>(json!(["a", "b", "a"])).unwrap();
     assert_eq!(t.into_strings(), vec!["a", "b"]);
