@@ -351,7 +351,8 @@ impl Library<'_> {
 
     /// Deletes the attachment item of a failed upload (its version read first when not
     /// known), with its own deadline and a token of its own: a cancelled call still cleans
-    /// up after itself. An item that does not exist counts as removed.
+    /// up after itself. An item that does not exist counts as removed; so does one that a
+    /// failed removal turns out to have removed after all (its answer was lost).
     async fn remove_abandoned(&self, key: &ObjectKey, version: Option<u64>) -> bool {
         let cancel = CancellationToken::new();
         let remove = async {
@@ -364,27 +365,35 @@ impl Library<'_> {
             };
             self.delete_item(key, version, &cancel).await
         };
-        let outcome = tokio::time::timeout(CLEANUP_TIME, remove).await;
-        match outcome {
-            Ok(Ok(())) => {
-                tracing::info!(
-                    attachment_key = %key,
-                    "removed the attachment item of a failed upload"
-                );
-                true
-            }
-            Ok(Err(e)) => {
-                tracing::error!(attachment_key = %key, error = %e, "could not remove the attachment item of a failed upload");
-                false
-            }
-            Err(_) => {
-                tracing::error!(
-                    attachment_key = %key,
-                    "removing the attachment item of a failed upload timed out"
-                );
-                false
-            }
+        let failure = match tokio::time::timeout(CLEANUP_TIME, remove).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("it timed out".to_string()),
+        };
+        let Some(failure) = failure else {
+            tracing::info!(
+                attachment_key = %key,
+                "removed the attachment item of a failed upload"
+            );
+            return true;
+        };
+        // A DELETE that landed may have lost its answer (and its repeats theirs): only
+        // Zotero saying the item is not there makes it removed.
+        let gone = tokio::time::timeout(CLEANUP_TIME, self.fetch_item(key, &cancel)).await;
+        if matches!(gone, Ok(Ok(None))) {
+            tracing::info!(
+                attachment_key = %key,
+                answer_lost = true,
+                "removed the attachment item of a failed upload"
+            );
+            return true;
         }
+        tracing::error!(
+            attachment_key = %key,
+            error = %failure,
+            "could not remove the attachment item of a failed upload"
+        );
+        false
     }
 }
 

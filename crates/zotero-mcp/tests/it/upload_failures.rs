@@ -313,3 +313,35 @@ async fn a_file_that_changes_after_hashing_is_never_stored() {
     assert_eq!(emu.storage_usage(), usage, "nothing stored");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_cleanup_whose_answer_was_lost_is_reported_as_done() {
+    let (emu, server) = setup().await;
+    // The upload fails (registration refused), so its attachment item is deleted again; the
+    // first DELETE goes through but every answer to it (and to its repeats) is lost.
+    emu.inject(
+        Fault::once(FaultKind::Status(409))
+            .method("POST")
+            .path_suffix("/file")
+            .body_contains("upload="),
+    );
+    emu.inject(Fault::times(FaultKind::Drop, 3).method("DELETE"));
+    let path = temp_file("paper.pdf", &bytes(20_000, 41));
+    let a = server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": PARENT, "file_path": path}),
+        )
+        .await;
+    let err = a.expect_err("ZOTERO_VALIDATION_ERROR").clone();
+    assert_eq!(emu.faults_pending(), 0, "every fault fired");
+    let key = err["details"]["attachment_key"].as_str().unwrap();
+    assert!(emu.item(key).is_none(), "the first DELETE went through");
+    assert!(attachments_of(&emu, PARENT).is_empty());
+    assert_eq!(err["details"]["attachment_removed"], true, "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("removed again"),
+        "{err}"
+    );
+    server.stop().await;
+}
