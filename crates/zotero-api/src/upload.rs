@@ -115,6 +115,17 @@ impl Library<'_> {
     ) -> Result<Uploaded, ZoteroError> {
         let file = new.file;
         self.require_write(true, cancel).await?;
+        // Identical uploads in this process (same library, parent and bytes) take turns from
+        // the duplicate check to the end of the upload: the first creates the attachment, the
+        // others then find it (the check reads the library as it is now, never a cache or the
+        // lagging desktop), so concurrent twins make one attachment. A twin cancelled while
+        // it waits leaves the turns as they were.
+        let turn = (self.name(), new.parent_key.clone(), file.md5.clone());
+        let _turn = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ZoteroError::Cancelled),
+            turn = self.client.upload_turns.lock(turn) => turn,
+        };
         if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
             tracing::info!("the parent has this file already; nothing written");
             Progress::new(progress, file.size).done();
