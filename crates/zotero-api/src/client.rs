@@ -12,6 +12,7 @@ use super::http::{ApiRequest, HttpClient};
 use super::model::{AttachmentSummary, Collection, Item, WireObject};
 use crate::config::ClientConfig;
 use crate::groups::GroupSettings;
+use crate::keyed_lock::KeyedLocks;
 use crate::keys::KeyAccess;
 use crate::library::{LibraryRef, ObjectKey};
 use crate::response::{
@@ -101,6 +102,8 @@ pub struct ZoteroClient {
     /// Each group's editing settings as last read (like `access`: once, and again before a
     /// refusal), so a write to a group costs no extra request after the first.
     pub(crate) group_settings: Mutex<HashMap<u64, Arc<GroupSettings>>>,
+    /// One upload at a time per library, parent item and file MD5 (see `upload_attachment`).
+    pub(crate) upload_turns: KeyedLocks<(LibraryRef, ObjectKey, String)>,
 }
 
 impl ZoteroClient {
@@ -118,6 +121,7 @@ impl ZoteroClient {
             templates: TemplateCache::default(),
             access: Mutex::new(None),
             group_settings: Mutex::default(),
+            upload_turns: KeyedLocks::default(),
         })
     }
 

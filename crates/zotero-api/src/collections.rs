@@ -24,7 +24,9 @@ pub enum CollectionRef {
 #[derive(Debug, Clone)]
 pub struct Membership {
     pub collection_key: String,
-    /// The item was in the collection already; nothing was written.
+    /// The item was in the collection before this call wrote anything, so nothing was
+    /// written. `false` when this call added it, also when the answer to its write was lost
+    /// and reading the item back showed the membership.
     pub already_member: bool,
 }
 
@@ -45,27 +47,27 @@ impl Library<'_> {
             }
             CollectionRef::Name(name) => self.collection_by_name(name, cancel).await?,
         };
+        // Set once a PATCH of ours may have landed without our seeing its answer: from then
+        // on, a membership the item shows is this call's doing, not a prior state.
+        let mut maybe_written = false;
         for _ in 0..MAX_VERSION_RETRIES {
             let Some(wire) = self.fetch_item(item_key, cancel).await? else {
                 return Err(ZoteroError::NotFound {
                     message: format!("no item with key {item_key} in this library"),
                 });
             };
+            if is_member(&wire, &collection_key) {
+                return Ok(Membership {
+                    collection_key,
+                    already_member: !maybe_written,
+                });
+            }
             let mut collections: Vec<Value> = wire
                 .data
                 .get("collections")
                 .and_then(Value::as_array)
                 .cloned()
                 .unwrap_or_default();
-            if collections
-                .iter()
-                .any(|c| c.as_str() == Some(&collection_key))
-            {
-                return Ok(Membership {
-                    collection_key,
-                    already_member: true,
-                });
-            }
             collections.push(Value::from(collection_key.clone()));
             let body = serde_json::to_vec(&json!({ "collections": collections })).map_err(|e| {
                 ZoteroError::InvalidRequest {
@@ -85,7 +87,21 @@ impl Library<'_> {
             // Safe to repeat: a repeat after a lost answer meets a newer version (412), and
             // the next read shows the membership.
             .repeatable(true);
-            let resp = self.send(&req, cancel).await?;
+            let resp = match self.send(&req, cancel).await {
+                Ok(resp) => resp,
+                Err(cause @ (ZoteroError::Network { .. } | ZoteroError::Timeout { .. })) => {
+                    // Every answer was lost, but the first attempt may have landed: the
+                    // item says what happened.
+                    return match self.fetch_item(item_key, cancel).await {
+                        Ok(Some(wire)) if is_member(&wire, &collection_key) => Ok(Membership {
+                            collection_key,
+                            already_member: false,
+                        }),
+                        _ => Err(cause),
+                    };
+                }
+                Err(e) => return Err(e),
+            };
             match resp.status {
                 204 => {
                     return Ok(Membership {
@@ -94,6 +110,8 @@ impl Library<'_> {
                     })
                 }
                 412 => {
+                    // A 412 to a repeat may be our own earlier attempt having landed.
+                    maybe_written |= resp.retries > 0;
                     tracing::info!("item changed since it was read; reading it again");
                 }
                 _ => {
@@ -182,6 +200,14 @@ fn head(s: &str) -> &str {
         Some((at, _)) => s.get(..at).unwrap_or(s),
         None => s,
     }
+}
+
+/// Whether the item lists the collection among its `collections`.
+fn is_member(item: &WireObject, collection_key: &str) -> bool {
+    item.data
+        .get("collections")
+        .and_then(Value::as_array)
+        .is_some_and(|c| c.iter().any(|k| k.as_str() == Some(collection_key)))
 }
 
 /// Up to three collection names closest to `wanted` (lower case): names containing it

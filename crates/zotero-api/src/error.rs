@@ -129,6 +129,20 @@ pub enum ZoteroError {
         answer: Box<UpstreamAnswer>,
     },
 
+    /// The file storage (S3) refused the bytes of an upload. Its status, its error code
+    /// and a capped message are kept, nothing else of its answer (it may echo the signed
+    /// form fields of the authorization). Not a matter of the API key: the storage never
+    /// sees it.
+    #[error("Zotero's file storage refused the upload: HTTP {status}{}{}", storage_said(.code.as_deref(), .message.as_deref()), storage_refusal_hint(*.status, .code.as_deref()))]
+    StorageRefused {
+        status: u16,
+        /// S3's `<Code>`, e.g. `AccessDenied`.
+        code: Option<String>,
+        /// S3's `<Message>`, capped, with the authorization's values taken out.
+        message: Option<String>,
+        retry_after: Option<String>,
+    },
+
     /// An upload failed after its attachment item was created; the item was removed again
     /// (or could not be, and the message says which key to delete).
     #[error("{error}{}", abandoned_hint(.attachment_key, .removed))]
@@ -160,6 +174,27 @@ fn storage_hint(usage: Option<&str>, quota: Option<&str>) -> String {
         (Some(u), Some(q)) => format!(" and {u} MB of the {q} MB quota are used"),
         (None, Some(q)) => format!(" and the quota is {q} MB"),
         _ => String::new(),
+    }
+}
+
+fn storage_said(code: Option<&str>, message: Option<&str>) -> String {
+    match (code, message) {
+        (Some(c), Some(m)) => format!(" {c}: {m}"),
+        (Some(c), None) => format!(" {c}"),
+        (None, Some(m)) => format!(": {m}"),
+        (None, None) => String::new(),
+    }
+}
+
+fn storage_refusal_hint(status: u16, code: Option<&str>) -> &'static str {
+    match (status, code) {
+        (_, Some("BadDigest")) => {
+            "; the bytes sent did not match their MD5 (did the file change while it was uploaded?)"
+        }
+        (403, _) => {
+            "; the storage did not accept the upload's authorization from Zotero (it may have expired while the file was on its way); try the upload again"
+        }
+        _ => "",
     }
 }
 

@@ -9,6 +9,7 @@ pub mod config;
 pub mod error;
 pub mod groups;
 pub mod http;
+mod keyed_lock;
 pub mod keys;
 pub mod library;
 pub mod model;

@@ -16,13 +16,19 @@ use hyper::Method;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::error::{UpstreamAnswer, ZoteroError};
+use super::error::ZoteroError;
 use super::http::{ApiRequest, ApiResponse, ByteStream, UploadRequest};
 use crate::client::Library;
 use crate::library::ObjectKey;
 use crate::progress::Progress;
 pub use crate::progress::ProgressFn;
 use crate::response::{parse_json, percent_encode, unexpected};
+
+/// How much of the storage's error answer is searched for its `<Code>` and `<Message>`.
+const STORAGE_ERROR_PREFIX: usize = 8 * 1024;
+/// The longest storage `<Message>` kept (in characters), and the longest `<Code>`.
+const STORAGE_MESSAGE_CHARS: usize = 300;
+const STORAGE_CODE_CHARS: usize = 64;
 
 /// How long removing an abandoned attachment item may take, whatever became of the call.
 const CLEANUP_TIME: Duration = Duration::from_secs(60);
@@ -109,6 +115,17 @@ impl Library<'_> {
     ) -> Result<Uploaded, ZoteroError> {
         let file = new.file;
         self.require_write(true, cancel).await?;
+        // Identical uploads in this process (same library, parent and bytes) take turns from
+        // the duplicate check to the end of the upload: the first creates the attachment, the
+        // others then find it (the check reads the library as it is now, never a cache or the
+        // lagging desktop), so concurrent twins make one attachment. A twin cancelled while
+        // it waits leaves the turns as they were.
+        let turn = (self.name(), new.parent_key.clone(), file.md5.clone());
+        let _turn = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(ZoteroError::Cancelled),
+            turn = self.client.upload_turns.lock(turn) => turn,
+        };
         if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
             tracing::info!("the parent has this file already; nothing written");
             Progress::new(progress, file.size).done();
@@ -250,7 +267,7 @@ impl Library<'_> {
         };
         let resp = self.client.web()?.0.send_upload(&upload, cancel).await?;
         if !(200..300).contains(&resp.status) {
-            return Err(storage_refused(&resp));
+            return Err(storage_refused(&resp, &auth));
         }
         self.register(key, file, &auth.upload_key, cancel).await
     }
@@ -351,7 +368,8 @@ impl Library<'_> {
 
     /// Deletes the attachment item of a failed upload (its version read first when not
     /// known), with its own deadline and a token of its own: a cancelled call still cleans
-    /// up after itself. An item that does not exist counts as removed.
+    /// up after itself. An item that does not exist counts as removed; so does one that a
+    /// failed removal turns out to have removed after all (its answer was lost).
     async fn remove_abandoned(&self, key: &ObjectKey, version: Option<u64>) -> bool {
         let cancel = CancellationToken::new();
         let remove = async {
@@ -364,27 +382,35 @@ impl Library<'_> {
             };
             self.delete_item(key, version, &cancel).await
         };
-        let outcome = tokio::time::timeout(CLEANUP_TIME, remove).await;
-        match outcome {
-            Ok(Ok(())) => {
-                tracing::info!(
-                    attachment_key = %key,
-                    "removed the attachment item of a failed upload"
-                );
-                true
-            }
-            Ok(Err(e)) => {
-                tracing::error!(attachment_key = %key, error = %e, "could not remove the attachment item of a failed upload");
-                false
-            }
-            Err(_) => {
-                tracing::error!(
-                    attachment_key = %key,
-                    "removing the attachment item of a failed upload timed out"
-                );
-                false
-            }
+        let failure = match tokio::time::timeout(CLEANUP_TIME, remove).await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("it timed out".to_string()),
+        };
+        let Some(failure) = failure else {
+            tracing::info!(
+                attachment_key = %key,
+                "removed the attachment item of a failed upload"
+            );
+            return true;
+        };
+        // A DELETE that landed may have lost its answer (and its repeats theirs): only
+        // Zotero saying the item is not there makes it removed.
+        let gone = tokio::time::timeout(CLEANUP_TIME, self.fetch_item(key, &cancel)).await;
+        if matches!(gone, Ok(Ok(None))) {
+            tracing::info!(
+                attachment_key = %key,
+                answer_lost = true,
+                "removed the attachment item of a failed upload"
+            );
+            return true;
         }
+        tracing::error!(
+            attachment_key = %key,
+            error = %failure,
+            "could not remove the attachment item of a failed upload"
+        );
+        false
     }
 }
 
@@ -398,68 +424,172 @@ fn file_request(path: &str, form: String) -> ApiRequest {
     .header("if-none-match", HeaderValue::from_static("*"))
 }
 
-/// The storage service refused the bytes. Only its error code and message are kept: its
-/// raw answer may echo the signed form fields of the authorization.
-fn storage_refused(resp: &ApiResponse) -> ZoteroError {
-    let body = String::from_utf8_lossy(&resp.body);
+/// The storage service refused the bytes: its status, and S3's `<Code>` and `<Message>`
+/// read from the start of its XML `<Error>` (nothing else of the answer, which may echo the
+/// signed form fields), with every value of the authorization taken out of the message.
+fn storage_refused(resp: &ApiResponse, auth: &UploadAuthorization) -> ZoteroError {
+    let head = resp.body.get(..STORAGE_ERROR_PREFIX).unwrap_or(&resp.body);
+    let body = String::from_utf8_lossy(head);
     let element = |name: &str| {
         let open = format!("<{name}>");
         let start = body.find(&open)? + open.len();
         let end = body.get(start..)?.find(&format!("</{name}>"))? + start;
-        body.get(start..end).map(str::to_string)
+        body.get(start..end)
+            .map(|text| text.trim().to_string())
+            .filter(|text| !text.is_empty())
     };
-    let code = element("Code");
-    let message = element("Message");
-    let said = match (&code, &message) {
-        (Some(c), Some(m)) => format!(": {c}: {m}"),
-        (Some(c), None) => format!(": {c}"),
-        (None, Some(m)) => format!(": {m}"),
-        (None, None) => String::new(),
-    };
-    let hint = if code.as_deref() == Some("BadDigest") {
-        "; the bytes sent did not match their MD5 (did the file change while it was uploaded?)"
-    } else {
-        ""
-    };
-    ZoteroError::Status {
-        message: format!(
-            "upload the file to Zotero's storage: HTTP {}{said}{hint}",
-            resp.status
-        ),
-        answer: UpstreamAnswer {
-            status: resp.status,
-            body: [code, message]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(": "),
-            retry_after: resp.header("retry-after").map(str::to_string),
-            request_id: None,
-        },
+    let code = element("Code")
+        .filter(|c| c.len() <= STORAGE_CODE_CHARS && c.bytes().all(|b| b.is_ascii_alphanumeric()));
+    let message = element("Message").map(|m| {
+        let m = redact(&unescape_xml(&m), &authorization_values(auth));
+        if m.chars().count() > STORAGE_MESSAGE_CHARS {
+            let mut cut: String = m.chars().take(STORAGE_MESSAGE_CHARS).collect();
+            cut.push('…');
+            cut
+        } else {
+            m
+        }
+    });
+    ZoteroError::StorageRefused {
+        status: resp.status,
+        code,
+        message,
+        retry_after: resp.header("retry-after").map(str::to_string),
     }
+}
+
+/// Everything an authorization carries that must not be shown: the storage URL, the upload
+/// key, and the value of every form field in its prefix (policy, signature, credential,
+/// hash, ...). Values shorter than 6 characters (`201`, `acl` names) are too common to
+/// take out of a sentence, and reveal nothing.
+fn authorization_values(auth: &UploadAuthorization) -> Vec<String> {
+    let prefix = String::from_utf8_lossy(&auth.prefix);
+    let mut values: Vec<String> = prefix
+        .split("\r\n")
+        .map(str::trim)
+        .filter(|line| !line.starts_with("--"))
+        .filter(|line| !line.to_ascii_lowercase().starts_with("content-"))
+        .map(str::to_string)
+        .chain([auth.url.clone(), auth.upload_key.clone()])
+        .filter(|v| v.len() >= 6)
+        .collect();
+    // Longest first, so that a value containing another is taken out whole.
+    values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    values
+}
+
+fn redact(text: &str, secrets: &[String]) -> String {
+    secrets.iter().fold(text.to_string(), |text, secret| {
+        text.replace(secret.as_str(), "…")
+    })
+}
+
+/// The five predefined XML entities (S3 escapes its messages).
+fn unescape_xml(text: &str) -> String {
+    text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn storage_errors_keep_code_and_message_only() {
-        let resp = ApiResponse {
-            status: 403,
+    fn authorization(prefix: &str) -> UploadAuthorization {
+        UploadAuthorization {
+            url: "https://storage.example/zotero-uploads/?X-Amz-Signature=SIGNEDURL".into(),
+            content_type: "multipart/form-data; boundary=B".into(),
+            prefix: Bytes::from(prefix.to_string()),
+            suffix: Bytes::from_static(b"\r\n--B--"),
+            upload_key: "UPLOADKEY0123456789".into(),
+        }
+    }
+
+    fn answer(status: u16, body: &str) -> ApiResponse {
+        ApiResponse {
+            status,
             headers: hyper::HeaderMap::new(),
-            body: Bytes::from_static(
-                b"<Error><Code>SignatureDoesNotMatch</Code><Message>bad sig</Message><StringToSign>SECRETPOLICY</StringToSign></Error>",
-            ),
+            body: Bytes::from(body.to_string()),
             retries: 0,
-        };
-        let e = storage_refused(&resp);
+        }
+    }
+
+    #[test]
+    fn storage_errors_keep_status_code_and_message_only() {
+        let resp = answer(
+            403,
+            "<Error><Code>SignatureDoesNotMatch</Code><Message>bad sig</Message><StringToSign>SECRETPOLICY</StringToSign></Error>",
+        );
+        let e = storage_refused(&resp, &authorization(""));
         let text = e.to_string();
-        assert!(text.contains("SignatureDoesNotMatch: bad sig"), "{text}");
-        let ZoteroError::Status { answer, .. } = e else {
-            panic!("status error expected")
+        assert!(
+            text.contains("HTTP 403 SignatureDoesNotMatch: bad sig"),
+            "{text}"
+        );
+        assert!(!text.contains("SECRETPOLICY"));
+        let ZoteroError::StorageRefused {
+            status,
+            code,
+            message,
+            ..
+        } = e
+        else {
+            panic!("a storage refusal expected")
         };
-        assert!(!answer.body.contains("SECRETPOLICY"));
-        assert_eq!(answer.status, 403);
+        assert_eq!(status, 403);
+        assert_eq!(code.as_deref(), Some("SignatureDoesNotMatch"));
+        assert_eq!(message.as_deref(), Some("bad sig"));
+    }
+
+    #[test]
+    fn storage_messages_lose_the_authorizations_values_and_are_capped() {
+        let prefix = "--B\r\nContent-Disposition: form-data; name=\"x-amz-credential\"\r\n\r\nAKIAEXAMPLE/20250101/us-east-1/s3/aws4_request\r\n--B\r\nContent-Disposition: form-data; name=\"acl\"\r\n\r\nprivate\r\n--B\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\n";
+        let resp = answer(
+            403,
+            "<?xml version=\"1.0\"?><Error><Code>AccessDenied</Code><Message>Invalid according to Policy: Policy Condition failed: [&quot;eq&quot;, &quot;$x-amz-credential&quot;, &quot;AKIAEXAMPLE/20250101/us-east-1/s3/aws4_request&quot;]</Message></Error>",
+        );
+        let ZoteroError::StorageRefused { message, .. } =
+            storage_refused(&resp, &authorization(prefix))
+        else {
+            panic!("a storage refusal expected")
+        };
+        let message = message.unwrap();
+        assert!(!message.contains("AKIAEXAMPLE"), "{message}");
+        assert!(
+            message.starts_with("Invalid according to Policy: Policy Condition failed: [\"eq\""),
+            "{message}"
+        );
+
+        let long = format!(
+            "<Error><Code>X</Code><Message>{}</Message></Error>",
+            "a".repeat(5000)
+        );
+        let ZoteroError::StorageRefused { message, .. } =
+            storage_refused(&answer(400, &long), &authorization(""))
+        else {
+            panic!("a storage refusal expected")
+        };
+        assert_eq!(message.unwrap().chars().count(), STORAGE_MESSAGE_CHARS + 1);
+
+        // Only a bounded prefix is searched, and a code must look like one.
+        let late = format!(
+            "{}<Error><Code>Late</Code></Error>",
+            " ".repeat(STORAGE_ERROR_PREFIX)
+        );
+        let ZoteroError::StorageRefused { code, message, .. } =
+            storage_refused(&answer(500, &late), &authorization(""))
+        else {
+            panic!("a storage refusal expected")
+        };
+        assert_eq!((code, message), (None, None));
+        let odd = "<Error><Code>not a code</Code></Error>";
+        let ZoteroError::StorageRefused { code, .. } =
+            storage_refused(&answer(500, odd), &authorization(""))
+        else {
+            panic!("a storage refusal expected")
+        };
+        assert_eq!(code, None);
     }
 }

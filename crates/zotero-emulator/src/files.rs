@@ -306,7 +306,7 @@ fn post_fields(st: &State, up: &Upload) -> Vec<(&'static str, String)> {
     let amz_date = iso.replace(['-', ':'], "");
     let short = &amz_date[..8];
     let credential = format!("EMULATORACCESSKEY/{short}/us-east-1/s3/aws4_request");
-    let exp = iso8601(now + 3600);
+    let exp = iso8601(now.saturating_add_signed(st.files.policy_ttl_secs));
     // gmdate('Y-m-d\TG:i:s\Z'): the hour has no leading zero.
     let hour: u32 = exp[11..13].parse().unwrap_or(0);
     let expiration = format!("{}T{hour}{}", &exp[..10], &exp[13..]);

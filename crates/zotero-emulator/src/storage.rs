@@ -11,6 +11,10 @@ use super::util::{md5_hex, random_hex32, unhex};
 use super::{Recorded, State, USER_ID};
 use base64::Engine;
 
+/// How long an upload authorization's S3 policy is valid (`Zotero_Storage::
+/// $s3PresignedRequestTTL`, used as `+N seconds` in `generateUploadPOSTParams`).
+pub(crate) const POLICY_TTL_SECS: i64 = 3600;
+
 /// A file attached to an item (`storageFileItems`).
 #[derive(Debug, Clone)]
 pub(crate) struct ItemFile {
@@ -50,6 +54,8 @@ pub(crate) struct FileStore {
     /// Quotas in bytes of users other than the default ([`DEFAULT_QUOTA`]).
     pub(crate) quotas: HashMap<u64, u64>,
     pub(crate) keep_bytes: bool,
+    /// Seconds from an upload authorization to the expiration of its S3 policy.
+    pub(crate) policy_ttl_secs: i64,
     /// Signs upload policies, so the bucket can tell its own from forged ones.
     pub(crate) secret: String,
 }
@@ -63,6 +69,7 @@ impl FileStore {
             issued: Vec::new(),
             quotas: HashMap::new(),
             keep_bytes: true,
+            policy_ttl_secs: POLICY_TTL_SECS,
             secret: random_hex32(),
         }
     }
@@ -171,6 +178,14 @@ impl super::Emulator {
     /// such files answer 404 `NoSuchKey`. Default `true`.
     pub fn keep_file_bytes(&self, keep: bool) {
         self.state.lock().unwrap().files.keep_bytes = keep;
+    }
+
+    /// Seconds from an upload authorization to the expiration of its S3 policy (default
+    /// 3600). A negative value models bytes that reach the bucket after the policy expired
+    /// (a slow or long-stalled client, a skewed clock): the bucket then answers `403
+    /// AccessDenied` `Invalid according to Policy: Policy expired.`, as S3 does.
+    pub fn set_upload_policy_ttl(&self, secs: i64) {
+        self.state.lock().unwrap().files.policy_ttl_secs = secs;
     }
 
     /// Every upload key the emulator handed out (registered or not), oldest first.

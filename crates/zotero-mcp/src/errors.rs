@@ -35,6 +35,11 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         }
         ZoteroError::Rejected { code, .. } => ErrorCode::for_status(*code),
         ZoteroError::CreateUnconfirmed { .. } => ErrorCode::Upstream,
+        // The storage's refusal is not Zotero's answer to the key or the input: whatever its
+        // status (a 403 is an expired or refused authorization, not a bad API key), it is
+        // upstream; only its 429 asks the caller to wait.
+        ZoteroError::StorageRefused { status: 429, .. } => ErrorCode::RateLimited,
+        ZoteroError::StorageRefused { .. } => ErrorCode::Upstream,
         ZoteroError::AttachmentAbandoned { error, .. } => zotero_code(error),
     }
 }
@@ -125,6 +130,23 @@ impl From<ZoteroError> for ToolError {
                 e.details.insert("storage_usage_mb".into(), json!(usage_mb));
                 e.details.insert("storage_quota_mb".into(), json!(quota_mb));
             }
+            ZoteroError::StorageRefused {
+                status,
+                code,
+                message,
+                retry_after,
+            } => {
+                e.details.insert("status".into(), json!(status));
+                if let Some(c) = code {
+                    e.details.insert("storage_code".into(), json!(c));
+                }
+                if let Some(m) = message {
+                    e.details.insert("storage_message".into(), json!(m));
+                }
+                if let Some(r) = retry_after {
+                    e.details.insert("retry_after".into(), json!(r));
+                }
+            }
             ZoteroError::AttachmentAbandoned {
                 error,
                 attachment_key,
@@ -191,5 +213,23 @@ mod tests {
         assert_eq!(e.code, ErrorCode::RateLimited);
         assert_eq!(e.details["retry_after"], "120");
         assert_eq!(e.details["status"], 429);
+    }
+
+    #[test]
+    fn a_storage_refusal_is_upstream_whatever_its_status() {
+        let refused = |status: u16| ZoteroError::StorageRefused {
+            status,
+            code: Some("AccessDenied".into()),
+            message: Some("Invalid according to Policy: Policy expired.".into()),
+            retry_after: None,
+        };
+        for status in [400, 401, 403, 404, 500, 503] {
+            let e: ToolError = refused(status).into();
+            assert_eq!(e.code, ErrorCode::Upstream, "{status}");
+            assert_eq!(e.details["status"], status);
+            assert_eq!(e.details["storage_code"], "AccessDenied");
+            assert!(!e.message.contains("API key"), "{}", e.message);
+        }
+        assert_eq!(zotero_code(&refused(429)), ErrorCode::RateLimited);
     }
 }

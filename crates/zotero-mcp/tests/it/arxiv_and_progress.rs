@@ -199,3 +199,26 @@ async fn progress_is_reported_in_bytes_when_asked_for() {
     assert_eq!(seen.last().unwrap().0, size as f64);
     let _ = client.cancel().await;
 }
+
+#[tokio::test]
+async fn identical_concurrent_arxiv_attachments_make_one() {
+    use crate::upload_support::{assert_one_attachment, concurrently};
+    let (emu, server) = setup().await;
+    let mut pdf = b"%PDF-1.5\n".to_vec();
+    pdf.extend(bytes(50_000, 61));
+    emu.add_arxiv("2106.09685v2", pdf.clone());
+    let server = std::sync::Arc::new(server);
+    let answers = concurrently(
+        &server,
+        8,
+        "zotero_attach_arxiv_pdf",
+        json!({"item_key": PARENT, "arxiv_id": "2106.09685v2"}),
+    )
+    .await;
+    assert_one_attachment(&emu, &answers);
+    std::sync::Arc::try_unwrap(server)
+        .ok()
+        .unwrap()
+        .stop()
+        .await;
+}

@@ -221,3 +221,46 @@ async fn collection_arguments_and_missing_objects_are_explained() {
     assert_eq!(emu.count("PATCH", "/"), 0);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_patch_whose_answer_was_lost_is_reported_as_this_calls_write() {
+    let (emu, server) = setup().await;
+    assert!(!collections_of(&emu, "NLPML6K7").contains(&json!("TRNSFM52")));
+    // The PATCH is applied, its answer lost; the repeat meets 412 and the re-read shows the
+    // membership: this call added it.
+    emu.inject(Fault::once(FaultKind::Drop).method("PATCH"));
+    let a = server
+        .call(
+            "zotero_add_item_to_collection",
+            json!({"item_key": "NLPML6K7", "collection_key": "TRNSFM52"}),
+        )
+        .await;
+    assert_eq!(a.expect_ok()["already_member"], false, "{}", a.envelope);
+    assert_eq!(emu.faults_pending(), 0);
+    assert!(collections_of(&emu, "NLPML6K7").contains(&json!("TRNSFM52")));
+
+    // Every answer lost (the write applied by the first attempt): read back, not an error.
+    emu.inject(Fault::times(FaultKind::Drop, 3).method("PATCH"));
+    let a = server
+        .call(
+            "zotero_add_item_to_collection",
+            json!({"item_key": "BERTDV82", "collection_key": "ATTNDP62"}),
+        )
+        .await;
+    assert_eq!(a.expect_ok()["already_member"], false, "{}", a.envelope);
+    assert_eq!(emu.faults_pending(), 0);
+    let c = collections_of(&emu, "BERTDV82");
+    assert_eq!(c.iter().filter(|k| **k == json!("ATTNDP62")).count(), 1);
+
+    // A member when first read: already_member, nothing written.
+    emu.reset_counts();
+    let a = server
+        .call(
+            "zotero_add_item_to_collection",
+            json!({"item_key": "BERTDV82", "collection_key": "ATTNDP62"}),
+        )
+        .await;
+    assert_eq!(a.expect_ok()["already_member"], true);
+    assert_eq!(emu.count("PATCH", "/"), 0);
+    server.stop().await;
+}

@@ -313,3 +313,75 @@ async fn a_file_that_changes_after_hashing_is_never_stored() {
     assert_eq!(emu.storage_usage(), usage, "nothing stored");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_storage_refusal_is_an_upstream_error_not_an_auth_error() {
+    let (emu, server) = setup().await;
+    // The bytes reach the bucket after the authorization's policy expired: S3 answers
+    // `403 AccessDenied`, which says nothing about the API key.
+    emu.set_upload_policy_ttl(-120);
+    let path = temp_file("late.pdf", &bytes(30_000, 31));
+    let a = server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": PARENT, "file_path": path}),
+        )
+        .await;
+    let err = a.expect_err("ZOTERO_UPSTREAM_ERROR").clone();
+    let d = &err["details"];
+    assert_eq!(d["status"], 403, "{err}");
+    assert_eq!(d["storage_code"], "AccessDenied", "{err}");
+    assert_eq!(
+        d["storage_message"], "Invalid according to Policy: Policy expired.",
+        "{err}"
+    );
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("403") && message.contains("AccessDenied"),
+        "{message}"
+    );
+    assert!(!message.contains("API key"), "{message}");
+    assert!(!message.contains("settings/keys"), "{message}");
+    // The existing clean-up: no orphan attachment.
+    assert_eq!(d["attachment_removed"], true, "{err}");
+    assert!(attachments_of(&emu, PARENT).is_empty());
+    // Nothing of the authorization is in the answer.
+    assert!(!a.text.contains("/s3/"), "{}", a.text);
+    assert!(!a.text.contains("x-amz"), "{}", a.text);
+    for k in emu.upload_keys() {
+        assert!(!a.text.contains(k.as_str()), "upload key leaked");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_cleanup_whose_answer_was_lost_is_reported_as_done() {
+    let (emu, server) = setup().await;
+    // The upload fails (registration refused), so its attachment item is deleted again; the
+    // first DELETE goes through but every answer to it (and to its repeats) is lost.
+    emu.inject(
+        Fault::once(FaultKind::Status(409))
+            .method("POST")
+            .path_suffix("/file")
+            .body_contains("upload="),
+    );
+    emu.inject(Fault::times(FaultKind::Drop, 3).method("DELETE"));
+    let path = temp_file("paper.pdf", &bytes(20_000, 41));
+    let a = server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": PARENT, "file_path": path}),
+        )
+        .await;
+    let err = a.expect_err("ZOTERO_VALIDATION_ERROR").clone();
+    assert_eq!(emu.faults_pending(), 0, "every fault fired");
+    let key = err["details"]["attachment_key"].as_str().unwrap();
+    assert!(emu.item(key).is_none(), "the first DELETE went through");
+    assert!(attachments_of(&emu, PARENT).is_empty());
+    assert_eq!(err["details"]["attachment_removed"], true, "{err}");
+    assert!(
+        err["message"].as_str().unwrap().contains("removed again"),
+        "{err}"
+    );
+    server.stop().await;
+}

@@ -101,3 +101,44 @@ pub fn assert_stored(emu: &Emulator, data: &Value, content: &[u8]) -> Value {
     assert_eq!(data["version"], item["version"]);
     item
 }
+
+/// Makes `n` identical calls at once through one server and returns their answers.
+pub async fn concurrently(
+    server: &std::sync::Arc<Server>,
+    n: usize,
+    tool: &'static str,
+    args: Value,
+) -> Vec<crate::common::Answer> {
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..n {
+        let (server, args) = (server.clone(), args.clone());
+        calls.spawn(async move { server.call(tool, args).await });
+    }
+    calls.join_all().await
+}
+
+/// Checks `n` answers to identical uploads: exactly one created the attachment, every other
+/// one answers `already_attached` with the same key; the parent has exactly one such
+/// attachment. Returns its key.
+pub fn assert_one_attachment(emu: &Emulator, answers: &[crate::common::Answer]) -> String {
+    let keys: Vec<&str> = answers
+        .iter()
+        .map(|a| a.expect_ok()["attachment_key"].as_str().unwrap())
+        .collect();
+    let created: Vec<&crate::common::Answer> = answers
+        .iter()
+        .filter(|a| a.data().get("already_attached").is_none())
+        .collect();
+    assert_eq!(created.len(), 1, "exactly one call created it: {keys:?}");
+    let key = created[0].data()["attachment_key"].as_str().unwrap();
+    for a in answers {
+        assert_eq!(a.data()["attachment_key"], key, "{}", a.envelope);
+        if a.data().get("already_attached").is_some() {
+            assert_eq!(a.data()["already_attached"], true, "{}", a.envelope);
+        }
+    }
+    let attached = attachments_of(emu, PARENT);
+    assert_eq!(attached.len(), 1, "one attachment: {attached:?}");
+    assert_eq!(attached[0]["key"], key);
+    key.to_string()
+}

@@ -378,3 +378,107 @@ async fn the_same_file_attached_twice_to_one_item_is_not_duplicated() {
     assert_eq!(attachments_of(&emu, PARENT).len(), 2);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn identical_concurrent_uploads_make_one_attachment() {
+    use crate::upload_support::{assert_one_attachment, concurrently};
+    let (emu, server) = setup().await;
+    let server = std::sync::Arc::new(server);
+    let content = bytes(120_000, 51);
+    let path = temp_file("twins.pdf", &content);
+    let answers = concurrently(
+        &server,
+        8,
+        "zotero_upload_attachment",
+        json!({"item_key": PARENT, "file_path": path}),
+    )
+    .await;
+    let key = assert_one_attachment(&emu, &answers);
+    let created = answers
+        .iter()
+        .find(|a| a.data()["attachment_key"] == key.as_str())
+        .unwrap();
+    assert_stored(&emu, created.data(), &content);
+    assert_eq!(emu.count("POST", "/s3/"), 1, "the bytes went once");
+    std::sync::Arc::try_unwrap(server)
+        .ok()
+        .unwrap()
+        .stop()
+        .await;
+}
+
+#[tokio::test]
+async fn a_twin_cancelled_while_it_waits_leaves_the_turns_working() {
+    use rmcp::model::{CallToolRequestParams, ClientRequest, Request};
+    use rmcp::service::PeerRequestOptions;
+    use zotero_emulator::{Fault, FaultKind};
+
+    let (emu, server) = setup().await;
+    // The first upload holds its turn while storage takes its time.
+    emu.inject(Fault::once(FaultKind::Slow(std::time::Duration::from_millis(500))).on("/s3/"));
+    let content = bytes(60_000, 71);
+    let path = temp_file("twin.pdf", &content);
+    let args = json!({"item_key": PARENT, "file_path": path});
+    let parent_reads = || emu.count("GET", &format!("/users/475425/items/{PARENT}"));
+    let first = server.call("zotero_upload_attachment", args.clone());
+    let twin = async {
+        until("the first upload sends its bytes", || {
+            emu.count("POST", "/s3/") > 0
+        })
+        .await;
+        let reads = parent_reads();
+        let params = CallToolRequestParams::new("zotero_upload_attachment")
+            .with_arguments(crate::common::obj(args.clone()));
+        let handle = server
+            .client
+            .send_cancellable_request(
+                ClientRequest::CallToolRequest(Request::new(params)),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .unwrap();
+        // The twin has checked the parent: next it waits for its turn.
+        until("the twin checks the parent", || parent_reads() > reads).await;
+        handle
+            .cancel(Some("the user gave up".into()))
+            .await
+            .unwrap();
+    };
+    let (first, ()) = tokio::join!(first, twin);
+    let key = first.expect_ok()["attachment_key"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_stored(&emu, first.data(), &content);
+    // Waiting for its turn, the twin created nothing.
+    let creates = |emu: &Emulator| {
+        emu.requests()
+            .iter()
+            .filter(|r| r.method == "POST" && r.path == "/users/475425/items")
+            .count()
+    };
+    assert_eq!(creates(&emu), 1);
+
+    // The turn is free again and nothing was poisoned: a third identical call gets its turn
+    // and finds the attachment.
+    let third = server.call("zotero_upload_attachment", args).await;
+    let data = third.expect_ok();
+    assert_eq!(data["attachment_key"], key.as_str());
+    assert_eq!(data["already_attached"], true);
+    assert_eq!(attachments_of(&emu, PARENT).len(), 1);
+    assert_eq!(emu.count("POST", "/s3/"), 1);
+    assert_eq!(creates(&emu), 1);
+    server.stop().await;
+}
+
+/// Waits until `done` holds (checked every few milliseconds); fails after 5 s.
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what}: never happened"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
