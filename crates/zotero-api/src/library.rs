@@ -31,6 +31,18 @@ pub enum LibraryRef {
     Group(u64),
 }
 
+impl LibraryRef {
+    /// The link that selects an object of this library in the Zotero desktop app:
+    /// `zotero://select/library/items/KEY` (the user's own library, whatever its ID) or
+    /// `zotero://select/groups/ID/items/KEY`.
+    pub fn zotero_url(self, key: &ObjectKey) -> String {
+        match self {
+            LibraryRef::User => format!("zotero://select/library/items/{key}"),
+            LibraryRef::Group(id) => format!("zotero://select/groups/{id}/items/{key}"),
+        }
+    }
+}
+
 impl fmt::Display for LibraryRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -141,6 +153,19 @@ impl AsRef<str> for ObjectKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn zotero_urls_select_the_item_in_its_library() {
+        let k = ObjectKey::parse("VASWANI7").unwrap();
+        assert_eq!(
+            LibraryRef::User.zotero_url(&k),
+            "zotero://select/library/items/VASWANI7"
+        );
+        assert_eq!(
+            LibraryRef::Group(4711).zotero_url(&k),
+            "zotero://select/groups/4711/items/VASWANI7"
+        );
+    }
 
     #[test]
     fn libraries_are_user_or_group_with_an_id() {

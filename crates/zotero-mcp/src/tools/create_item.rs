@@ -94,15 +94,12 @@ impl ZoteroTool for CreateItem {
             tags: p.tags.unwrap_or_default().into_strings(),
             extra: given(p.extra),
         };
-        let created = ctx
-            .svc
-            .library(library(p.library))?
-            .create_item(&new, &ctx.cancel)
-            .await?;
+        let lib = ctx.svc.library(library(p.library))?;
+        let created = lib.create_item(&new, &ctx.cancel).await?;
         Ok(CreateItemData {
             item_key: created.item.item_key.clone(),
             version: created.item.version,
-            item: created.item.into(),
+            item: Item::new(created.item, lib.name()),
             moved_to_extra: created.moved_to_extra,
         })
     }

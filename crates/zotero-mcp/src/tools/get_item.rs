@@ -38,11 +38,10 @@ impl ZoteroTool for GetItem {
     type Data = GetItemData;
 
     async fn run(p: GetItemParams, ctx: &ToolContext) -> Result<GetItemData, ToolError> {
-        let item = ctx
-            .svc
-            .library(library(p.library))?
-            .get_item(p.item_key.key(), &ctx.cancel)
-            .await?;
-        Ok(GetItemData { item: item.into() })
+        let lib = ctx.svc.library(library(p.library))?;
+        let item = lib.get_item(p.item_key.key(), &ctx.cancel).await?;
+        Ok(GetItemData {
+            item: ItemWithAttachments::new(item, lib.name()),
+        })
     }
 }

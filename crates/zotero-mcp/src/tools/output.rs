@@ -7,6 +7,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use zotero_api::LibraryRef;
+
 use super::params::{Creator, Tag};
 
 /// An item; fields it lacks are left out.
@@ -42,10 +44,17 @@ pub struct Item {
     pub extra: Option<String>,
     /// Version; grows with every change
     pub version: u64,
+    /// Opens the item in the Zotero app: zotero://select/…
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zotero_url: Option<String>,
 }
 
-impl From<zotero_api::model::Item> for Item {
-    fn from(i: zotero_api::model::Item) -> Self {
+impl Item {
+    /// The item of `library` as tools answer it.
+    pub fn new(i: zotero_api::model::Item, library: LibraryRef) -> Self {
+        let zotero_url = zotero_api::ObjectKey::parse(&i.item_key)
+            .ok()
+            .map(|k| library.zotero_url(&k));
         Self {
             item_key: i.item_key,
             item_type: i.item_type,
@@ -58,6 +67,7 @@ impl From<zotero_api::model::Item> for Item {
             tags: i.tags.into_iter().map(Tag::from).collect(),
             extra: i.extra,
             version: i.version,
+            zotero_url,
         }
     }
 }
@@ -72,12 +82,12 @@ pub struct ItemWithAttachments {
     pub attachments: Vec<Attachment>,
 }
 
-impl From<zotero_api::model::Item> for ItemWithAttachments {
-    fn from(mut i: zotero_api::model::Item) -> Self {
+impl ItemWithAttachments {
+    pub fn new(mut i: zotero_api::model::Item, library: LibraryRef) -> Self {
         let attachments = i.attachments.take().unwrap_or_default();
         Self {
             attachments: attachments.into_iter().map(Attachment::from).collect(),
-            item: Item::from(i),
+            item: Item::new(i, library),
         }
     }
 }

@@ -87,13 +87,15 @@ impl ZoteroTool for SearchItems {
             start: p.start.or(p.offset).unwrap_or_default().get(),
             sort: p.sort.into_string(),
         };
-        let found = ctx
-            .svc
-            .library(library(p.library))?
-            .search_items(&query, &ctx.cancel)
-            .await?;
+        let lib = ctx.svc.library(library(p.library))?;
+        let found = lib.search_items(&query, &ctx.cancel).await?;
         Ok(SearchItemsData {
-            items: found.page.items.into_iter().map(Item::from).collect(),
+            items: found
+                .page
+                .items
+                .into_iter()
+                .map(|i| Item::new(i, lib.name()))
+                .collect(),
             total: found.page.total,
             next_start: found.page.next_start,
             sort_used: found.sort_used,

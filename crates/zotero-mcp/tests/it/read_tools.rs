@@ -25,6 +25,10 @@ async fn search_maps_items_to_the_seed_fields() {
         .unwrap_or_else(|| panic!("VASWANI7 not in {data}"));
     assert_eq!(vaswani["item_type"], "journalArticle");
     assert_eq!(vaswani["title"], "Attention Is All You Need");
+    assert_eq!(
+        vaswani["zotero_url"],
+        "zotero://select/library/items/VASWANI7"
+    );
     assert_eq!(vaswani["doi"], "10.48550/arXiv.1706.03762");
     assert!(vaswani["version"].as_u64().unwrap() > 0);
     assert_eq!(vaswani["creators"][0]["creator_type"], "author");

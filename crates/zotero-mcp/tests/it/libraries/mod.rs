@@ -91,6 +91,10 @@ async fn a_group_library_is_read_and_written_by_naming_it() {
         )
         .await;
     assert_eq!(found.expect_ok()["items"][0]["item_key"], key.as_str());
+    assert_eq!(
+        found.expect_ok()["items"][0]["zotero_url"],
+        format!("zotero://select/groups/{LAB}/items/{key}")
+    );
     // The same search in the user library does not see it.
     let mine = s
         .call("zotero_search_items", json!({"query": "Notebook"}))
