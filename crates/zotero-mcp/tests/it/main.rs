@@ -21,6 +21,7 @@ mod emulator_schema;
 mod emulator_selftest;
 mod emulator_writes;
 mod http_core;
+mod jsonrpc_framing;
 mod libraries;
 mod prop_arguments;
 mod prop_paging;
