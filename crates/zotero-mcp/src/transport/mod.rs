@@ -1,3 +1,8 @@
 //! The transports the one server handler runs on.
 
+mod framed;
+mod id_scan;
+mod jsonrpc;
+mod lines;
+mod shape;
 pub mod stdio;

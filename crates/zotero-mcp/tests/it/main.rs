@@ -22,6 +22,7 @@ mod emulator_selftest;
 mod emulator_writes;
 mod http_core;
 mod input_bounds;
+mod jsonrpc_framing;
 mod libraries;
 mod prop_arguments;
 mod prop_paging;
