@@ -33,6 +33,7 @@ mod server;
 mod tool_sets;
 mod tools_list;
 mod upload_failures;
+mod upload_paths;
 mod upload_support;
 mod uploads;
 mod write_tools;
