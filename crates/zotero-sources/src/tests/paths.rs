@@ -223,3 +223,15 @@ async fn a_file_replaced_after_hashing_is_not_streamed() {
     );
     assert!(text.contains("replaced"), "{text}");
 }
+
+#[tokio::test]
+async fn a_relative_path_is_resolved_against_the_working_directory_then_checked() {
+    let dir = TestDir::new();
+    // cargo runs the tests in the crate's directory, which holds Cargo.toml.
+    let cwd = std::env::current_dir().unwrap();
+    let f = fetcher_in(&[&cwd], dir.path());
+    assert_eq!(accepted(&f, "Cargo.toml").await.filename, "Cargo.toml");
+    let f = fetcher_in(&[dir.path()], dir.path());
+    refused(&f, "Cargo.toml", "outside_upload_roots").await;
+    refused(&f, "./src/../Cargo.toml", "outside_upload_roots").await;
+}
