@@ -64,11 +64,13 @@ struct Row {
     peak: f64,
 }
 
-/// Uploads with `arguments` through a fresh server and measures it.
+/// Uploads with `arguments` through a fresh server and measures it. The server spools to
+/// `scratch/spool` and reads `file_path` only below `scratch` (ZOTERO_UPLOAD_ROOTS), so the
+/// bench works wherever the system's temp directory is.
 fn measure(
     bin: &Path,
     emu: &Emulator,
-    tmp: &Path,
+    scratch: &Path,
     source: &'static str,
     size: u64,
     arguments: Value,
@@ -79,7 +81,8 @@ fn measure(
         &[
             ("ZOTERO_UPLOAD_MAX_BYTES", (512 * MB).to_string()),
             ("ZOTERO_FETCH_ALLOW_PRIVATE", "1".to_string()),
-            ("TMPDIR", tmp.display().to_string()),
+            ("TMPDIR", scratch.join("spool").display().to_string()),
+            ("ZOTERO_UPLOAD_ROOTS", scratch.display().to_string()),
         ],
     );
     server.initialize();
@@ -117,8 +120,7 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("zotero-mcp-bench-{:016x}", rand::random::<u64>()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let scratch = Scratch(dir.clone());
-    let spool = dir.join("spool");
-    std::fs::create_dir_all(&spool).expect("spool dir");
+    std::fs::create_dir_all(dir.join("spool")).expect("spool dir");
 
     let mut rows = Vec::new();
     for (mb, seed) in [(50u64, 1u64), (200, 2)] {
@@ -130,7 +132,7 @@ fn main() {
         w.flush().expect("flush temp file");
         drop(w);
         let args = json!({"item_key": PARENT, "file_path": path});
-        rows.push(measure(&bin, &emu, &spool, "file_path", mb * MB, args));
+        rows.push(measure(&bin, &emu, &dir, "file_path", mb * MB, args));
         let _ = std::fs::remove_file(&path);
     }
 
@@ -144,7 +146,7 @@ fn main() {
     rows.push(measure(
         &bin,
         &emu,
-        &spool,
+        &dir,
         "file_url (spooled)",
         50 * MB,
         args,

@@ -1,5 +1,6 @@
-//! `zotero-mcp check`: reports every configured backend (the Web API with what the key may
-//! do in each library; the desktop app's local API) and says what to change when one fails.
+//! `zotero-mcp check`: reports which files `file_path` may read and every configured backend
+//! (the Web API with what the key may do in each library; the desktop app's local API), and
+//! says what to change when one fails.
 
 use std::process::ExitCode;
 
@@ -25,6 +26,7 @@ pub async fn run(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    println!("file_path: {}", upload_policy(&config.upload_roots));
     let cancel = CancellationToken::new();
     let mut ok = true;
     if missing.is_empty() {
@@ -45,6 +47,22 @@ pub async fn run(config: Config) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Which files `file_path` may read: the roots, or the default policy.
+fn upload_policy(roots: &[std::path::PathBuf]) -> String {
+    if roots.is_empty() {
+        format!(
+            "any file the server can read, except hidden files and directories and {} (set ZOTERO_UPLOAD_ROOTS=/path/to/papers to allow only chosen directories)",
+            zotero_sources::SYSTEM_DIRS.join(" ")
+        )
+    } else {
+        let roots: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+        format!(
+            "only files below {} (ZOTERO_UPLOAD_ROOTS; hidden names below them are refused)",
+            roots.join(", ")
+        )
     }
 }
 

@@ -21,7 +21,8 @@ enum Command {
     /// Serve MCP on stdin/stdout (the default).
     Serve,
     /// Check the configuration against Zotero: ZOTERO_API_KEY and ZOTERO_USER_ID (who the key
-    /// belongs to, what it may do in each library) and the desktop app's local API.
+    /// belongs to, what it may do in each library) and the desktop app's local API; says
+    /// which files file_path may read (ZOTERO_UPLOAD_ROOTS).
     Check,
     /// Print the tools this server lists, as JSON.
     Tools {

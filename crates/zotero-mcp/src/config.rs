@@ -3,6 +3,7 @@
 //! Nothing else in the program reads the environment: `Config` is passed down as plain values.
 
 use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::tools::ToolSet;
@@ -41,7 +42,7 @@ pub struct Config {
     pub arxiv_base: String,
     /// Where downloads are spooled before they are hashed and uploaded (`TMPDIR`, read once
     /// here; a scratch image may have none, and then downloads are held in memory).
-    pub temp_dir: std::path::PathBuf,
+    pub temp_dir: PathBuf,
     /// The library a tool call is about when it names none (`ZOTERO_LIBRARY`: `user` or
     /// `group:<id>`).
     pub library: zotero_api::LibraryRef,
@@ -54,6 +55,9 @@ pub struct Config {
     pub read_only: bool,
     /// The tool sets listed and callable (`ZOTERO_TOOLSETS`; every set when unset).
     pub toolsets: BTreeSet<ToolSet>,
+    /// The only directories `file_path` may read from (`ZOTERO_UPLOAD_ROOTS`), each resolved
+    /// here, once; empty: the default policy (no hidden names, no system trees).
+    pub upload_roots: Vec<PathBuf>,
 }
 
 pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
@@ -111,8 +115,8 @@ impl Config {
             Some(v) => parse_base("ZOTERO_LOCAL_API_BASE", &v)?,
         };
         let temp_dir = get("TMPDIR")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| std::path::PathBuf::from("/tmp"));
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
 
         let debug = parse_bool(&get, "ZOTERO_MCP_DEBUG", false)?;
         let log_level = match get("ZOTERO_MCP_LOG_LEVEL") {
@@ -172,6 +176,11 @@ impl Config {
             });
         }
 
+        let upload_roots = match get("ZOTERO_UPLOAD_ROOTS") {
+            None => Vec::new(),
+            Some(v) => parse_upload_roots(&v)?,
+        };
+
         let read_only = parse_bool(&get, "ZOTERO_READ_ONLY", false)?;
         let toolsets = match get("ZOTERO_TOOLSETS") {
             None => ToolSet::ALL.into_iter().collect(),
@@ -196,6 +205,7 @@ impl Config {
             local_api_base,
             read_only,
             toolsets,
+            upload_roots,
         })
     }
 
@@ -226,6 +236,7 @@ impl Config {
             max_bytes: self.upload_max_bytes,
             allow_private: self.fetch_allow_private,
             temp_dir: self.temp_dir.clone(),
+            upload_roots: self.upload_roots.clone(),
         }
     }
 
@@ -257,6 +268,45 @@ fn parse_base(var: &'static str, v: &str) -> Result<String, ConfigError> {
             expected: "an http:// or https:// URL such as https://api.zotero.org".into(),
         }),
     }
+}
+
+/// `ZOTERO_UPLOAD_ROOTS`: absolute directories separated by `:` as in `PATH` (empty entries
+/// skipped), each resolved now (symlinks followed) so that file paths, resolved the same way,
+/// can be compared with them; duplicates dropped.
+fn parse_upload_roots(v: &str) -> Result<Vec<PathBuf>, ConfigError> {
+    const FORM: &str =
+        "give absolute directories separated by ':', e.g. ZOTERO_UPLOAD_ROOTS=/path/to/papers";
+    let bad = |why: String| ConfigError {
+        var: "ZOTERO_UPLOAD_ROOTS",
+        value: v.to_string(),
+        expected: format!("{why}; {FORM}"),
+    };
+    let mut roots = Vec::new();
+    for entry in v.split(':').map(str::trim).filter(|e| !e.is_empty()) {
+        if entry.starts_with('~') {
+            return Err(bad(format!("{entry}: '~' is not expanded")));
+        }
+        let path = Path::new(entry);
+        if !path.is_absolute() {
+            return Err(bad(format!("{entry} is not an absolute path")));
+        }
+        let resolved = std::fs::canonicalize(path).map_err(|e| {
+            bad(match e.kind() {
+                std::io::ErrorKind::NotFound => format!("{entry} does not exist"),
+                _ => format!("{entry} cannot be resolved ({e})"),
+            })
+        })?;
+        if !resolved.is_dir() {
+            return Err(bad(format!("{entry} is not a directory")));
+        }
+        if !roots.contains(&resolved) {
+            roots.push(resolved);
+        }
+    }
+    if roots.is_empty() {
+        return Err(bad("no directory is given".into()));
+    }
+    Ok(roots)
 }
 
 /// `read,write,files`: names of tool sets, any case, separated by commas.
@@ -401,6 +451,8 @@ mod tests {
             ("ZOTERO_READ_ONLY", "please"),
             ("ZOTERO_TOOLSETS", "read,writes"),
             ("ZOTERO_TOOLSETS", ","),
+            ("ZOTERO_UPLOAD_ROOTS", "/nonexistent/zotero-papers"),
+            ("ZOTERO_UPLOAD_ROOTS", "relative/papers"),
         ] {
             let err = cfg(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
@@ -473,6 +525,45 @@ mod tests {
             "read, write, files, cite, identify, index",
         ] {
             assert!(msg.contains(needle), "{needle}: {msg}");
+        }
+    }
+
+    #[test]
+    fn upload_roots_are_resolved_at_start() {
+        let c = cfg(&[]).unwrap();
+        assert!(c.upload_roots.is_empty() && c.sources().upload_roots.is_empty());
+
+        let dir = tempfile::Builder::new()
+            .prefix("zotero-mcp-config-test-")
+            .tempdir()
+            .unwrap();
+        let papers = dir.path().join("papers");
+        std::fs::create_dir(&papers).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&papers, &link).unwrap();
+        let canonical = std::fs::canonicalize(&papers).unwrap();
+        // Symlinks resolved, empty entries skipped, duplicates dropped.
+        let value = format!("{}::{}/", link.display(), papers.display());
+        let c = cfg(&[("ZOTERO_UPLOAD_ROOTS", &value)]).unwrap();
+        assert_eq!(c.upload_roots, vec![canonical.clone()]);
+        assert_eq!(c.sources().upload_roots, vec![canonical]);
+
+        let file = dir.path().join("a.pdf");
+        std::fs::write(&file, b"x").unwrap();
+        for (value, why) in [
+            (
+                format!("{}:/nonexistent/zotero-papers", papers.display()),
+                "/nonexistent/zotero-papers does not exist",
+            ),
+            (file.display().to_string(), "is not a directory"),
+            ("~/Papers".to_string(), "'~' is not expanded"),
+            (": :".to_string(), "no directory"),
+        ] {
+            let err = cfg(&[("ZOTERO_UPLOAD_ROOTS", &value)]).unwrap_err();
+            assert_eq!(err.var, "ZOTERO_UPLOAD_ROOTS");
+            let msg = err.to_string();
+            assert!(msg.contains(why), "{value}: {msg}");
+            assert!(msg.contains("ZOTERO_UPLOAD_ROOTS=/path/to/papers"), "{msg}");
         }
     }
 }

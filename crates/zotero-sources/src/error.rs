@@ -8,6 +8,8 @@ https://arxiv.org/pdf/1706.03762v1.pdf";
 
 use serde_json::{Map, Value};
 
+use crate::path_policy::PathRefusal;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     // ---- the caller's input cannot be used (ZOTERO_VALIDATION_ERROR, details.field) ----
@@ -51,6 +53,17 @@ pub enum SourceError {
     PathNotFound {
         field: &'static str,
         hint: &'static str,
+    },
+
+    /// `file_path` leads where the server does not read: a hidden name, a system tree, or
+    /// outside `ZOTERO_UPLOAD_ROOTS` (see `path_policy`). The message names no part of the
+    /// path (it is logged); `path` is quoted in the answer's details only.
+    #[error("{field} is not allowed: {}", .refusal.explain())]
+    PathNotAllowed {
+        field: &'static str,
+        /// At most 256 characters of the path as given.
+        path: String,
+        refusal: PathRefusal,
     },
 
     #[error("{field}: permission denied; the server process may not read this file")]
@@ -158,6 +171,7 @@ impl SourceError {
             | SourceError::InvalidContentType { .. }
             | SourceError::InvalidArxivId { .. }
             | SourceError::PathNotFound { .. }
+            | SourceError::PathNotAllowed { .. }
             | SourceError::PathPermissionDenied { .. }
             | SourceError::NotARegularFile { .. }
             | SourceError::Unreadable { .. } => Blame::Input,
@@ -193,6 +207,23 @@ impl SourceError {
             SourceError::Forbidden { host, ip, .. } => {
                 c.insert("host".into(), host.clone().into());
                 c.insert("ip".into(), ip.clone().into());
+            }
+            SourceError::PathNotAllowed { path, refusal, .. } => {
+                c.insert("path".into(), path.clone().into());
+                c.insert("reason".into(), refusal.reason().into());
+                match refusal {
+                    PathRefusal::SystemDir { dir } => {
+                        c.insert("system_directory".into(), (*dir).into());
+                    }
+                    PathRefusal::OutsideRoots { roots } => {
+                        let roots: Vec<Value> = roots
+                            .iter()
+                            .map(|r| r.to_string_lossy().into_owned().into())
+                            .collect();
+                        c.insert("upload_roots".into(), roots.into());
+                    }
+                    PathRefusal::Hidden { .. } => {}
+                }
             }
             SourceError::InvalidContentType { value } => {
                 c.insert("value".into(), value.clone().into());
@@ -231,6 +262,7 @@ impl SourceError {
             | SourceError::InvalidBase64 { field, .. }
             | SourceError::InvalidFilename { field, .. }
             | SourceError::PathNotFound { field, .. }
+            | SourceError::PathNotAllowed { field, .. }
             | SourceError::PathPermissionDenied { field }
             | SourceError::NotARegularFile { field, .. }
             | SourceError::Unreadable { field, .. }

@@ -9,6 +9,11 @@
 //! held in memory; a download is spooled to an unlinked temp file (memory if `TMPDIR` cannot
 //! be used); base64 is decoded into memory (the text already is).
 //!
+//! A path is resolved (symlinks followed) and checked against the path policy before it is
+//! opened, and the resolved path is what is read (see `path_policy`): by default no hidden
+//! file, nothing in a hidden directory or a system tree; with `ZOTERO_UPLOAD_ROOTS` only
+//! what is below its directories.
+//!
 //! Downloads use their own HTTP client, which never carries the Zotero API key, and refuse
 //! non-public addresses (see `guard`) unless `ZOTERO_FETCH_ALLOW_PRIVATE` is on. Nothing here
 //! logs file contents or paths: at most sizes and hosts.
@@ -19,6 +24,7 @@ mod fetch;
 mod guard;
 mod local;
 mod names;
+mod path_policy;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -33,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use arxiv::ArxivId;
 pub use error::{Blame, SourceError};
+pub use path_policy::{PathRefusal, SYSTEM_DIRS};
 
 use fetch::Downloader;
 use store::Storage;
@@ -40,7 +47,8 @@ use zotero_net::ByteStream;
 
 /// Where the bytes come from (the caller has checked that exactly one source was given).
 pub enum SourceSpec {
-    /// `file_path`: a regular file readable by the server process.
+    /// `file_path`: a regular file readable by the server process that the path policy
+    /// allows (relative paths are resolved against the working directory).
     Path(PathBuf),
     /// `file_url`: an `http://` or `https://` URL.
     Url(String),
@@ -84,6 +92,9 @@ pub struct SourcesConfig {
     pub allow_private: bool,
     /// Where downloads are spooled (a scratch image may have none: memory then).
     pub temp_dir: PathBuf,
+    /// `ZOTERO_UPLOAD_ROOTS`, each resolved (canonical) at start-up: the only directories
+    /// `file_path` may read from. Empty: the default policy.
+    pub upload_roots: Vec<PathBuf>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -108,12 +119,15 @@ pub struct PrepareOptions {
 #[derive(Clone)]
 pub struct Fetcher {
     downloader: Arc<Downloader>,
+    /// `SourcesConfig::upload_roots`.
+    upload_roots: Arc<[PathBuf]>,
 }
 
 impl Fetcher {
     pub fn new(config: &SourcesConfig) -> Result<Fetcher, SourceError> {
         Ok(Fetcher {
             downloader: Arc::new(Downloader::new(config)?),
+            upload_roots: config.upload_roots.clone().into(),
         })
     }
 
@@ -124,6 +138,7 @@ impl Fetcher {
             downloader: Arc::new(
                 Downloader::with_policy(config, policy).unwrap_or_else(|e| panic!("{e}")),
             ),
+            upload_roots: config.upload_roots.clone().into(),
         }
     }
 
@@ -185,10 +200,13 @@ impl Fetcher {
     ) -> Result<PreparedFile, SourceError> {
         let field = given.field;
         let (task_path, task_cancel, max) = (path.clone(), cancel.clone(), self.max_bytes());
+        let roots = self.upload_roots.clone();
+        // The path is resolved and checked first, and only the resolved path is opened.
         let task = tokio::task::spawn_blocking(move || {
-            local::hash_path(&task_path, max, field, &task_cancel)
+            let resolved = path_policy::resolve(&task_path, &roots, field)?;
+            local::hash_path(&resolved, max, field, &task_cancel).map(|h| (resolved, h))
         });
-        let hashed = tokio::select! {
+        let (resolved, hashed) = tokio::select! {
             biased;
             _ = cancel.cancelled() => return Err(SourceError::Cancelled),
             r = task => r.map_err(join_error)??,
@@ -211,7 +229,10 @@ impl Fetcher {
             md5: hashed.md5,
             mtime_ms: hashed.mtime_ms,
             final_url: None,
-            storage: Storage::Path(Arc::new(path)),
+            storage: Storage::Path(Arc::new(local::CheckedFile {
+                path: resolved,
+                id: hashed.id,
+            })),
             field,
         })
     }

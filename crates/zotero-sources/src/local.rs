@@ -4,7 +4,7 @@
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
@@ -24,29 +24,88 @@ pub(crate) struct HashedFile {
     pub size: u64,
     pub md5: String,
     pub mtime_ms: u64,
+    /// The file that was hashed; every later open must find this one at its path.
+    pub id: FileId,
 }
 
-/// Opens a path for reading only if it is a regular file (symlinks followed), without
-/// blocking on a FIFO, and checks the opened file again (it may have been swapped).
-pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
-    let meta = std::fs::metadata(path)?;
+/// A file's identity: the device and inode it lives on. The same path naming another
+/// identity names another file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    fn of(meta: &Metadata) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// A `file_path` that passed the path policy: its resolved path and the file hashed there.
+#[derive(Debug)]
+pub(crate) struct CheckedFile {
+    pub path: PathBuf,
+    pub id: FileId,
+}
+
+/// Why `open_checked` did not open a file.
+#[derive(Debug)]
+pub(crate) enum OpenError {
+    Io(io::Error),
+    /// What the path names is not a regular file (what it is, for the message).
+    NotRegular(&'static str),
+    /// The path names another file than the one checked, or reaches it through a symlink
+    /// that was not there when it was resolved: something was swapped in.
+    Replaced,
+}
+
+/// Why a file that changed under the check is refused.
+const REPLACED: &str = "it was replaced or moved while it was being opened; call again";
+
+/// Opens the resolved (symlink-free) `path` for reading if it is a regular file, without
+/// blocking on a FIFO, and makes sure the file opened is the one that was checked: the same
+/// identity as the path's metadata before opening (and as `expected`, the file hashed
+/// earlier), still reached by the same symlink-free path after opening. A path swapped for
+/// a symlink between the check and the open (the last name, or a directory on the way) is
+/// refused rather than followed.
+pub(crate) fn open_checked(
+    path: &Path,
+    expected: Option<FileId>,
+) -> Result<(File, Metadata), OpenError> {
+    let meta = std::fs::metadata(path).map_err(OpenError::Io)?;
     if let Some(kind) = not_regular(&meta) {
-        return Err(io::Error::other(format!(
-            "it is {kind}, not a regular file"
-        )));
+        return Err(OpenError::NotRegular(kind));
+    }
+    let id = FileId::of(&meta);
+    if expected.is_some_and(|e| e != id) {
+        return Err(OpenError::Replaced);
     }
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     // Opening a FIFO for reading blocks until a writer appears; with O_NONBLOCK it returns
-    // at once (and the FIFO is then refused). Regular files ignore the flag.
-    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let file = options.open(path)?;
-    if let Some(kind) = not_regular(&file.metadata()?) {
-        return Err(io::Error::other(format!(
-            "it is {kind}, not a regular file"
-        )));
+    // at once (and the FIFO is then refused). Regular files ignore the flag. O_NOFOLLOW: the
+    // last name of a resolved path is no symlink, so one there now was swapped in.
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NONBLOCK | libc::O_NOFOLLOW,
+    );
+    let file = options.open(path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => OpenError::Replaced,
+        _ => OpenError::Io(e),
+    })?;
+    let opened = file.metadata().map_err(OpenError::Io)?;
+    if let Some(kind) = not_regular(&opened) {
+        return Err(OpenError::NotRegular(kind));
     }
-    Ok(file)
+    if FileId::of(&opened) != id || std::fs::canonicalize(path).ok().as_deref() != Some(path) {
+        return Err(OpenError::Replaced);
+    }
+    Ok((file, opened))
 }
 
 /// What a non-regular file is, for the error message.
@@ -74,7 +133,7 @@ fn not_regular(meta: &Metadata) -> Option<&'static str> {
     Some("not a regular file")
 }
 
-fn path_error(e: &io::Error, path: &Path, field: &'static str) -> SourceError {
+pub(crate) fn path_error(e: &io::Error, path: &Path, field: &'static str) -> SourceError {
     match e.kind() {
         io::ErrorKind::NotFound => SourceError::PathNotFound {
             field,
@@ -106,11 +165,11 @@ pub(crate) fn now_ms() -> u64 {
     millis(SystemTime::now())
 }
 
-/// Checks and hashes a file (blocking: run it on a blocking thread). The size limit is
-/// checked from the metadata before the file is opened, and again while reading. The bytes
-/// read must be as many as the metadata says: every upload attempt sends and checks exactly
-/// that many, so a file that reports another size (`/proc`, `/sys`) or grows or shrinks
-/// while it is hashed is refused now, before anything is written.
+/// Checks and hashes the resolved `path` (blocking: run it on a blocking thread). The size
+/// limit is checked from the metadata before the file is opened, and again while reading.
+/// The bytes read must be as many as the metadata says: every upload attempt sends and
+/// checks exactly that many, so a file that reports another size (`/proc`, `/sys`) or grows
+/// or shrinks while it is hashed is refused now, before anything is written.
 pub(crate) fn hash_path(
     path: &Path,
     max_bytes: u64,
@@ -128,14 +187,14 @@ pub(crate) fn hash_path(
             max_bytes,
         });
     }
-    let mut file = open_regular(path).map_err(|e| match e.kind() {
-        io::ErrorKind::Other => SourceError::Unreadable {
+    let (mut file, meta) = open_checked(path, Some(FileId::of(&meta))).map_err(|e| match e {
+        OpenError::Io(e) => path_error(&e, path, field),
+        OpenError::NotRegular(kind) => SourceError::NotARegularFile { field, kind },
+        OpenError::Replaced => SourceError::Unreadable {
             field,
-            reason: e.to_string(),
+            reason: REPLACED.into(),
         },
-        _ => path_error(&e, path, field),
     })?;
-    let meta = file.metadata().map_err(|e| path_error(&e, path, field))?;
     if meta.len() > max_bytes {
         return Err(SourceError::TooLarge {
             field,
@@ -182,6 +241,7 @@ pub(crate) fn hash_path(
         size,
         md5: format!("{:x}", hasher.finalize()),
         mtime_ms,
+        id: FileId::of(&meta),
     })
 }
 
@@ -333,12 +393,11 @@ mod tests {
     #[test]
     fn a_file_whose_size_is_not_what_it_reports_is_refused() {
         // stat says 0 bytes for files under /proc, which still read as text.
-        let status = Path::new("/proc/self/status");
-        if !status.exists() {
+        let Ok(status) = std::fs::canonicalize("/proc/self/status") else {
             return; // no procfs here
-        }
-        assert_eq!(std::fs::metadata(status).unwrap().len(), 0);
-        let err = hash_path(status, 1 << 20, "file_path", &CancellationToken::new()).unwrap_err();
+        };
+        assert_eq!(std::fs::metadata(&status).unwrap().len(), 0);
+        let err = hash_path(&status, 1 << 20, "file_path", &CancellationToken::new()).unwrap_err();
         assert!(matches!(err, SourceError::Unreadable { .. }), "{err:?}");
         assert_eq!(err.field(), Some("file_path"));
         let text = err.to_string();

@@ -3,22 +3,22 @@
 
 use std::fs::File;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use md5::{Digest, Md5};
 
-use super::local;
+use super::local::{self, CheckedFile, OpenError};
 use zotero_net::ByteStream;
 
 /// The size of the chunks `PreparedFile::stream` hands out.
 pub(crate) const CHUNK: usize = 256 * 1024;
 
 pub(crate) enum Storage {
-    /// The caller's file, opened again for every stream.
-    Path(Arc<PathBuf>),
+    /// The caller's file, opened again for every stream (and checked to be the same file).
+    Path(Arc<CheckedFile>),
     /// A download spooled to an unlinked temp file; read with positional reads, so that
     /// streams never share a file offset.
     Spool(Arc<File>),
@@ -73,7 +73,7 @@ pub(crate) fn stream(
 }
 
 enum Source {
-    Path(Arc<PathBuf>),
+    Path(Arc<CheckedFile>),
     Handle(Arc<File>),
 }
 
@@ -122,9 +122,15 @@ impl Reader {
         }
         let file = match &self.source {
             Source::Handle(f) => f.clone(),
-            Source::Path(path) => {
-                let file = local::open_regular(path)?;
-                if file.metadata()?.len() != self.size {
+            Source::Path(checked) => {
+                let (file, meta) = match local::open_checked(&checked.path, Some(checked.id)) {
+                    Ok(opened) => opened,
+                    Err(OpenError::Io(e)) => return Err(e),
+                    Err(OpenError::NotRegular(_) | OpenError::Replaced) => {
+                        return Err(self.changed("it was replaced by another file"))
+                    }
+                };
+                if meta.len() != self.size {
                     return Err(self.changed("its size is different"));
                 }
                 Arc::new(file)

@@ -35,6 +35,7 @@ mod server;
 mod tool_sets;
 mod tools_list;
 mod upload_failures;
+mod upload_paths;
 mod upload_support;
 mod uploads;
 mod write_tools;

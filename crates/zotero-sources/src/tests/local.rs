@@ -107,7 +107,10 @@ async fn paths_that_are_not_regular_files_are_refused() {
         .unwrap_err();
     assert!(err.to_string().contains("not a directory"), "{err}");
 
-    let err = prep(&f, SourceSpec::Path("/dev/null".into()))
+    // A device is refused for what it is, where ZOTERO_UPLOAD_ROOTS allows its directory
+    // (by default /dev is not read at all).
+    let in_dev = fetcher_in(&[Path::new("/dev")], dir.path());
+    let err = prep(&in_dev, SourceSpec::Path("/dev/null".into()))
         .await
         .unwrap_err();
     assert!(err.to_string().contains("character device"), "{err}");
@@ -243,7 +246,8 @@ async fn a_file_that_reports_another_size_is_refused_before_upload() {
         return;
     }
     let dir = TestDir::new();
-    let f = fetcher(1 << 20, false, dir.path());
+    // By default /proc is not read at all; here ZOTERO_UPLOAD_ROOTS allows it.
+    let f = fetcher_in(&[Path::new("/proc")], dir.path());
     let err = prep(&f, SourceSpec::Path("/proc/self/status".into()))
         .await
         .unwrap_err();

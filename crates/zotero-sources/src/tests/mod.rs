@@ -1,9 +1,10 @@
 //! `Fetcher::prepare` end to end: paths of every kind, base64, URLs against local servers
 //! (wiremock, and a raw TCP server for what wiremock cannot send), the SSRF guard, spooling,
-//! and the verified stream. Paths and base64 in `local`, URLs in `urls`, the guard and
-//! raw-server cases in `raw`.
+//! and the verified stream. Paths and base64 in `local`, which paths may be read in `paths`,
+//! URLs in `urls`, the guard and raw-server cases in `raw`.
 
 mod local;
+mod paths;
 mod raw;
 mod urls;
 
@@ -69,11 +70,23 @@ fn config(max: u64, allow_private: bool, temp_dir: &Path) -> SourcesConfig {
         max_bytes: max,
         allow_private,
         temp_dir: temp_dir.to_path_buf(),
+        upload_roots: Vec::new(),
     }
 }
 
 fn fetcher(max: u64, allow_private: bool, temp_dir: &Path) -> Fetcher {
     Fetcher::new(&config(max, allow_private, temp_dir)).unwrap()
+}
+
+/// A fetcher whose `file_path` may read only below `roots` (`ZOTERO_UPLOAD_ROOTS`, resolved
+/// as the server resolves it at start-up).
+fn fetcher_in(roots: &[&Path], temp_dir: &Path) -> Fetcher {
+    let mut c = config(1 << 20, false, temp_dir);
+    c.upload_roots = roots
+        .iter()
+        .map(|r| std::fs::canonicalize(r).unwrap())
+        .collect();
+    Fetcher::new(&c).unwrap()
 }
 
 fn md5_hex(data: &[u8]) -> String {
