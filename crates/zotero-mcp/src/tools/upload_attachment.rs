@@ -24,7 +24,8 @@ pub struct UploadAttachment;
 pub struct UploadAttachmentParams {
     /// Key of the item to attach to
     pub item_key: ObjectKey,
-    /// A readable regular file where the server runs (in a container: inside it)
+    /// A regular file where the server runs (in a container: inside it); not hidden, not in a
+    /// system directory, and inside ZOTERO_UPLOAD_ROOTS when that is set
     pub file_path: Option<NonBlank<{ limits::FILE_PATH }, true>>,
     /// http/https URL (up to 5 redirects; private addresses refused)
     pub file_url: Option<NonBlank<{ limits::URL }>>,
