@@ -15,6 +15,7 @@ use crate::items::no_collection;
 use crate::library::ObjectKey;
 use crate::model::{Collection, WireObject};
 use crate::response::{parse_page, Page};
+use crate::routing::Backend;
 
 /// The most collections a tree holds: about 120 bytes each in an answer, so a full tree
 /// stays near 60 KB.
@@ -93,13 +94,19 @@ impl Library<'_> {
         let req = ApiRequest::get(format!(
             "{path}?format=json{sort}&limit={limit}&start={start}"
         ));
-        let resp = self.send(&req, cancel).await?;
+        let mut resp = self.send(&req, cancel).await?;
         if let CollectionScope::Children(k) = scope {
             // The web API answers 404 for an unknown collection; the desktop app throws
-            // (a bare 500), so there the collection is looked up to tell.
-            if resp.status == 404
-                || resp.status >= 500 && !self.collection_exists(k, cancel).await?
-            {
+            // (a bare 500), also for one it has not synced yet: the web API tells then,
+            // when there is one, else the desktop is asked for the collection.
+            if resp.status >= 500 && self.route(&req)? == Backend::Local {
+                if self.client.has_web() {
+                    resp = self.send(&req.clone().fresh(), cancel).await?;
+                } else if !self.collection_exists(k, cancel).await? {
+                    return Err(no_collection(k));
+                }
+            }
+            if resp.status == 404 {
                 return Err(no_collection(k));
             }
         }

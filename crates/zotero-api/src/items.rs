@@ -217,8 +217,9 @@ impl Library<'_> {
     /// Sends a listing of (or within) a collection, making sure the collection exists: the
     /// web API answers 404 for an unknown one, but the desktop app drops the unknown
     /// collection from its search and answers the whole library (`Zotero.Search`'s
-    /// `collectionID` condition returns without adding anything), so there the collection
-    /// is looked up alongside.
+    /// `collectionID` condition returns without adding anything). So when the listing goes
+    /// to the desktop, the desktop is asked for the collection alongside; one it does not
+    /// have (not synced yet) is left to the web API when there is one.
     pub(crate) async fn send_in_collection(
         &self,
         req: &ApiRequest,
@@ -230,11 +231,19 @@ impl Library<'_> {
         };
         let resp = if self.route(req)? == Backend::Local {
             let check = ApiRequest::get(format!("/collections/{key}"));
-            let (resp, found) = tokio::join!(self.send(req, cancel), self.send(&check, cancel));
-            if found?.status == 404 {
-                return Err(no_collection(key));
+            let (resp, found) =
+                tokio::join!(self.send(req, cancel), self.send_local(&check, cancel));
+            match found {
+                Some(Ok(found)) if found.status == 404 => {
+                    if !self.client.has_web() {
+                        return Err(no_collection(key));
+                    }
+                    self.send(&req.clone().fresh(), cancel).await?
+                }
+                // Anything else (the desktop off or unreachable): the listing fell back to
+                // the web API, or failed, on its own.
+                _ => resp?,
             }
-            resp?
         } else {
             self.send(req, cancel).await?
         };

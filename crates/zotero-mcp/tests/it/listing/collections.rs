@@ -2,9 +2,11 @@
 //! and the tree nested in one answer, bounded and saying when it was cut.
 
 use serde_json::{json, Value};
-use zotero_emulator::Library;
+use zotero_emulator::{Emulator, Library, LibraryId, API_KEY, USER_ID};
 
-use super::{sorted, Setup, Where, EVERYWHERE};
+use super::{keys, sorted, Setup, Where, EVERYWHERE};
+use crate::common::{env_for, in_process};
+use crate::emulator_client::{api, lib};
 
 fn collection_keys(d: &Value) -> Vec<String> {
     d["collections"]
@@ -243,4 +245,60 @@ async fn a_deep_branch_is_cut_after_25_requests() {
         let sent = s.requests().len() - before;
         assert_eq!(sent, 25, "{at:?}");
     }
+}
+
+#[tokio::test]
+async fn a_collection_the_lagging_desktop_lacks_is_read_from_the_web() {
+    let emu = Emulator::start().await;
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.push(("ZOTERO_LOCAL".into(), "1".into()));
+    env.push(("ZOTERO_LOCAL_API_BASE".into(), emu.local_uri()));
+    let server = in_process(&env).await;
+    emu.set_local_lag(true);
+    // Made on the web, not synced to the desktop yet, with one item in it.
+    let user = emu.library(LibraryId::USER);
+    user.add_collection("FRESHC23", "Fresh", Some("RDLSTUP3"));
+    let version = user.item("VASWANI7").unwrap()["version"].to_string();
+    let r = api(
+        &emu,
+        "PATCH",
+        &lib("items/VASWANI7"),
+        &[("If-Unmodified-Since-Version", version.as_str())],
+        json!({"collections": ["RDLSTUP3", "TRNSFM52", "FRESHC23"]}).to_string(),
+    )
+    .await;
+    assert_eq!(r.status, 204);
+
+    // The desktop would answer its whole library for a collection it does not have.
+    let a = server
+        .call("zotero_list_items", json!({"collection_key": "FRESHC23"}))
+        .await;
+    assert_eq!(keys(a.expect_ok()), ["VASWANI7"]);
+    let a = server
+        .call("zotero_list_tags", json!({"collection_key": "FRESHC23"}))
+        .await;
+    let tags: Vec<&str> = a.expect_ok()["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["nlp", "transformers"]);
+    // The desktop throws on a parent it does not have: the web answers.
+    let a = server
+        .call("zotero_list_collections", json!({"parent_key": "FRESHC23"}))
+        .await;
+    assert_eq!(a.expect_ok()["total"], 0);
+    // A collection neither has is still unknown.
+    let a = server
+        .call("zotero_list_items", json!({"collection_key": "ZZZZ2345"}))
+        .await;
+    a.expect_err("ZOTERO_NOT_FOUND");
+    // What the desktop has, it answers (lagging: without the new subcollection).
+    let local_before = emu.local_requests().len();
+    let a = server
+        .call("zotero_list_collections", json!({"parent_key": "RDLSTUP3"}))
+        .await;
+    assert_eq!(collection_keys(a.expect_ok()), ["TRNSFM52"]);
+    assert!(emu.local_requests().len() > local_before);
 }
