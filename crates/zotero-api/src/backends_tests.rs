@@ -49,6 +49,7 @@ fn query() -> SearchQuery {
         limit: 5,
         start: 0,
         sort: "dateModified".into(),
+        ..SearchQuery::default()
     }
 }
 

@@ -12,6 +12,7 @@ use super::http::{ApiRequest, HttpClient};
 use super::model::{AttachmentSummary, Collection, Item, WireObject};
 use crate::config::ClientConfig;
 use crate::groups::GroupSettings;
+use crate::items::{ItemFilter, ItemTypeFilter, QuickSearchMode};
 use crate::keyed_lock::KeyedLocks;
 use crate::keys::KeyAccess;
 use crate::library::{LibraryRef, ObjectKey};
@@ -43,17 +44,40 @@ pub const SORT_VALUES: [&str; 15] = [
 pub const DEFAULT_SORT: &str = "relevance";
 pub const FALLBACK_SORT: &str = "dateModified";
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchQuery {
     pub query: String,
+    pub qmode: QuickSearchMode,
     /// Tags every item must carry, each matched as written.
     pub tags: Vec<String>,
     /// Tags no item may carry, each matched as written (none may start with `-`: the web
     /// API cannot exclude such a tag).
     pub exclude_tags: Vec<String>,
+    /// Tag conditions in Zotero's syntax, sent as written (the peer server's `tag`).
+    pub tag_conditions: Vec<String>,
+    pub item_types: ItemTypeFilter,
+    /// Only the top-level items of this collection.
+    pub collection: Option<ObjectKey>,
     pub limit: u32,
     pub start: u64,
     pub sort: String,
+}
+
+impl SearchQuery {
+    /// The items it searches: top-level ones, in the library or a collection.
+    fn filter(&self) -> ItemFilter {
+        ItemFilter {
+            query: Some(self.query.clone()),
+            qmode: self.qmode,
+            tags: self.tags.clone(),
+            exclude_tags: self.exclude_tags.clone(),
+            tag_conditions: self.tag_conditions.clone(),
+            item_types: self.item_types.clone(),
+            collection: self.collection.clone(),
+            top_only: true,
+            ..ItemFilter::default()
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -201,6 +225,20 @@ impl ZoteroClient {
         self.templates.item_types(self.web()?.0, cancel).await
     }
 
+    /// The item types a listing's `itemType` filter may name, once per process: from the
+    /// Web API, or from the desktop app when it is the only backend.
+    pub async fn filter_item_types(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, ZoteroError> {
+        let http = match (self.web(), &self.local) {
+            (Ok((web, _)), _) => web,
+            (Err(_), Some(local)) => local,
+            (Err(e), None) => return Err(e),
+        };
+        self.templates.item_types(http, cancel).await
+    }
+
     /// The empty JSON of a new item, once per type and link mode (from the Web API: the
     /// local API does not serve templates).
     pub async fn template(
@@ -215,18 +253,6 @@ impl ZoteroClient {
     }
 }
 
-/// `tag` as a `tag=` filter value that Zotero matches literally.
-/// Zotero trims a filter value before reading it, so the check is on the trimmed tag (as
-/// stored, tags are trimmed too).
-fn literal_tag(tag: &str) -> String {
-    let tag = tag.trim();
-    if tag.starts_with('-') {
-        format!("\\{tag}")
-    } else {
-        tag.to_string()
-    }
-}
-
 impl Library<'_> {
     pub async fn search_items(
         &self,
@@ -234,21 +260,22 @@ impl Library<'_> {
         cancel: &CancellationToken,
     ) -> Result<SearchResult, ZoteroError> {
         let (limit, start) = (q.limit.to_string(), q.start.to_string());
-        // Zotero reads a leading `-` in `tag` as NOT and `\-` as a literal hyphen (the
-        // dataserver's getSearchParamValues, the desktop's buildSearchFromSearchSyntax), so
-        // a tag is matched as written only when escaped.
-        let tags: Vec<String> = q
-            .tags
-            .iter()
-            .map(|t| literal_tag(t))
-            .chain(q.exclude_tags.iter().map(|t| format!("-{}", t.trim())))
-            .collect();
+        let filter = q.filter();
+        self.check_item_types(&filter.item_types, cancel).await?;
+        let params = filter.params();
+        let path = filter.path();
         let build = |sort: &str| {
-            let mut query = vec![("q", q.query.as_str()), ("sort", sort), ("format", "json")];
-            query.extend(tags.iter().map(|t| ("tag", t.as_str())));
-            query.extend([("limit", limit.as_str()), ("start", start.as_str())]);
-            ApiRequest::get(format!("/items/top?{}", encode_query(&query)))
+            let mut query: Vec<(&str, &str)> =
+                params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            query.extend([
+                ("sort", sort),
+                ("format", "json"),
+                ("limit", limit.as_str()),
+                ("start", start.as_str()),
+            ]);
+            ApiRequest::get(format!("{path}?{}", encode_query(&query)))
         };
+        let collection = filter.collection.as_ref();
 
         let mut sort_used = None;
         let mut sort = q.sort.as_str();
@@ -256,7 +283,9 @@ impl Library<'_> {
             sort = FALLBACK_SORT;
             sort_used = Some(FALLBACK_SORT.to_string());
         }
-        let mut resp = self.send(&build(sort), cancel).await?;
+        let mut resp = self
+            .send_in_collection(&build(sort), collection, cancel)
+            .await?;
         if resp.status == 400 && is_sort_rejection(&resp) && sort == DEFAULT_SORT {
             tracing::info!(
                 rejected = sort,
@@ -266,7 +295,9 @@ impl Library<'_> {
             self.client.sort_fallback.reject(sort);
             sort = FALLBACK_SORT;
             sort_used = Some(FALLBACK_SORT.to_string());
-            resp = self.send(&build(sort), cancel).await?;
+            resp = self
+                .send_in_collection(&build(sort), collection, cancel)
+                .await?;
         }
         if resp.status == 400 && is_sort_rejection(&resp) {
             return Err(unexpected(

@@ -4,11 +4,13 @@
 
 pub mod cache;
 pub mod client;
+pub mod collection_tree;
 pub mod collections;
 pub mod config;
 pub mod error;
 pub mod groups;
 pub mod http;
+pub mod items;
 mod keyed_lock;
 pub mod keys;
 pub mod library;
@@ -16,6 +18,7 @@ pub mod model;
 pub mod progress;
 pub mod response;
 pub mod routing;
+pub mod tags;
 pub mod templates;
 pub mod upload;
 pub mod write;

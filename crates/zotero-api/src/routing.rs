@@ -126,6 +126,16 @@ impl<'a> Library<'a> {
         Ok(resp)
     }
 
+    /// Sends a request to the desktop app alone (`None` without one), whatever it answers.
+    pub(crate) async fn send_local(
+        &self,
+        req: &ApiRequest,
+        cancel: &CancellationToken,
+    ) -> Option<Result<ApiResponse, ZoteroError>> {
+        let local = self.client.local_http()?;
+        Some(self.send_to(local, &self.local_prefix(), req, cancel).await)
+    }
+
     async fn send_to(
         &self,
         http: &HttpClient,

@@ -30,6 +30,9 @@ pub(crate) struct Params {
     pub(crate) start: usize,
     /// 0 = no limit (format=keys/versions).
     pub(crate) limit: usize,
+    /// The desktop app's quick search (`Zotero.Search`'s `quicksearch-*` conditions)
+    /// instead of the web API's; set by the local API.
+    pub(crate) desktop: bool,
     /// Parameters that differ from their defaults, for `Link` (values already joined).
     non_default: BTreeMap<String, String>,
 }
@@ -294,6 +297,7 @@ pub(crate) fn parse(
         desc,
         start,
         limit,
+        desktop: false,
         non_default: nd,
     })
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::library::{is_deleted, render_collection, render_item, Visible};
+use super::library::{render_collection, render_item, Visible};
 use super::libs::Lib;
 use super::params::{self, Action, Params};
 use super::search::{self, Scope};
@@ -40,6 +40,10 @@ pub(crate) fn library_read(
         ["items"] => items_list(st, vis, base, req, Scope::All, false),
         ["items", "top"] => items_list(st, vis, base, req, Scope::All, true),
         ["items", "trash"] => items_list(st, vis, base, req, Scope::Trash, false),
+        // Tags within items (`TagsController`, scope `items`), before `items/{key}`.
+        ["items", "tags"] => items_tags(st, vis, base, req, Scope::All, false),
+        ["items", "top", "tags"] => items_tags(st, vis, base, req, Scope::All, true),
+        ["items", "trash", "tags"] => items_tags(st, vis, base, req, Scope::Trash, false),
         ["items", key] => {
             let Some(i) = find(&st.items, key) else {
                 return Answer::text(404, "Not found");
@@ -87,6 +91,31 @@ pub(crate) fn library_read(
             }
             collections_list(st, base, req, Some(Some(key)))
         }
+        ["collections", key, "items", "tags"] | ["collections", key, "items", "top", "tags"] => {
+            if find(&st.collections, key).is_none() {
+                return Answer::text(404, "Not found");
+            }
+            let top = rest.len() == 5;
+            items_tags(st, vis, base, req, Scope::Collection(key.to_string()), top)
+        }
+        ["collections", key, "tags"] => {
+            if find(&st.collections, key).is_none() {
+                return Answer::text(404, "Not found");
+            }
+            // `Zotero_Collection::getTagItemCounts`: the collection's items, trashed too.
+            let within: Vec<usize> = st
+                .items
+                .iter()
+                .enumerate()
+                .filter(|(_, i)| {
+                    i["data"]["collections"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|c| c == *key))
+                })
+                .map(|(n, _)| n)
+                .collect();
+            tags_list(st, vis, base, req, &within)
+        }
         ["collections", key, "items"] | ["collections", key, "items", "top"] => {
             if find(&st.collections, key).is_none() {
                 return Answer::text(404, "Collection not found");
@@ -94,7 +123,12 @@ pub(crate) fn library_read(
             let top = rest.len() == 4;
             items_list(st, vis, base, req, Scope::Collection(key.to_string()), top)
         }
-        ["tags"] => tags_list(st, vis, base, req),
+        ["tags"] => {
+            // Every tag with an item, trashed items too (`Zotero_Tags::search` joins
+            // `itemTags` and `items` only).
+            let all: Vec<usize> = (0..st.items.len()).collect();
+            tags_list(st, vis, base, req, &all)
+        }
         _ => Answer::text(404, "Not found"),
     }
 }
@@ -206,7 +240,62 @@ fn collections_list(st: &Lib, base: &str, req: &Recorded, parent: Option<Option<
     paged(st, base, req, &p, all.len(), body)
 }
 
-fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded) -> Answer {
+/// The item filters of a tags-within-items request, under the names the item search reads
+/// (`TagsController` proxies `itemQ`, `itemQMode`, `itemKey`, `itemType`, `itemTag`,
+/// `includeTrashed`).
+fn item_query(req: &Recorded) -> Vec<(String, String)> {
+    req.query
+        .iter()
+        .filter_map(|(k, v)| {
+            let name = match k.as_str() {
+                "itemQ" => "q",
+                "itemKey" => "itemKey",
+                "itemType" => "itemType",
+                "itemTag" => "tag",
+                "includeTrashed" => "includeTrashed",
+                _ => return None,
+            };
+            Some((name.to_string(), v.clone()))
+        })
+        .collect()
+}
+
+/// `…/items[/top|/trash]/tags`: the tags of the items the `item*` parameters find.
+fn items_tags(
+    st: &Lib,
+    vis: Visible,
+    base: &str,
+    req: &Recorded,
+    scope: Scope,
+    top: bool,
+) -> Answer {
+    let mut ip = match params::parse(&item_query(req), Action::Items, false) {
+        Ok(p) => p,
+        Err(e) => return Answer::text(400, &e),
+    };
+    // `itemQMode` is passed on unchecked, and the search compares it with `everything`
+    // as written.
+    let mode = req.query.iter().rev().find(|(k, _)| k == "itemQMode");
+    if mode.is_some_and(|(_, v)| v == "everything") {
+        ip.qmode = "everything".into();
+    }
+    if scope == Scope::Trash {
+        ip.include_trashed = true;
+    }
+    let mut within = match search::search_items(st, &scope, top, &ip, &valid_item_types()) {
+        Ok(v) => v,
+        Err(e) => return Answer::text(400, &e),
+    };
+    if !vis.notes {
+        within.retain(|i| !is_note(&st.items[*i]));
+    }
+    tags_list(st, vis, base, req, &within)
+}
+
+/// The tags of the items `within` (indices into the library's items), filtered by `q`,
+/// sorted and paged as `Zotero_Tags::search` does; `numItems` counts the whole library
+/// (`Zotero_Tag::toResponseJSON`: the JSON answer never gets the collection's counts).
+fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded, within: &[usize]) -> Answer {
     let p = match params::parse(&req.query, Action::Tags, false) {
         Ok(p) => p,
         Err(e) => return Answer::text(400, &e),
@@ -217,10 +306,10 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded) -> Answer {
     if if_modified_since(req).is_some_and(|n| st.version <= n) {
         return Answer::text(304, "");
     }
-    // (name, type) -> number of items
+    let visible = |i: &Value| vis.notes || !is_note(i);
+    // (name, type, items within carrying it)
     let mut tags: Vec<(String, u64, usize)> = Vec::new();
-    let seen = |i: &&Value| !is_deleted(i) && (vis.notes || !is_note(i));
-    for item in st.items.iter().filter(seen) {
+    for item in within.iter().map(|i| &st.items[*i]).filter(|i| visible(i)) {
         for t in item["data"]["tags"].as_array().into_iter().flatten() {
             let name = t["tag"].as_str().unwrap_or("").to_string();
             let ty = t["type"].as_u64().unwrap_or(0);
@@ -242,6 +331,7 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded) -> Answer {
             }
         });
     }
+    // `GROUP BY tagID ORDER BY COUNT(tagID)`: the count within the items asked about.
     if p.sort == "numItems" {
         tags.sort_by(|a, b| {
             a.2.cmp(&b.2)
@@ -254,11 +344,13 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded) -> Answer {
                 .then(a.1.cmp(&b.1))
         });
     }
-    let explicit_desc = req
+    // Without `sort` or `direction` the real server orders by the tags' own modification
+    // dates, which the emulator does not keep: it answers by name then.
+    let asked = req
         .query
         .iter()
-        .any(|(k, v)| (k == "direction" || k == "sort") && v == "desc");
-    if explicit_desc {
+        .any(|(k, _)| k == "direction" || k == "sort" || k == "order");
+    if asked && p.desc {
         tags.reverse();
     }
     let total = tags.len();
@@ -266,7 +358,19 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded) -> Answer {
     let lib_path = st.id().path();
     let arr: Vec<Value> = shown
         .iter()
-        .map(|(name, ty, n)| {
+        .map(|(name, ty, _)| {
+            let num_items = st
+                .items
+                .iter()
+                .filter(|i| visible(i))
+                .filter(|i| {
+                    i["data"]["tags"].as_array().is_some_and(|ts| {
+                        ts.iter().any(|t| {
+                            t["tag"] == name.as_str() && t["type"].as_u64().unwrap_or(0) == *ty
+                        })
+                    })
+                })
+                .count();
             let enc: String = name
                 .bytes()
                 .map(|b| match b {
@@ -283,7 +387,7 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded) -> Answer {
                     "self": {"href": format!("{base}/{lib_path}/tags/{enc}"), "type": "application/json"},
                     "alternate": {"href": format!("https://www.zotero.org/{lib_path}/tags/{enc}"), "type": "text/html"},
                 },
-                "meta": {"type": ty, "numItems": n},
+                "meta": {"type": ty, "numItems": num_items},
             })
         })
         .collect();

@@ -178,6 +178,81 @@ fn quick_match(lib: &Lib, item: &Value, part: &str, everything: bool) -> bool {
             .is_some_and(|t| fold(t).contains(&needle))
 }
 
+/// Item JSON properties that are not item fields (`Zotero.Search`'s `field` condition
+/// looks at item fields only).
+const NOT_FIELDS: &[&str] = &[
+    "key",
+    "version",
+    "itemType",
+    "parentItem",
+    "collections",
+    "relations",
+    "tags",
+    "creators",
+    "dateAdded",
+    "dateModified",
+    "deleted",
+    "inPublications",
+    "note",
+    "linkMode",
+    "contentType",
+    "charset",
+    "filename",
+    "md5",
+    "mtime",
+    "path",
+];
+
+/// One word of the desktop app's quick search (`Zotero.Search.prototype.addCondition` for
+/// `quicksearch-*`): the exact key, creators, and for `titleCreatorYear` the title,
+/// publication, short title, court, year and citation key; for `everything` any field, tag,
+/// note, annotation text or comment, and the full text.
+fn desktop_match(lib: &Lib, item: &Value, part: &str, everything: bool) -> bool {
+    let needle = fold(part);
+    let d = &item["data"];
+    let has = |v: &Value| v.as_str().is_some_and(|s| fold(s).contains(&needle));
+    if item["key"] == part {
+        return true;
+    }
+    let creators = d["creators"].as_array().into_iter().flatten();
+    if creators.into_iter().any(|c| {
+        ["name", "firstName", "lastName"]
+            .iter()
+            .any(|f| has(&c[*f]))
+    }) {
+        return true;
+    }
+    if !everything {
+        let fields = [
+            "title",
+            "caseName",
+            "nameOfAct",
+            "subject",
+            "publicationTitle",
+            "shortTitle",
+            "court",
+            "citationKey",
+        ];
+        let year = sql_date(item);
+        return fields.iter().any(|f| has(&d[*f]))
+            || year.get(..4).is_some_and(|y| y.contains(part));
+    }
+    let fields =
+        d.as_object().into_iter().flatten().any(|(k, v)| {
+            !NOT_FIELDS.contains(&k.as_str()) && !k.starts_with("annotation") && has(v)
+        });
+    let tags = d["tags"].as_array().into_iter().flatten();
+    fields
+        || tags.into_iter().any(|t| has(&t["tag"]))
+        || ["note", "annotationText", "annotationComment"]
+            .iter()
+            .any(|f| has(&d[*f]))
+        || item["key"]
+            .as_str()
+            .and_then(|k| lib.fulltext.get(k))
+            .is_some_and(|t| fold(t).contains(&needle))
+}
+
 /// `tag`/`itemType` syntax: leading `-` negates, `\-` is a literal hyphen, ` || ` is OR.
 fn search_sets(values: &[String]) -> Vec<(bool, Vec<String>)> {
     values
@@ -307,10 +382,18 @@ pub(crate) fn search_items(
         if !p.item_key.is_empty() && !p.item_key.iter().any(|k| d["key"] == k.as_str()) {
             continue;
         }
-        if !parts
-            .iter()
-            .all(|part| quick_match(lib, item, part, everything))
-        {
+        let matches = |part: &String| {
+            if p.desktop {
+                desktop_match(lib, item, part, everything)
+            } else {
+                quick_match(lib, item, part, everything)
+            }
+        };
+        if !parts.iter().all(matches) {
+            continue;
+        }
+        // The desktop's `titleCreatorYear` adds `noChildren`: child items never match.
+        if p.desktop && !parts.is_empty() && !everything && parent_of(item).is_some() {
             continue;
         }
         matched.push(i);

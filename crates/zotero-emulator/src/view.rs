@@ -64,6 +64,21 @@ impl LibraryView<'_> {
         self.emu.state.lock().unwrap().stored_file(self.id, key)
     }
 
+    /// Adds a collection (`name`, under `parent`) as another client would: the library's
+    /// version goes up and is the collection's.
+    pub fn add_collection(&self, key: &str, name: &str, parent: Option<&str>) {
+        let mut st = self.emu.state.lock().unwrap();
+        let lib = st.libs.get_mut(&self.id).expect("no such library");
+        lib.version += 1;
+        let v = lib.version;
+        let parent = parent.map_or(serde_json::json!(false), |p| serde_json::json!(p));
+        lib.collections.push(serde_json::json!({
+            "key": key, "version": v,
+            "data": {"key": key, "version": v, "name": name, "parentCollection": parent,
+                     "relations": {}}
+        }));
+    }
+
     /// Sets the full-text content of an item (searched by `qmode=everything`).
     pub fn set_fulltext(&self, item_key: &str, text: &str) {
         let mut st = self.emu.state.lock().unwrap();

@@ -411,7 +411,9 @@ mod tests {
                 "zotero_list_collections",
                 "zotero_get_item",
                 "zotero_get_sort_values",
-                "zotero_list_libraries"
+                "zotero_list_libraries",
+                "zotero_list_items",
+                "zotero_list_tags"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {
@@ -463,7 +465,9 @@ mod tests {
                 "zotero_upload_attachment",
                 "zotero_attach_arxiv_pdf",
                 "zotero_get_sort_values",
-                "zotero_list_libraries"
+                "zotero_list_libraries",
+                "zotero_list_items",
+                "zotero_list_tags"
             ]
         );
         let e = o.refusal(ToolName::CreateItem).unwrap();

@@ -107,14 +107,20 @@ pub(crate) fn items(ctx: &Ctx, from: &ItemsFrom, top: bool, tags: bool) -> Answe
     let scope = match from {
         ItemsFrom::Library | ItemsFrom::Publications => Scope::All,
         ItemsFrom::Trash => Scope::Trash,
-        ItemsFrom::Collection(k) => Scope::Collection(k.clone()),
+        ItemsFrom::Collection(k) if lib.collections.iter().any(|c| c["key"] == k.as_str()) => {
+            Scope::Collection(k.clone())
+        }
+        // `Zotero.Search`'s `collectionID` condition returns without adding anything when
+        // the collection does not exist: the search covers the whole library.
+        ItemsFrom::Collection(_) => Scope::All,
         ItemsFrom::Children(k) => Scope::Children(k.clone()),
         ItemsFrom::Search(_) => return text(404, "Not found"),
     };
-    let p = match params::parse(&search_query(ctx, tags), Action::Items, false) {
+    let mut p = match params::parse(&search_query(ctx, tags), Action::Items, false) {
         Ok(p) => p,
         Err(e) => return text(400, &e),
     };
+    p.desktop = true;
     let mut idx = match search::search_items(lib, &scope, top, &p, &reads::valid_item_types()) {
         Ok(v) => v,
         Err(e) => return text(400, &e),

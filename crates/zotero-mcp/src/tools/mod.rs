@@ -10,7 +10,9 @@ pub mod create_item;
 pub mod get_item;
 pub mod get_sort_values;
 pub mod list_collections;
+pub mod list_items;
 pub mod list_libraries;
+pub mod list_tags;
 pub mod output;
 pub mod params;
 pub mod parse;
@@ -267,6 +269,8 @@ tools! {
     GetSortValues => get_sort_values::GetSortValues,
     AddItemToCollection => add_item_to_collection::AddItemToCollection,
     ListLibraries => list_libraries::ListLibraries,
+    ListItems => list_items::ListItems,
+    ListTags => list_tags::ListTags,
 }
 
 impl ToolName {

@@ -142,6 +142,10 @@ fn drop_null(prop: &mut Value) {
     let Value::Object(obj) = prop else {
         return;
     };
+    // An optional enum: `{"type": "string", "enum": [..., null]}`.
+    if let Some(Value::Array(values)) = obj.get_mut("enum") {
+        values.retain(|v| !v.is_null());
+    }
     if let Some(Value::Array(types)) = obj.get_mut("type") {
         types.retain(|t| t != "null");
         if let [only] = types.as_slice() {
@@ -191,6 +195,15 @@ mod tests {
         text: Option<String>,
         /// Maybe a list
         list: Option<Vec<u32>>,
+        /// Maybe a choice
+        choice: Option<Choice>,
+    }
+
+    #[derive(Deserialize, Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    enum Choice {
+        A,
+        B,
     }
 
     #[test]
@@ -208,6 +221,11 @@ mod tests {
                         "type": "array",
                         "items": { "type": "integer", "minimum": 0 },
                         "description": "Maybe a list"
+                    },
+                    "choice": {
+                        "type": "string",
+                        "enum": ["A", "B"],
+                        "description": "Maybe a choice"
                     }
                 },
                 "required": ["n"]

@@ -1,13 +1,15 @@
 //! `zotero_search_items`: quick search over the library's top-level items, with tags,
-//! pagination and the `relevance` → `dateModified` sort fallback.
+//! pagination and the `relevance` → `dateModified` sort fallback; optionally in
+//! `everything` mode, of some item types, in one collection, and with the peer server's
+//! `tag` conditions (54yyyu/zotero-mcp).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::output::Item;
 use super::params::{
-    library, limits, null_is_default, ExcludeTags, FilterTags, LibraryParam, Limit, NonBlank,
-    SortKey, Start,
+    library, limits, null_is_default, ExcludeTags, FilterTags, ItemTypes, LibraryParam, Limit,
+    NonBlank, ObjectKey, QMode, SortKey, Start, TagConditions,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::ToolError;
@@ -35,6 +37,18 @@ pub struct SearchItemsParams {
     pub tags: Option<FilterTags>,
     /// Leave out items with any of these tags
     pub exclude_tags: Option<ExcludeTags>,
+    /// titleCreatorYear (default) or everything: also the full text (the desktop app: also
+    /// every field, tag and note)
+    pub qmode: Option<QMode>,
+    /// Only this item type, or any of these ("book || thesis" works too); a leading - leaves
+    /// a type out ("-attachment")
+    pub item_type: Option<ItemTypes>,
+    /// Only items in this collection
+    pub collection_key: Option<ObjectKey>,
+    /// Tag conditions in Zotero's syntax, as other Zotero MCP servers take them: a string or
+    /// a list, all must hold; "a || b" either, "-a" without. Combined with tags and
+    /// exclude_tags: every condition of each must hold
+    pub tag: Option<TagConditions>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
@@ -61,8 +75,10 @@ impl ZoteroTool for SearchItems {
     const DESCRIPTION: &'static str = "Quick search of the Zotero library (titles, \
         creators, years), answering matching items with their metadata. Page with start and \
         next_start. tags keeps items carrying every tag listed, exclude_tags drops items \
-        carrying any; each tag is matched as written (no operators). Zotero has no relevance \
-        sort: the default falls back to dateModified, and sort_used says so.";
+        carrying any; each tag is matched as written (no operators); tag takes Zotero's tag \
+        syntax instead (a || b, -a). qmode everything also searches the full text. \
+        item_type and collection_key narrow the search. Zotero has no relevance sort: the \
+        default falls back to dateModified, and sort_used says so.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = SearchItemsParams;
@@ -83,6 +99,10 @@ impl ZoteroTool for SearchItems {
             query: p.query.into_string(),
             tags: p.tags.unwrap_or_default().into_strings(),
             exclude_tags: p.exclude_tags.unwrap_or_default().into_strings(),
+            qmode: p.qmode.map(Into::into).unwrap_or_default(),
+            tag_conditions: p.tag.unwrap_or_default().into_strings(),
+            item_types: p.item_type.unwrap_or_default().into_filter(),
+            collection: p.collection_key.map(|k| k.key().clone()),
             limit: p.limit.get(),
             start: p.start.or(p.offset).unwrap_or_default().get(),
             sort: p.sort.into_string(),

@@ -24,6 +24,7 @@ mod http_core;
 mod input_bounds;
 mod jsonrpc_framing;
 mod libraries;
+mod listing;
 mod prop_arguments;
 mod prop_paging;
 mod prop_support;

@@ -64,6 +64,8 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_get_sort_values", true, true),
         ("zotero_add_item_to_collection", false, true),
         ("zotero_list_libraries", true, true),
+        ("zotero_list_items", true, true),
+        ("zotero_list_tags", true, true),
     ];
     assert_eq!(
         names,
@@ -386,7 +388,7 @@ async fn invalid_arguments_are_refused_without_any_request() {
         ("zotero_search_items", json!({"query": "  "}), "query"),
         (
             "zotero_search_items",
-            json!({"query": "x", "qmode": "everything"}),
+            json!({"query": "x", "qmode": "fulltext"}),
             "qmode",
         ),
         ("zotero_list_collections", json!({"limit": 1000}), "limit"),

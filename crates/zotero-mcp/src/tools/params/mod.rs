@@ -787,6 +787,8 @@ inline_schema!(SortKey, "SortKey", { "type": "string", "maxLength": 32 });
 
 mod creator;
 pub use creator::Creator;
+mod listing;
+pub use listing::{ItemSort, ItemTypes, QMode, SortDirection, TagConditions, Version};
 
 #[cfg(test)]
 mod tests;

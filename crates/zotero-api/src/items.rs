@@ -1,0 +1,369 @@
+//! Item listings (`zotero_list_items`) and the filters they share with the quick search:
+//! a collection, tags, item types, `since`, the trash, top-level items only, sort and
+//! direction, each sent the way Zotero reads it (zotero-api.md "Reading").
+
+use tokio_util::sync::CancellationToken;
+
+use crate::client::Library;
+use crate::error::ZoteroError;
+use crate::http::ApiRequest;
+use crate::library::ObjectKey;
+use crate::model::{Item, WireObject};
+use crate::response::{encode_query, parse_json, parse_page, unexpected, ApiResponse, Page};
+use crate::routing::Backend;
+
+/// How the quick search matches (`qmode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QuickSearchMode {
+    /// Titles, creators and years (Zotero's default).
+    #[default]
+    TitleCreatorYear,
+    /// Also the full text; the desktop app also every field, tags and notes.
+    Everything,
+}
+
+impl QuickSearchMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuickSearchMode::TitleCreatorYear => "titleCreatorYear",
+            QuickSearchMode::Everything => "everything",
+        }
+    }
+}
+
+/// Sort direction (`direction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Asc,
+    Desc,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Asc => "asc",
+            Direction::Desc => "desc",
+        }
+    }
+}
+
+/// Item types to keep (any of them) or to leave out (all of them): one `itemType`
+/// condition, which is all Zotero takes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ItemTypeFilter {
+    pub types: Vec<String>,
+    pub exclude: bool,
+}
+
+impl ItemTypeFilter {
+    /// The `itemType` value: `a || b`, or `-a || b` to leave them out.
+    fn param(&self) -> Option<String> {
+        if self.types.is_empty() {
+            return None;
+        }
+        let joined = self.types.join(" || ");
+        Some(if self.exclude {
+            format!("-{joined}")
+        } else {
+            joined
+        })
+    }
+}
+
+/// Which items a listing or a search answers, before paging.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ItemFilter {
+    /// Quick search words (`q`).
+    pub query: Option<String>,
+    pub qmode: QuickSearchMode,
+    /// Tags every item must carry, each matched as written.
+    pub tags: Vec<String>,
+    /// Tags no item may carry, each matched as written (none may start with `-`).
+    pub exclude_tags: Vec<String>,
+    /// Tag conditions in Zotero's own syntax (`a || b`, `-a`), sent as written: every one
+    /// must hold.
+    pub tag_conditions: Vec<String>,
+    pub item_types: ItemTypeFilter,
+    /// Only the items of this collection.
+    pub collection: Option<ObjectKey>,
+    /// Only items changed after this library version.
+    pub since: Option<u64>,
+    /// The trash instead of the library (not with `collection`).
+    pub trashed: bool,
+    /// Top-level items only (a matching child shows its parent); not for the trash.
+    pub top_only: bool,
+}
+
+/// `tag` as a `tag=` filter value that Zotero matches literally.
+/// Zotero trims a filter value before reading it, so the check is on the trimmed tag (as
+/// stored, tags are trimmed too).
+pub(crate) fn literal_tag(tag: &str) -> String {
+    let tag = tag.trim();
+    if tag.starts_with('-') {
+        format!("\\{tag}")
+    } else {
+        tag.to_string()
+    }
+}
+
+impl ItemFilter {
+    /// The listing's path below the library: `/items[/top]`, `/items/trash` or
+    /// `/collections/{key}/items[/top]`.
+    pub(crate) fn path(&self) -> String {
+        let top = if self.top_only && !self.trashed {
+            "/top"
+        } else {
+            ""
+        };
+        match (&self.collection, self.trashed) {
+            (_, true) => "/items/trash".to_string(),
+            (Some(key), false) => format!("/collections/{key}/items{top}"),
+            (None, false) => format!("/items{top}"),
+        }
+    }
+
+    /// The filter's query parameters (`q`, `qmode`, `tag`, `itemType`, `since`), in that
+    /// order.
+    pub(crate) fn params(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        if let Some(q) = &self.query {
+            out.push(("q", q.clone()));
+            // Only when not the default, so the seed's search sends what it always sent.
+            if self.qmode != QuickSearchMode::TitleCreatorYear {
+                out.push(("qmode", self.qmode.as_str().to_string()));
+            }
+        }
+        // Zotero reads a leading `-` in `tag` as NOT and `\-` as a literal hyphen (the
+        // dataserver's getSearchParamValues, the desktop's buildSearchFromSearchSyntax), so
+        // a tag is matched as written only when escaped.
+        out.extend(self.tags.iter().map(|t| ("tag", literal_tag(t))));
+        out.extend(
+            self.exclude_tags
+                .iter()
+                .map(|t| ("tag", format!("-{}", t.trim()))),
+        );
+        out.extend(self.tag_conditions.iter().map(|t| ("tag", t.clone())));
+        if let Some(types) = self.item_types.param() {
+            out.push(("itemType", types));
+        }
+        if let Some(since) = self.since {
+            out.push(("since", since.to_string()));
+        }
+        out
+    }
+}
+
+/// A listing: which items, in which order, which page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemListing {
+    pub filter: ItemFilter,
+    /// A sort key of [`crate::client::SORT_VALUES`].
+    pub sort: String,
+    /// Zotero's default when `None`: descending for dates, ascending otherwise.
+    pub direction: Option<Direction>,
+    pub limit: u32,
+    pub start: u64,
+}
+
+/// A page of items and the library's version when it was read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemPage {
+    pub page: Page<Item>,
+    /// `Last-Modified-Version`: pass it as `since` later to see what changed.
+    pub library_version: Option<u64>,
+}
+
+/// Item types an `itemType` filter accepts besides those `/itemTypes` lists.
+const UNLISTED_ITEM_TYPES: [&str; 2] = ["attachment", "annotation"];
+
+impl Library<'_> {
+    /// A page of the items `listing` describes.
+    pub async fn list_items(
+        &self,
+        listing: &ItemListing,
+        cancel: &CancellationToken,
+    ) -> Result<ItemPage, ZoteroError> {
+        self.check_item_types(&listing.filter.item_types, cancel)
+            .await?;
+        let mut query: Vec<(&str, String)> = listing.filter.params();
+        query.push(("sort", listing.sort.clone()));
+        if let Some(d) = listing.direction {
+            query.push(("direction", d.as_str().to_string()));
+        }
+        query.extend([
+            ("format", "json".to_string()),
+            ("limit", listing.limit.to_string()),
+            ("start", listing.start.to_string()),
+        ]);
+        let pairs: Vec<(&str, &str)> = query.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let req = ApiRequest::get(format!(
+            "{}?{}",
+            listing.filter.path(),
+            encode_query(&pairs)
+        ));
+        let resp = self
+            .send_in_collection(&req, listing.filter.collection.as_ref(), cancel)
+            .await?;
+        let page = parse_page(&resp, "list items", WireObject::to_item)?;
+        let library_version = resp
+            .header("last-modified-version")
+            .and_then(|v| v.trim().parse().ok());
+        Ok(ItemPage {
+            page,
+            library_version,
+        })
+    }
+
+    /// Sends a listing of (or within) a collection, making sure the collection exists: the
+    /// web API answers 404 for an unknown one, but the desktop app drops the unknown
+    /// collection from its search and answers the whole library (`Zotero.Search`'s
+    /// `collectionID` condition returns without adding anything). So when the listing goes
+    /// to the desktop, the desktop is asked for the collection alongside; one it does not
+    /// have (not synced yet) is left to the web API when there is one.
+    pub(crate) async fn send_in_collection(
+        &self,
+        req: &ApiRequest,
+        collection: Option<&ObjectKey>,
+        cancel: &CancellationToken,
+    ) -> Result<ApiResponse, ZoteroError> {
+        let Some(key) = collection else {
+            return self.send(req, cancel).await;
+        };
+        let resp = if self.route(req)? == Backend::Local {
+            let check = ApiRequest::get(format!("/collections/{key}"));
+            let (resp, found) =
+                tokio::join!(self.send(req, cancel), self.send_local(&check, cancel));
+            match found {
+                Some(Ok(found)) if found.status == 404 => {
+                    if !self.client.has_web() {
+                        return Err(no_collection(key));
+                    }
+                    self.send(&req.clone().fresh(), cancel).await?
+                }
+                // Anything else (the desktop off or unreachable): the listing fell back to
+                // the web API, or failed, on its own.
+                _ => resp?,
+            }
+        } else {
+            self.send(req, cancel).await?
+        };
+        if resp.status == 404 {
+            return Err(no_collection(key));
+        }
+        Ok(resp)
+    }
+
+    /// Refuses item types Zotero does not know, with the list of those it does, before the
+    /// listing is sent (the desktop app does not say so itself).
+    pub async fn check_item_types(
+        &self,
+        filter: &ItemTypeFilter,
+        cancel: &CancellationToken,
+    ) -> Result<(), ZoteroError> {
+        if filter.types.is_empty() {
+            return Ok(());
+        }
+        let mut known = self.client.filter_item_types(cancel).await?;
+        known.extend(UNLISTED_ITEM_TYPES.iter().map(|t| t.to_string()));
+        let Some(bad) = filter.types.iter().find(|t| !known.contains(t)) else {
+            return Ok(());
+        };
+        known.sort();
+        known.dedup();
+        Err(ZoteroError::UnknownItemType {
+            item_type: bad.clone(),
+            valid: known,
+        })
+    }
+
+    /// Whether the collection exists (for listings whose backend does not say).
+    pub(crate) async fn collection_exists(
+        &self,
+        key: &ObjectKey,
+        cancel: &CancellationToken,
+    ) -> Result<bool, ZoteroError> {
+        let resp = self
+            .send(&ApiRequest::get(format!("/collections/{key}")), cancel)
+            .await?;
+        match resp.status {
+            200 => {
+                parse_json::<WireObject>(&resp)?;
+                Ok(true)
+            }
+            404 => Ok(false),
+            _ => Err(unexpected(&resp, &format!("read collection {key}"))),
+        }
+    }
+}
+
+pub(crate) fn no_collection(key: &ObjectKey) -> ZoteroError {
+    ZoteroError::NotFound {
+        message: format!(
+            "no collection with key {key} in this library; list them with zotero_list_collections"
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(k: &str) -> ObjectKey {
+        ObjectKey::parse(k).unwrap()
+    }
+
+    #[test]
+    fn paths_follow_the_scope() {
+        let mut f = ItemFilter {
+            top_only: true,
+            ..ItemFilter::default()
+        };
+        assert_eq!(f.path(), "/items/top");
+        f.collection = Some(key("ABCD2345"));
+        assert_eq!(f.path(), "/collections/ABCD2345/items/top");
+        f.top_only = false;
+        assert_eq!(f.path(), "/collections/ABCD2345/items");
+        f.collection = None;
+        f.trashed = true;
+        f.top_only = true;
+        assert_eq!(f.path(), "/items/trash");
+    }
+
+    #[test]
+    fn filters_become_zotero_syntax() {
+        let f = ItemFilter {
+            query: Some("deep".into()),
+            qmode: QuickSearchMode::Everything,
+            tags: vec!["-draft".into(), "nlp".into()],
+            exclude_tags: vec!["old".into()],
+            tag_conditions: vec!["a || b".into(), "-c".into()],
+            item_types: ItemTypeFilter {
+                types: vec!["book".into(), "thesis".into()],
+                exclude: true,
+            },
+            since: Some(42),
+            ..ItemFilter::default()
+        };
+        let params = f.params();
+        let p: Vec<(&str, &str)> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(
+            p,
+            vec![
+                ("q", "deep"),
+                ("qmode", "everything"),
+                ("tag", "\\-draft"),
+                ("tag", "nlp"),
+                ("tag", "-old"),
+                ("tag", "a || b"),
+                ("tag", "-c"),
+                ("itemType", "-book || thesis"),
+                ("since", "42"),
+            ]
+        );
+        let plain = ItemFilter {
+            query: Some("x".into()),
+            ..ItemFilter::default()
+        };
+        assert_eq!(plain.params(), vec![("q", "x".to_string())]);
+    }
+}
