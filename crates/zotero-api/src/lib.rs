@@ -7,6 +7,7 @@ pub mod client;
 pub mod collections;
 pub mod config;
 pub mod error;
+pub mod fulltext;
 pub mod groups;
 pub mod http;
 mod keyed_lock;
