@@ -8,6 +8,7 @@ pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
 pub mod create_item;
 pub mod get_item;
+pub mod get_item_fulltext;
 pub mod get_sort_values;
 pub mod list_collections;
 pub mod list_libraries;
@@ -267,6 +268,7 @@ tools! {
     GetSortValues => get_sort_values::GetSortValues,
     AddItemToCollection => add_item_to_collection::AddItemToCollection,
     ListLibraries => list_libraries::ListLibraries,
+    GetItemFulltext => get_item_fulltext::GetItemFulltext,
 }
 
 impl ToolName {
