@@ -126,11 +126,13 @@ impl TextSource {
             .coverage()
             .map(|c| format!(", {c}"))
             .unwrap_or_default();
-        format!(
-            "=== {}: {title} [{}]{coverage} ===\n\n",
-            self.kind.label(),
-            self.attachment_key
-        )
+        let label = self.kind.label();
+        let key = &self.attachment_key;
+        if title.trim().is_empty() {
+            format!("=== {label} [{key}]{coverage} ===\n\n")
+        } else {
+            format!("=== {label}: {title} [{key}]{coverage} ===\n\n")
+        }
     }
 }
 
@@ -512,6 +514,11 @@ mod tests {
         assert_eq!(
             chars.coverage().as_deref(),
             Some("10 of 25 characters indexed")
+        );
+        s.title = String::new();
+        assert_eq!(
+            s.header(&chars),
+            "=== PDF [PDFAAAA2], 10 of 25 characters indexed ===\n\n"
         );
     }
 
