@@ -84,6 +84,13 @@ pub enum ZoteroError {
     #[error("{message}")]
     NotFound { message: String },
 
+    /// Zotero has no full text for the item; the message says why and what the user can do.
+    #[error("{}", no_full_text(.key, .why))]
+    NoFullText {
+        key: String,
+        why: crate::fulltext::NoFullText,
+    },
+
     #[error("'{item_type}' is not a Zotero item type; use one of: {}", .valid.join(", "))]
     UnknownItemType {
         item_type: String,
@@ -158,6 +165,31 @@ fn create_unconfirmed(key: &str, created: bool, reason: &str) -> String {
         format!("item {key} was created, but reading it back failed: {reason}; get it with zotero_get_item")
     } else {
         format!("could not tell whether item {key} was created: {reason}; look it up with zotero_get_item before trying again")
+    }
+}
+
+/// What to do when Zotero has not indexed a document.
+const REINDEX_HINT: &str = "In Zotero, right-click the attachment and choose Reindex Item (Zotero indexes PDFs up to the page limit set in Settings → Search). The Web API has the text only when full-text sync is on (Settings → Sync → \"Sync full-text content\") and the file was synced; the desktop's local API (ZOTERO_LOCAL=1) has it when the file is on that computer.";
+
+fn no_full_text(key: &str, why: &crate::fulltext::NoFullText) -> String {
+    use crate::fulltext::NoFullText;
+    match why {
+        NoFullText::NotADocument { item_type } => format!(
+            "item {key} is a {item_type}: only attachments (PDF, EPUB, HTML snapshot, text file) have full text; pass the key of a regular item or of one of its attachments"
+        ),
+        NoFullText::LinkOnly => format!(
+            "attachment {key} is a link to a URL: Zotero keeps no file of it, so it has no full text; save the page or its PDF in Zotero to get one"
+        ),
+        NoFullText::NoDocuments => format!(
+            "item {key} has no PDF, EPUB, HTML snapshot or text attachment, so Zotero has no full text for it; attach the file first (zotero_upload_attachment, or zotero_attach_arxiv_pdf for an arXiv paper)"
+        ),
+        NoFullText::NotIndexed { attachments } if attachments.len() == 1 && attachments.first().is_some_and(|a| a == key) => {
+            format!("Zotero has no indexed full text for attachment {key}. {REINDEX_HINT}")
+        }
+        NoFullText::NotIndexed { attachments } => format!(
+            "Zotero has no indexed full text for the attachments of item {key} ({}). {REINDEX_HINT}",
+            attachments.join(", ")
+        ),
     }
 }
 

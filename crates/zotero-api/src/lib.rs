@@ -8,6 +8,7 @@ pub mod collection_tree;
 pub mod collections;
 pub mod config;
 pub mod error;
+pub mod fulltext;
 pub mod groups;
 pub mod http;
 pub mod items;

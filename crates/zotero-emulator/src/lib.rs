@@ -18,6 +18,7 @@ mod access;
 mod apply;
 mod dates;
 mod files;
+mod fulltext;
 mod groups;
 mod keyorder;
 mod library;
@@ -41,6 +42,7 @@ mod web;
 mod writes;
 
 pub use access::{GroupAccess, GroupsAccess, KeyAccess, UserAccess};
+pub use fulltext::FullText;
 pub use groups::{FileEditing, GroupSpec, GroupType, LibraryEditing, LibraryReading, Role};
 pub use library::{Library, TITLE_WORDS};
 pub use libs::LibraryId;

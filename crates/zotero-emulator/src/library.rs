@@ -4,8 +4,11 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
+use super::fulltext::FullText;
 use super::libs::{Lib, LibInfo, REAL_API};
 
 const ITEMS_JSON: &str = include_str!("../../../fixtures/library/items.json");
@@ -49,6 +52,8 @@ pub struct Library {
     pub collections: Vec<Value>,
     /// The library version; raised to the highest object version if lower.
     pub version: u64,
+    /// Full text by attachment key (`fulltext.rs`), each with the version it was written at.
+    pub fulltext: BTreeMap<String, FullText>,
 }
 
 impl Library {
@@ -58,6 +63,7 @@ impl Library {
             items: Vec::new(),
             collections: Vec::new(),
             version: 0,
+            fulltext: BTreeMap::new(),
         }
     }
 
@@ -69,6 +75,7 @@ impl Library {
             items,
             collections,
             version: 0,
+            fulltext: super::fulltext::fixtures(),
         };
         lib.version = lib.effective_version();
         lib
@@ -194,6 +201,7 @@ impl Library {
             items,
             collections,
             version: n_items as u64,
+            fulltext: BTreeMap::new(),
         }
     }
 
@@ -203,6 +211,7 @@ impl Library {
             .iter()
             .chain(&self.collections)
             .filter_map(|o| o["version"].as_u64())
+            .chain(self.fulltext.values().map(|f| f.version))
             .fold(self.version, u64::max)
     }
 }

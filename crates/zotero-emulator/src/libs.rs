@@ -2,10 +2,11 @@
 //! collections, library version, full text and stored files, as the dataserver keeps them per
 //! `libraryID`. Objects carry their library's `library` block and links.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
+use super::fulltext::FullText;
 use super::library::Library;
 use super::storage::ItemFile;
 use super::USER_ID;
@@ -109,8 +110,8 @@ pub(crate) struct Lib {
     pub(crate) collections: Vec<Value>,
     /// The library version: the highest version of any object; bumped by every write.
     pub(crate) version: u64,
-    /// Full-text content per item key (only `qmode=everything` searches it).
-    pub(crate) fulltext: HashMap<String, String>,
+    /// Full text per attachment key (`fulltext.rs`; `qmode=everything` searches it too).
+    pub(crate) fulltext: BTreeMap<String, FullText>,
     /// Files attached to items (`storageFileItems`), by item key.
     pub(crate) files: HashMap<String, ItemFile>,
 }
@@ -143,7 +144,7 @@ impl Lib {
             items,
             collections,
             version,
-            fulltext: HashMap::new(),
+            fulltext: lib.fulltext,
             files,
         }
     }

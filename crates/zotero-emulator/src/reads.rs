@@ -72,6 +72,8 @@ pub(crate) fn library_read(
             }
             items_list(st, vis, base, req, Scope::Children(key.to_string()), false)
         }
+        ["items", key, "fulltext"] => super::fulltext::item_content(st, key),
+        ["fulltext"] => super::fulltext::versions(st, req),
         ["collections"] => collections_list(st, base, req, None),
         ["collections", "top"] => collections_list(st, base, req, Some(None)),
         ["collections", key] => {

@@ -175,7 +175,7 @@ fn quick_match(lib: &Lib, item: &Value, part: &str, everything: bool) -> bool {
         && item["key"]
             .as_str()
             .and_then(|k| lib.fulltext.get(k))
-            .is_some_and(|t| fold(t).contains(&needle))
+            .is_some_and(|t| fold(&t.content).contains(&needle))
 }
 
 /// Item JSON properties that are not item fields (`Zotero.Search`'s `field` condition
@@ -250,7 +250,7 @@ fn desktop_match(lib: &Lib, item: &Value, part: &str, everything: bool) -> bool 
         || item["key"]
             .as_str()
             .and_then(|k| lib.fulltext.get(k))
-            .is_some_and(|t| fold(t).contains(&needle))
+            .is_some_and(|t| fold(&t.content).contains(&needle))
 }
 
 /// `tag`/`itemType` syntax: leading `-` negates, `\-` is a literal hyphen, ` || ` is OR.

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use super::fulltext::FullText;
 use super::libs::{Lib, LibraryId};
 use super::storage::StoredFile;
 use super::Emulator;
@@ -15,11 +16,20 @@ pub struct LibraryView<'a> {
 }
 
 impl LibraryView<'_> {
-    fn with<T>(&self, f: impl FnOnce(&Lib) -> T) -> T {
+    pub(crate) fn with<T>(&self, f: impl FnOnce(&Lib) -> T) -> T {
         let st = self.emu.state.lock().unwrap();
         let lib = st
             .libs
             .get(&self.id)
+            .unwrap_or_else(|| panic!("no library {:?}", self.id));
+        f(lib)
+    }
+
+    pub(crate) fn with_mut<T>(&self, f: impl FnOnce(&mut Lib) -> T) -> T {
+        let mut st = self.emu.state.lock().unwrap();
+        let lib = st
+            .libs
+            .get_mut(&self.id)
             .unwrap_or_else(|| panic!("no library {:?}", self.id));
         f(lib)
     }
@@ -79,11 +89,18 @@ impl LibraryView<'_> {
         }));
     }
 
-    /// Sets the full-text content of an item (searched by `qmode=everything`).
+    /// Sets the full text of an attachment, all of it indexed (a PDF as one page of one),
+    /// as [`LibraryView::set_fulltext_of`] does.
     pub fn set_fulltext(&self, item_key: &str, text: &str) {
-        let mut st = self.emu.state.lock().unwrap();
-        let lib = st.libs.get_mut(&self.id).expect("no such library");
-        lib.fulltext.insert(item_key.to_string(), text.to_string());
+        let pdf = self
+            .item(item_key)
+            .is_some_and(|i| i["data"]["contentType"] == "application/pdf");
+        let ft = if pdf {
+            FullText::pdf(text, 1, 1)
+        } else {
+            FullText::document(text)
+        };
+        self.set_fulltext_of(item_key, ft);
     }
 }
 
@@ -98,7 +115,7 @@ impl Emulator {
         self.state.lock().unwrap().libs.keys().copied().collect()
     }
 
-    /// Sets the full-text content of an item of the user library.
+    /// Sets the full text of an attachment of the user library, all of it indexed.
     pub fn set_fulltext(&self, item_key: &str, text: &str) {
         self.library(LibraryId::USER).set_fulltext(item_key, text);
     }

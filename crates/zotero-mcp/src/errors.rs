@@ -30,9 +30,9 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         | ZoteroError::AmbiguousCollection { .. }
         | ZoteroError::KeptChanging { .. }
         | ZoteroError::StorageFull { .. } => ErrorCode::Validation,
-        ZoteroError::NotFound { .. } | ZoteroError::CollectionNotFound { .. } => {
-            ErrorCode::NotFound
-        }
+        ZoteroError::NotFound { .. }
+        | ZoteroError::CollectionNotFound { .. }
+        | ZoteroError::NoFullText { .. } => ErrorCode::NotFound,
         ZoteroError::Rejected { code, .. } => ErrorCode::for_status(*code),
         ZoteroError::CreateUnconfirmed { .. } => ErrorCode::Upstream,
         // The storage's refusal is not Zotero's answer to the key or the input: whatever its
@@ -158,6 +158,21 @@ impl From<ZoteroError> for ToolError {
                     .insert("attachment_key".into(), json!(attachment_key));
                 e.details
                     .insert("attachment_removed".into(), json!(removed));
+            }
+            ZoteroError::NoFullText { key, why } => {
+                use zotero_api::fulltext::NoFullText;
+                e.details.insert("item_key".into(), json!(key));
+                let reason = match why {
+                    NoFullText::NotADocument { .. } => "not_a_document",
+                    NoFullText::LinkOnly => "link_only",
+                    NoFullText::NoDocuments => "no_documents",
+                    NoFullText::NotIndexed { attachments } => {
+                        e.details
+                            .insert("attachments_not_indexed".into(), json!(attachments));
+                        "not_indexed"
+                    }
+                };
+                e.details.insert("reason".into(), json!(reason));
             }
             ZoteroError::NotAParent { .. } => {
                 e.details.insert("field".into(), json!("item_key"));

@@ -413,7 +413,8 @@ mod tests {
                 "zotero_get_sort_values",
                 "zotero_list_libraries",
                 "zotero_list_items",
-                "zotero_list_tags"
+                "zotero_list_tags",
+                "zotero_get_item_fulltext"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {
@@ -467,7 +468,8 @@ mod tests {
                 "zotero_get_sort_values",
                 "zotero_list_libraries",
                 "zotero_list_items",
-                "zotero_list_tags"
+                "zotero_list_tags",
+                "zotero_get_item_fulltext"
             ]
         );
         let e = o.refusal(ToolName::CreateItem).unwrap();

@@ -283,23 +283,59 @@ pub(crate) fn file(ctx: &Ctx, key: &str, as_text: bool) -> Answer {
     Answer::empty(302).header("Location", url)
 }
 
-/// `…/items/{k}/fulltext` (Zotero 8+): the attachment's indexed text.
-pub(crate) fn item_fulltext(ctx: &Ctx, key: &str) -> Answer {
-    let lib = ctx.lib();
-    let found = lib
-        .item_index(key)
-        .map(|i| &lib.items[i])
-        .filter(|i| is_file_attachment(i))
-        .and_then(|i| Some((i, lib.fulltext.get(key)?)));
-    let Some((item, content)) = found else {
-        return text(404, "Not found");
-    };
-    let chars = content.chars().count();
-    let body = json!({"content": content, "indexedChars": chars, "totalChars": chars});
-    super::data::json_answer(&body).header("Last-Modified-Version", item["version"].clone())
+/// `Zotero.Fulltext.isCachedMIMEType`: the types whose text the desktop keeps in a cache
+/// file, the only ones its local API serves full text for.
+const CACHED_MIME_TYPES: [&str; 3] = ["application/pdf", "text/html", "application/epub+zip"];
+
+/// The local API's body: every count the desktop has (`?? undefined` leaves out only the
+/// missing ones, a 0 stays), in the order `ItemFullText.run` writes them.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LocalFullText<'a> {
+    content: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    indexed_pages: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_pages: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    indexed_chars: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_chars: Option<u64>,
 }
 
-/// `…/fulltext?since=N` (Zotero 8+): `{key: version}` of the indexed items.
+/// `…/items/{k}/fulltext` (Zotero 8+): the attachment's indexed text. 404 unless it is a
+/// file attachment of a type the desktop caches the text of, and the text is there;
+/// `Last-Modified-Version` is the full text's synced version.
+pub(crate) fn item_fulltext(ctx: &Ctx, key: &str) -> Answer {
+    let lib = ctx.lib();
+    let cached = |i: &Value| {
+        let ct = i["data"]["contentType"].as_str().unwrap_or("");
+        is_file_attachment(i) && CACHED_MIME_TYPES.contains(&ct)
+    };
+    let found = lib
+        .item_index(key)
+        .filter(|i| cached(&lib.items[*i]))
+        .and_then(|_| lib.fulltext.get(key));
+    let Some(ft) = found else {
+        return text(404, "Not found");
+    };
+    let body = LocalFullText {
+        content: &ft.content,
+        indexed_pages: ft.indexed_pages,
+        total_pages: ft.total_pages,
+        indexed_chars: ft.indexed_chars,
+        total_chars: ft.total_chars,
+    };
+    // `JSON.stringify(…, null, 4)`, keys in the order written (a `Value` would sort them).
+    let mut out = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+    serde::Serialize::serialize(&body, &mut ser).unwrap();
+    Answer::raw(200, out, "application/json").header("Last-Modified-Version", ft.version)
+}
+
+/// `…/fulltext?since=N` (Zotero 8+): `{key: version}` of the full texts newer than N (all
+/// of them for 0); `since` is required (`parseInt(null)` is `NaN`).
 pub(crate) fn fulltext(ctx: &Ctx) -> Answer {
     let raw = query(ctx.req, "since");
     let Some(since) = raw.and_then(parse_int) else {
@@ -308,13 +344,12 @@ pub(crate) fn fulltext(ctx: &Ctx) -> Answer {
     };
     let lib = ctx.lib();
     let mut m = serde_json::Map::new();
-    for (key, _) in lib.fulltext.iter() {
-        let Some(i) = lib.item_index(key) else {
+    for (key, ft) in lib.fulltext.iter() {
+        if lib.item_index(key).is_none() {
             continue;
-        };
-        let v = lib.items[i]["version"].as_u64().unwrap_or(0);
-        if since == 0 || v as i64 > since {
-            m.insert(key.clone(), json!(v));
+        }
+        if since == 0 || ft.version as i64 > since {
+            m.insert(key.clone(), json!(ft.version));
         }
     }
     super::data::json_answer(&Value::Object(m))

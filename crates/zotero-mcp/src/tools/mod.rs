@@ -8,6 +8,7 @@ pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
 pub mod create_item;
 pub mod get_item;
+pub mod get_item_fulltext;
 pub mod get_sort_values;
 pub mod list_collections;
 pub mod list_items;
@@ -271,6 +272,7 @@ tools! {
     ListLibraries => list_libraries::ListLibraries,
     ListItems => list_items::ListItems,
     ListTags => list_tags::ListTags,
+    GetItemFulltext => get_item_fulltext::GetItemFulltext,
 }
 
 impl ToolName {

@@ -20,6 +20,7 @@ mod emulator_libraries;
 mod emulator_schema;
 mod emulator_selftest;
 mod emulator_writes;
+mod fulltext;
 mod http_core;
 mod input_bounds;
 mod jsonrpc_framing;

@@ -66,6 +66,7 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_list_libraries", true, true),
         ("zotero_list_items", true, true),
         ("zotero_list_tags", true, true),
+        ("zotero_get_item_fulltext", true, true),
     ];
     assert_eq!(
         names,

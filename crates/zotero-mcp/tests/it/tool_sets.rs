@@ -67,7 +67,8 @@ async fn read_only_mode_lists_no_write_tool_and_refuses_one_without_a_request() 
             "zotero_get_sort_values",
             "zotero_list_libraries",
             "zotero_list_items",
-            "zotero_list_tags"
+            "zotero_list_tags",
+            "zotero_get_item_fulltext"
         ]
     );
     let text = instructions(&server);
@@ -106,7 +107,8 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
             "zotero_get_sort_values",
             "zotero_list_libraries",
             "zotero_list_items",
-            "zotero_list_tags"
+            "zotero_list_tags",
+            "zotero_get_item_fulltext"
         ]
     );
     let text = instructions(&server);
@@ -181,5 +183,5 @@ fn the_tools_command_lists_every_tool_whatever_is_offered() {
         .unwrap();
     assert!(out.status.success());
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tools.len(), 11);
+    assert_eq!(tools.len(), 12);
 }

@@ -649,9 +649,9 @@ impl<T: JsonSchema, const MAX: usize> JsonSchema for List<T, MAX> {
 /// A whole number within `min..=max`. JSON has one number type: `5.0` is the integer 5, but
 /// `2.5`, `-1` and anything beyond `max` (2^64 included) are refused, never rounded or
 /// clamped.
-struct WholeNumber {
-    min: u64,
-    max: u64,
+pub(crate) struct WholeNumber {
+    pub(crate) min: u64,
+    pub(crate) max: u64,
 }
 
 impl WholeNumber {
