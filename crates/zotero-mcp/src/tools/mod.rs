@@ -6,9 +6,14 @@
 
 pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
+pub mod citation_text;
+pub mod cite;
 pub mod create_item;
+pub mod export;
 pub mod get_item;
+pub mod get_item_metadata;
 pub mod get_sort_values;
+mod item_markdown;
 pub mod list_collections;
 pub mod list_libraries;
 pub mod output;
@@ -267,6 +272,9 @@ tools! {
     GetSortValues => get_sort_values::GetSortValues,
     AddItemToCollection => add_item_to_collection::AddItemToCollection,
     ListLibraries => list_libraries::ListLibraries,
+    GetItemMetadata => get_item_metadata::GetItemMetadata,
+    Cite => cite::Cite,
+    Export => export::Export,
 }
 
 impl ToolName {

@@ -10,6 +10,7 @@
 )]
 
 mod arxiv_and_progress;
+mod cite_export;
 mod collections;
 mod common;
 mod emulator_client;
@@ -22,6 +23,7 @@ mod emulator_selftest;
 mod emulator_writes;
 mod http_core;
 mod input_bounds;
+mod item_metadata;
 mod jsonrpc_framing;
 mod libraries;
 mod prop_arguments;

@@ -649,9 +649,9 @@ impl<T: JsonSchema, const MAX: usize> JsonSchema for List<T, MAX> {
 /// A whole number within `min..=max`. JSON has one number type: `5.0` is the integer 5, but
 /// `2.5`, `-1` and anything beyond `max` (2^64 included) are refused, never rounded or
 /// clamped.
-struct WholeNumber {
-    min: u64,
-    max: u64,
+pub(super) struct WholeNumber {
+    pub(super) min: u64,
+    pub(super) max: u64,
 }
 
 impl WholeNumber {
@@ -785,7 +785,9 @@ impl<'de> Deserialize<'de> for SortKey {
 // The seed publishes a plain string: the keys are listed by zotero_get_sort_values.
 inline_schema!(SortKey, "SortKey", { "type": "string", "maxLength": 32 });
 
+mod cite;
 mod creator;
+pub use cite::{ExportFormatParam, ExportLimit, Locale, StyleId, STYLES_URL};
 pub use creator::Creator;
 
 #[cfg(test)]
