@@ -142,7 +142,9 @@ impl ToolSet {
             ToolSet::Read => "find and read items and collections (search before adding anything)",
             ToolSet::Write => "create items and file them in collections",
             ToolSet::Files => "attach files and arXiv PDFs to items",
-            ToolSet::Cite => "format citations and bibliographies",
+            ToolSet::Cite => {
+                "format citations and bibliographies and export items (BibTeX, RIS, CSL JSON, …)"
+            }
             ToolSet::Identify => "add papers by DOI, arXiv id, ISBN or PMID",
             ToolSet::Index => "search by meaning",
         }
