@@ -24,11 +24,14 @@ use crate::envelope::ToolError;
 
 pub struct GetItemMetadata;
 
-/// The most characters of one field an answer carries (an abstract is rarely longer; a
-/// note's HTML can be 500,000).
-pub const MAX_FIELD_CHARS: usize = 10_000;
-/// The most characters of all fields together.
-pub const MAX_FIELDS_CHARS: usize = 50_000;
+/// The most bytes of one field an answer carries (an abstract is rarely longer; a note's
+/// HTML can be 500,000 characters).
+pub const MAX_FIELD_BYTES: usize = 10_000;
+/// The most bytes of all fields together.
+pub const MAX_FIELDS_BYTES: usize = 50_000;
+/// The most bytes of the whole item (fields, creators, tags, collections, relations), so
+/// that an answer stays well under 100 KB whatever the item holds; lists are cut to fit.
+pub const MAX_ITEM_BYTES: usize = 70_000;
 pub const MAX_CREATORS: usize = 100;
 pub const MAX_TAGS: usize = 200;
 pub const MAX_COLLECTIONS: usize = 50;
@@ -182,12 +185,42 @@ fn field_text(v: &Value) -> Option<String> {
     }
 }
 
-/// The first `max` characters of `s`, and whether it was longer.
-fn first_chars(s: &str, max: usize) -> (String, bool) {
-    match s.char_indices().nth(max) {
-        None => (s.to_string(), false),
-        Some((cut, _)) => (s.get(..cut).unwrap_or_default().to_string(), true),
+/// At most `max` bytes of `s`, cut on a character boundary, and whether it was longer.
+fn first_bytes(s: &str, max: usize) -> (String, bool) {
+    if s.len() <= max {
+        return (s.to_string(), false);
     }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    (s.get(..end).unwrap_or_default().to_string(), true)
+}
+
+/// The first entries of `all` (at most `max`) whose sizes fit in `budget`, which they use
+/// up; a note in `truncated` when some were left out.
+fn fitting<T>(
+    all: Vec<T>,
+    max: usize,
+    budget: &mut usize,
+    size: impl Fn(&T) -> usize,
+    what: &str,
+    truncated: &mut Vec<String>,
+) -> Vec<T> {
+    let total = all.len();
+    let mut kept = Vec::new();
+    for entry in all.into_iter().take(max) {
+        let n = size(&entry);
+        if n > *budget {
+            break;
+        }
+        *budget -= n;
+        kept.push(entry);
+    }
+    if kept.len() < total {
+        truncated.push(format!("{what}: the first {} of {total}", kept.len()));
+    }
+    kept
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -218,7 +251,7 @@ fn metadata(
     }
     .to_item();
     let mut fields = BTreeMap::new();
-    let mut budget = MAX_FIELDS_CHARS;
+    let mut fields_budget = MAX_FIELDS_BYTES;
     for (name, value) in d {
         if STRUCTURAL.contains(&name.as_str()) || (!include_abstract && name == "abstractNote") {
             continue;
@@ -226,8 +259,8 @@ fn metadata(
         let Some(text) = field_text(value) else {
             continue;
         };
-        let (kept, cut) = first_chars(&text, MAX_FIELD_CHARS.min(budget));
-        budget = budget.saturating_sub(kept.chars().count());
+        let (kept, cut) = first_bytes(&text, MAX_FIELD_BYTES.min(fields_budget));
+        fields_budget -= kept.len();
         if cut {
             let hint = if name == "note" {
                 "; zotero_get_notes reads a note whole"
@@ -235,23 +268,33 @@ fn metadata(
                 ""
             };
             truncated.push(format!(
-                "fields.{name}: the first {} of {} characters{hint}",
-                kept.chars().count(),
-                text.chars().count()
+                "fields.{name}: the first {} of {} bytes{hint}",
+                kept.len(),
+                text.len()
             ));
         }
         if !kept.is_empty() {
             fields.insert(name.clone(), kept);
         }
     }
-    let mut creators: Vec<Creator> = seed.creators.into_iter().map(Creator::from).collect();
-    if creators.len() > MAX_CREATORS {
-        truncated.push(format!(
-            "creators: the first {MAX_CREATORS} of {}",
-            creators.len()
-        ));
-        creators.truncate(MAX_CREATORS);
-    }
+    // What the lists may use: the item's bound less the fields (JSON adds a little to each
+    // entry: its keys and quotes).
+    let mut budget = MAX_ITEM_BYTES.saturating_sub(MAX_FIELDS_BYTES - fields_budget);
+    let creators: Vec<Creator> = seed.creators.into_iter().map(Creator::from).collect();
+    let creators = fitting(
+        creators,
+        MAX_CREATORS,
+        &mut budget,
+        |c| {
+            80 + [&c.first_name, &c.last_name, &c.name]
+                .iter()
+                .map(|p| p.as_ref().map_or(0, String::len))
+                .sum::<usize>()
+                + c.creator_type.len()
+        },
+        "creators",
+        truncated,
+    );
     let all_tags: Vec<TypedTag> = d
         .get("tags")
         .and_then(Value::as_array)
@@ -264,25 +307,29 @@ fn metadata(
             })
         })
         .collect();
-    if all_tags.len() > MAX_TAGS {
-        truncated.push(format!("tags: the first {MAX_TAGS} of {}", all_tags.len()));
-    }
-    let tags = all_tags.into_iter().take(MAX_TAGS).collect();
-    if record.collections.len() > MAX_COLLECTIONS {
-        truncated.push(format!(
-            "collections: the first {MAX_COLLECTIONS} of {}",
-            record.collections.len()
-        ));
-    }
-    let collections = record
-        .collections
-        .iter()
-        .take(MAX_COLLECTIONS)
-        .map(|c| ItemCollection {
-            collection_key: c.key.clone(),
-            name: c.name.clone(),
-        })
-        .collect();
+    let tags = fitting(
+        all_tags,
+        MAX_TAGS,
+        &mut budget,
+        |t| 24 + t.tag.len(),
+        "tags",
+        truncated,
+    );
+    let collections = fitting(
+        record
+            .collections
+            .iter()
+            .map(|c| ItemCollection {
+                collection_key: c.key.clone(),
+                name: c.name.clone(),
+            })
+            .collect(),
+        MAX_COLLECTIONS,
+        &mut budget,
+        |c| 40 + c.name.as_ref().map_or(0, String::len),
+        "collections",
+        truncated,
+    );
     let mut relations = BTreeMap::new();
     for (predicate, v) in d
         .get("relations")
@@ -290,14 +337,14 @@ fn metadata(
         .into_iter()
         .flatten()
     {
-        let mut uris = strings(v);
-        if uris.len() > MAX_RELATIONS {
-            truncated.push(format!(
-                "relations.{predicate}: the first {MAX_RELATIONS} of {}",
-                uris.len()
-            ));
-            uris.truncate(MAX_RELATIONS);
-        }
+        let uris = fitting(
+            strings(v),
+            MAX_RELATIONS,
+            &mut budget,
+            |u| 4 + u.len(),
+            &format!("relations.{predicate}"),
+            truncated,
+        );
         if !uris.is_empty() {
             relations.insert(predicate.clone(), uris);
         }
@@ -307,7 +354,7 @@ fn metadata(
         item_key: record.key.clone(),
         item_type: record.item_type.clone(),
         version: record.version,
-        title: first_chars(&seed.title, MAX_FIELD_CHARS).0,
+        title: first_bytes(&seed.title, MAX_FIELD_BYTES).0,
         fields,
         creators,
         tags,
@@ -377,11 +424,12 @@ impl ZoteroTool for GetItemMetadata {
             }
             MetadataFormat::Bibtex => {
                 let text = record.export.clone().unwrap_or_default();
-                let (kept, cut) = first_chars(&text, MAX_BIBTEX_BYTES);
+                let (kept, cut) = first_bytes(&text, MAX_BIBTEX_BYTES);
                 if cut {
                     truncated.push(format!(
-                        "bibtex: the first {MAX_BIBTEX_BYTES} of {} characters",
-                        text.chars().count()
+                        "bibtex: the first {} of {} bytes",
+                        kept.len(),
+                        text.len()
                     ));
                 }
                 data.bibtex = Some(kept);

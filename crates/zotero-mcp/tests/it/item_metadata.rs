@@ -288,6 +288,22 @@ async fn a_huge_note_is_cut_and_says_where_to_read_it() {
     let html = format!("<p>{}</p>", "é".repeat(300_000));
     note["data"]["note"] = json!(html);
     lib.items.push(note);
+    // An item with a thousand long tags and five hundred creators.
+    let mut crowded = lib
+        .items
+        .iter()
+        .find(|i| i["key"] == "VASWANI7")
+        .unwrap()
+        .clone();
+    crowded["key"] = json!("CRWD7D22");
+    crowded["data"]["key"] = json!("CRWD7D22");
+    crowded["data"]["tags"] = (0..1000)
+        .map(|i| json!({"tag": format!("{i:04}-{}", "ü".repeat(120))}))
+        .collect();
+    crowded["data"]["creators"] = (0..500)
+        .map(|i| json!({"creatorType": "author", "firstName": "Å".repeat(100), "lastName": format!("N{i}")}))
+        .collect();
+    lib.items.push(crowded);
     let emu = Emulator::with_library(lib).await;
     let s = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
     for format in ["json", "markdown"] {
@@ -302,5 +318,16 @@ async fn a_huge_note_is_cut_and_says_where_to_read_it() {
         let cut = data["truncated"][0].as_str().unwrap();
         assert!(cut.starts_with("fields.note"), "{cut}");
         assert!(cut.contains("zotero_get_notes"), "{cut}");
+        let a = s
+            .call(
+                "zotero_get_item_metadata",
+                json!({"item_key": "CRWD7D22", "format": format}),
+            )
+            .await;
+        let data = a.expect_ok();
+        assert!(a.text.len() < 100_000, "{format}: {} bytes", a.text.len());
+        let cuts = data["truncated"].to_string();
+        assert!(cuts.contains("creators: the first"), "{cuts}");
+        assert!(cuts.contains("of 1000"), "{cuts}");
     }
 }
