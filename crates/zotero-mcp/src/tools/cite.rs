@@ -18,9 +18,9 @@ pub struct Cite;
 /// answer 413), so this limit keeps every call within it.
 pub const MAX_CITE_KEYS: usize = 50;
 /// The most a bibliography may hold in an answer (bytes); a longer one is cut.
-const MAX_BIBLIOGRAPHY_BYTES: usize = 80_000;
-/// The most one citation may hold in an answer (bytes): 50 of them stay under 80 KB.
-const MAX_CITATION_BYTES: usize = 1_500;
+const MAX_BIBLIOGRAPHY_BYTES: usize = 60_000;
+/// The most one citation may hold in an answer (bytes): 50 of them stay under 60 KB.
+const MAX_CITATION_BYTES: usize = 1_200;
 
 /// How the citations are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]

@@ -567,3 +567,26 @@ async fn the_emulator_renders_as_zotero_does() {
         (400, "Invalid 'format' value 'endnote_xml'".into())
     );
 }
+
+#[tokio::test]
+async fn a_huge_bibliography_is_cut_and_says_so() {
+    // Two items whose titles are 40 KB each: Zotero's bibliography of both is over 80 KB.
+    let mut library = Library::from_fixtures();
+    for item in library.items.iter_mut() {
+        if item["key"] == VASWANI || item["key"] == BERT {
+            item["data"]["title"] = json!("Lengthy ".repeat(5_000));
+        }
+    }
+    let emu = Emulator::with_library(library).await;
+    let s = web(&emu).await;
+    for mode in ["bibliography", "citation"] {
+        let a = s
+            .call(
+                "zotero_cite",
+                json!({"item_keys": [VASWANI, BERT], "mode": mode, "style": "chicago-note-bibliography"}),
+            )
+            .await;
+        assert!(a.text.len() < 100_000, "{mode}: {} bytes", a.text.len());
+        assert_eq!(a.expect_ok()["truncated"], true, "{mode}");
+    }
+}
