@@ -115,6 +115,13 @@ pub enum ZoteroError {
         reason: String,
     },
 
+    /// Zotero does not have the citation style asked for (`400 Invalid style`).
+    #[error("Zotero has no citation style '{style}': use the id of a style in the Zotero style repository, https://www.zotero.org/styles (e.g. apa, chicago-note-bibliography, ieee, nature, modern-language-association)")]
+    UnknownStyle {
+        style: String,
+        answer: UpstreamAnswer,
+    },
+
     #[error("{what} kept changing while it was being updated ({attempts} attempts); try again")]
     KeptChanging { what: String, attempts: usize },
 

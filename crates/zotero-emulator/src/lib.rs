@@ -16,8 +16,11 @@
 
 mod access;
 mod apply;
+mod cite;
 mod dates;
+mod export;
 mod files;
+mod formats;
 mod fulltext;
 mod groups;
 mod keyorder;

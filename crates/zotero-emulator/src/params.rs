@@ -33,26 +33,17 @@ pub(crate) struct Params {
     /// The desktop app's quick search (`Zotero.Search`'s `quicksearch-*` conditions)
     /// instead of the web API's; set by the local API.
     pub(crate) desktop: bool,
+    /// `include` for format=json, sorted and deduplicated (default `data`).
+    pub(crate) include: Vec<String>,
+    /// `style`, `locale`, `linkwrap` for citations and bibliographies.
+    pub(crate) style: Option<String>,
+    pub(crate) locale: Option<String>,
+    pub(crate) linkwrap: bool,
     /// Parameters that differ from their defaults, for `Link` (values already joined).
     non_default: BTreeMap<String, String>,
 }
 
-const EXPORT_FORMATS: &[&str] = &[
-    "bibtex",
-    "biblatex",
-    "bookmarks",
-    "coins",
-    "csljson",
-    "csv",
-    "mods",
-    "refer",
-    "rdf_bibliontology",
-    "rdf_dc",
-    "rdf_zotero",
-    "ris",
-    "tei",
-    "wikipedia",
-];
+use super::export::WEB_FORMATS as EXPORT_FORMATS;
 const SORT_FIELDS: &[&str] = &[
     "title",
     "creator",
@@ -142,6 +133,15 @@ pub(crate) fn parse(
     if format != "json" {
         nd.insert("format".into(), format.clone());
     }
+    if format == "bib" {
+        // `Zotero_API::parseQueryParams`: a bibliography is never paged or sorted.
+        for key in ["order", "sort", "start", "limit", "direction"] {
+            if raw.contains_key(key) {
+                return Err(format!("'{key}' is not valid for format=bib"));
+            }
+        }
+    }
+    let mut include = vec!["data".to_string()];
     if let Some(inc) = last("include") {
         if format != "json" {
             return Err("'include' is valid only for format=json".into());
@@ -161,6 +161,7 @@ pub(crate) fn parse(
         if vals != ["data"] {
             nd.insert("include".into(), vals.join(","));
         }
+        include = vals.iter().map(|v| v.to_string()).collect();
     }
     let q = last("q").map(str::to_string);
     if let Some(q) = &q {
@@ -269,7 +270,12 @@ pub(crate) fn parse(
         nd.insert("start".into(), start.to_string());
     }
     let unlimited = format == "keys" || format == "versions";
-    let default_limit = if unlimited { 0 } else { 25 };
+    // `getLimitMax`/the defaults: a bibliography takes up to 150 items at once.
+    let default_limit = match format.as_str() {
+        "keys" | "versions" => 0,
+        "bib" => super::cite::MAX_BIBLIOGRAPHY_ITEMS,
+        _ => 25,
+    };
     let limit = match (limit_forced, last("limit").map(php_int)) {
         (Some(l), _) => l,
         (None, Some(l)) if !unlimited && l > 100 => 100,
@@ -285,6 +291,10 @@ pub(crate) fn parse(
         }
     }
     Ok(Params {
+        include,
+        style: last("style").map(str::to_string),
+        locale: last("locale").map(str::to_string),
+        linkwrap: last("linkwrap").is_some_and(php_truthy),
         format,
         q,
         qmode,

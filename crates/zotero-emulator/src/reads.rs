@@ -7,7 +7,7 @@ use super::library::{render_collection, render_item, Visible};
 use super::libs::Lib;
 use super::params::{self, Action, Params};
 use super::search::{self, Scope};
-use super::{schema, Answer, Recorded};
+use super::{formats, schema, Answer, Recorded};
 
 fn if_modified_since(req: &Recorded) -> Option<u64> {
     req.header("if-modified-since-version")
@@ -56,15 +56,16 @@ pub(crate) fn library_read(
                 Ok(p) => p,
                 Err(e) => return Answer::text(400, &e),
             };
-            if p.format != "json" {
-                return not_emulated(&p.format);
-            }
             let version = st.items[i]["version"].as_u64().unwrap_or(0);
             if if_modified_since(req).is_some_and(|n| version <= n) {
                 return Answer::text(304, "");
             }
             let body = render_item(st, &st.items[i], base, vis);
-            Answer::json(&body).header("Last-Modified-Version", st.version)
+            let answer = formats::items_answer(st, vec![body], 1, true, &p);
+            if answer.status != 200 {
+                return answer;
+            }
+            answer.header("Last-Modified-Version", st.version)
         }
         ["items", key, "children"] => {
             if find(&st.items, key).is_none() {
@@ -190,9 +191,6 @@ fn items_list(
         Ok(p) => p,
         Err(e) => return Answer::text(400, &e),
     };
-    if !matches!(p.format.as_str(), "json" | "keys" | "versions") {
-        return not_emulated(&p.format);
-    }
     if if_modified_since(req).is_some_and(|n| st.version <= n) {
         return Answer::text(304, "");
     }
@@ -205,15 +203,22 @@ fn items_list(
         all.retain(|i| !is_note(&st.items[*i]));
     }
     let shown = page(&all, &p);
-    let body = if p.format == "json" {
-        let arr: Vec<Value> = shown
-            .iter()
-            .map(|i| render_item(st, &st.items[*i], base, vis))
-            .collect();
-        Answer::json(&Value::Array(arr))
-    } else {
-        keyed_answer(&st.items, &shown, &p)
-    };
+    if matches!(p.format.as_str(), "keys" | "versions") {
+        let body = keyed_answer(&st.items, &shown, &p);
+        return paged(st, base, req, &p, all.len(), body);
+    }
+    let rendered: Vec<Value> = shown
+        .iter()
+        .map(|i| render_item(st, &st.items[*i], base, vis))
+        .collect();
+    let body = formats::items_answer(st, rendered, all.len(), false, &p);
+    if body.status != 200 {
+        return body;
+    }
+    if p.format == "bib" {
+        // A bibliography is one document: no paging headers (`generateMultiResponse`).
+        return body.header("Last-Modified-Version", st.version);
+    }
     paged(st, base, req, &p, all.len(), body)
 }
 

@@ -29,7 +29,8 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         | ZoteroError::UnknownItemType { .. }
         | ZoteroError::AmbiguousCollection { .. }
         | ZoteroError::KeptChanging { .. }
-        | ZoteroError::StorageFull { .. } => ErrorCode::Validation,
+        | ZoteroError::StorageFull { .. }
+        | ZoteroError::UnknownStyle { .. } => ErrorCode::Validation,
         ZoteroError::NotFound { .. }
         | ZoteroError::CollectionNotFound { .. }
         | ZoteroError::NoFullText { .. } => ErrorCode::NotFound,
@@ -176,6 +177,12 @@ impl From<ZoteroError> for ToolError {
             }
             ZoteroError::NotAParent { .. } => {
                 e.details.insert("field".into(), json!("item_key"));
+            }
+            ZoteroError::UnknownStyle { answer, .. } => {
+                answer_details(&mut e, answer);
+                e.details.insert("field".into(), json!("style"));
+                e.details
+                    .insert("styles".into(), json!("https://www.zotero.org/styles"));
             }
             ZoteroError::BadApiKey => {
                 e.details.insert("variable".into(), json!("ZOTERO_API_KEY"));

@@ -414,7 +414,10 @@ mod tests {
                 "zotero_list_libraries",
                 "zotero_list_items",
                 "zotero_list_tags",
-                "zotero_get_item_fulltext"
+                "zotero_get_item_fulltext",
+                "zotero_get_item_metadata",
+                "zotero_cite",
+                "zotero_export"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {
@@ -469,7 +472,8 @@ mod tests {
                 "zotero_list_libraries",
                 "zotero_list_items",
                 "zotero_list_tags",
-                "zotero_get_item_fulltext"
+                "zotero_get_item_fulltext",
+                "zotero_get_item_metadata"
             ]
         );
         let e = o.refusal(ToolName::CreateItem).unwrap();

@@ -6,7 +6,7 @@
 use serde_json::{json, Map, Value};
 
 use super::super::libs::{Lib, LibraryId};
-use super::super::{mappings, schema, Answer, Recorded, USER_ID};
+use super::super::{cite, export, mappings, schema, Answer, Recorded, USER_ID};
 use super::routes::Endpoint;
 use super::{parse_int, query, render, text, Desktop};
 
@@ -228,53 +228,123 @@ fn finish(ctx: &Ctx, out: Output, mut headers: Vec<(String, String)>, lmv: Optio
         None | Some("json") => {
             let include = query(req, "include").unwrap_or("data");
             let parts: Vec<&str> = include.split(',').collect();
-            if let Some(p) = parts
-                .iter()
-                .find(|p| matches!(**p, "bib" | "citation") || is_export(p))
-            {
-                return text(501, &format!("The emulator does not render include={p}"));
-            }
             let keep_data = parts.contains(&"data");
-            let strip = |mut v: Value| {
+            // `toResponseJSON`: each include added to each object; unknown ones ignored.
+            let dress = |mut v: Value| -> Result<Value, Answer> {
+                let item = v.clone();
+                for p in &parts {
+                    match *p {
+                        "bib" => v["bib"] = json!(cite(req)?.bibliography_of(&[&item])),
+                        "citation" => v["citation"] = json!(cite(req)?.citation_of(&item)),
+                        f if export::LOCAL_FORMATS.contains(&f) => {
+                            v[f] = json!(export::export(f, &[&item], &csl_id));
+                        }
+                        _ => {}
+                    }
+                }
                 if !keep_data {
                     if let Some(m) = v.as_object_mut() {
                         m.remove("data");
                     }
                 }
-                v
+                Ok(v)
             };
-            match out {
-                Output::One(o) => json_answer(&strip(o.json)),
-                Output::Many(objs) => json_answer(&Value::Array(
-                    objs.into_iter().map(|o| strip(o.json)).collect(),
-                )),
+            let dressed = match out {
+                Output::One(o) => dress(o.json),
+                Output::Many(objs) => objs
+                    .into_iter()
+                    .map(|o| dress(o.json))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(Value::Array),
+            };
+            match dressed {
+                Ok(v) => json_answer(&v),
+                Err(a) => return a,
             }
         }
-        Some(f) if f == "bib" || is_export(f) => {
-            return text(501, &format!("The emulator does not render format={f}"));
+        Some("bib") => {
+            let c = match cite(req) {
+                Ok(c) => c,
+                Err(a) => return a,
+            };
+            let items: Vec<Value> = match out {
+                Output::One(o) => vec![o.json],
+                Output::Many(objs) => objs.into_iter().map(|o| o.json).collect(),
+            };
+            let refs: Vec<&Value> = items.iter().collect();
+            Answer::raw(200, c.bibliography_of(&refs).into_bytes(), "text/html")
+        }
+        Some(f) if export::LOCAL_FORMATS.contains(&f) => {
+            let items: Vec<Value> = match out {
+                Output::One(o) => vec![o.json],
+                Output::Many(objs) => objs.into_iter().map(|o| o.json).collect(),
+            };
+            let refs: Vec<&Value> = items.iter().collect();
+            // Exports come back as text/plain.
+            Answer::raw(
+                200,
+                export::export(f, &refs, &csl_id).into_bytes(),
+                "text/plain",
+            )
         }
         Some(f) => return text(400, &format!("Invalid 'format' value '{f}'")),
     };
     with_headers(answer, headers)
 }
 
-fn is_export(f: &str) -> bool {
-    matches!(
-        f,
-        "bibtex"
-            | "biblatex"
-            | "bookmarks"
-            | "coins"
-            | "csljson"
-            | "csv"
-            | "mods"
-            | "refer"
-            | "rdf_bibliontology"
-            | "rdf_dc"
-            | "rdf_zotero"
-            | "ris"
-            | "tei"
-            | "wikipedia"
+/// The desktop's citeproc for this request (`citeprocToHTML`): its default style, a
+/// style it cannot find or download is `400 Invalid style: …`.
+fn cite(req: &Recorded) -> Result<LocalCite, Answer> {
+    let style = cite::local_style(query(req, "style")).map_err(|e| text(400, &e))?;
+    let locale = cite::local_locale(query(req, "locale"));
+    let linkwrap = query(req, "linkwrap") == Some("1");
+    Ok(LocalCite(cite::Cite::new(
+        style,
+        &locale,
+        linkwrap,
+        cite::Renderer::Local,
+    )))
+}
+
+/// The desktop's renderings, which leave out what is not a regular item.
+struct LocalCite(cite::Cite);
+
+impl LocalCite {
+    fn bibliography_of(&self, items: &[&Value]) -> String {
+        let citable: Vec<&Value> = items
+            .iter()
+            .copied()
+            .filter(|i| self.0.citable(i))
+            .collect();
+        if citable.is_empty() {
+            return String::new();
+        }
+        self.0.bibliography(&citable)
+    }
+
+    fn citation_of(&self, item: &Value) -> String {
+        if self.0.citable(item) {
+            self.0.citation(item)
+        } else {
+            String::new()
+        }
+    }
+}
+
+/// The CSL JSON id the desktop's translator gives an item: its URI.
+fn csl_id(item: &Value) -> String {
+    let lib = &item["library"];
+    let kind = if lib["type"] == "group" {
+        "groups"
+    } else {
+        "users"
+    };
+    format!(
+        "http://zotero.org/{kind}/{}/items/{}",
+        lib["id"]
+            .as_u64()
+            .map_or(USER_ID, |id| if id == 0 { USER_ID } else { id }),
+        item["key"].as_str().unwrap_or("")
     )
 }
 

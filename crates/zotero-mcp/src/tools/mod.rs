@@ -6,10 +6,15 @@
 
 pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
+pub mod citation_text;
+pub mod cite;
 pub mod create_item;
+pub mod export;
 pub mod get_item;
 pub mod get_item_fulltext;
+pub mod get_item_metadata;
 pub mod get_sort_values;
+mod item_markdown;
 pub mod list_collections;
 pub mod list_items;
 pub mod list_libraries;
@@ -140,7 +145,9 @@ impl ToolSet {
             ToolSet::Read => "find and read items and collections (search before adding anything)",
             ToolSet::Write => "create items and file them in collections",
             ToolSet::Files => "attach files and arXiv PDFs to items",
-            ToolSet::Cite => "format citations and bibliographies",
+            ToolSet::Cite => {
+                "format citations and bibliographies and export items (BibTeX, RIS, CSL JSON, …)"
+            }
             ToolSet::Identify => "add papers by DOI, arXiv id, ISBN or PMID",
             ToolSet::Index => "search by meaning",
         }
@@ -273,6 +280,9 @@ tools! {
     ListItems => list_items::ListItems,
     ListTags => list_tags::ListTags,
     GetItemFulltext => get_item_fulltext::GetItemFulltext,
+    GetItemMetadata => get_item_metadata::GetItemMetadata,
+    Cite => cite::Cite,
+    Export => export::Export,
 }
 
 impl ToolName {

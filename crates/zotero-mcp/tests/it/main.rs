@@ -10,6 +10,7 @@
 )]
 
 mod arxiv_and_progress;
+mod cite_export;
 mod collections;
 mod common;
 mod emulator_client;
@@ -23,6 +24,7 @@ mod emulator_writes;
 mod fulltext;
 mod http_core;
 mod input_bounds;
+mod item_metadata;
 mod jsonrpc_framing;
 mod libraries;
 mod listing;

@@ -67,6 +67,9 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_list_items", true, true),
         ("zotero_list_tags", true, true),
         ("zotero_get_item_fulltext", true, true),
+        ("zotero_get_item_metadata", true, true),
+        ("zotero_cite", true, true),
+        ("zotero_export", true, true),
     ];
     assert_eq!(
         names,

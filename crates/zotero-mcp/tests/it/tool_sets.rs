@@ -68,7 +68,10 @@ async fn read_only_mode_lists_no_write_tool_and_refuses_one_without_a_request() 
             "zotero_list_libraries",
             "zotero_list_items",
             "zotero_list_tags",
-            "zotero_get_item_fulltext"
+            "zotero_get_item_fulltext",
+            "zotero_get_item_metadata",
+            "zotero_cite",
+            "zotero_export"
         ]
     );
     let text = instructions(&server);
@@ -108,7 +111,8 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
             "zotero_list_libraries",
             "zotero_list_items",
             "zotero_list_tags",
-            "zotero_get_item_fulltext"
+            "zotero_get_item_fulltext",
+            "zotero_get_item_metadata"
         ]
     );
     let text = instructions(&server);
@@ -143,6 +147,10 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
     let err = a.expect_err("ZOTERO_AUTH_ERROR");
     assert!(err["message"].as_str().unwrap().contains("'read'"), "{err}");
     assert!(emu.requests().is_empty());
+    server.stop().await;
+
+    let (_emu, server) = setup(&[("ZOTERO_TOOLSETS", "cite")]).await;
+    assert_eq!(listed(&server).await, ["zotero_cite", "zotero_export"]);
     server.stop().await;
 }
 
@@ -183,5 +191,5 @@ fn the_tools_command_lists_every_tool_whatever_is_offered() {
         .unwrap();
     assert!(out.status.success());
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tools.len(), 12);
+    assert_eq!(tools.len(), 15);
 }

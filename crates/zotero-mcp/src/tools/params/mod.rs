@@ -785,7 +785,9 @@ impl<'de> Deserialize<'de> for SortKey {
 // The seed publishes a plain string: the keys are listed by zotero_get_sort_values.
 inline_schema!(SortKey, "SortKey", { "type": "string", "maxLength": 32 });
 
+mod cite;
 mod creator;
+pub use cite::{ExportFormatParam, ExportLimit, Locale, StyleId, STYLES_URL};
 pub use creator::Creator;
 mod listing;
 pub use listing::{ItemSort, ItemTypes, QMode, SortDirection, TagConditions, Version};

@@ -1,0 +1,260 @@
+//! Arguments of citations and exports: a CSL style id, a locale, an export format. A style
+//! is checked for its shape before anything is sent, so a value that cannot be a style id
+//! costs no request; one that has the shape but that Zotero does not know is refused by
+//! Zotero (and answered as a validation error naming the field).
+
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use zotero_api::export::ExportFormat;
+
+use super::{quote, WholeNumber};
+
+/// Where the ids of Zotero's citation styles are listed.
+pub const STYLES_URL: &str = "https://www.zotero.org/styles";
+
+/// The longest style id accepted (the repository's longest are under 100 characters).
+const STYLE_MAX: usize = 128;
+
+/// A CSL style id as the Zotero style repository names it (`apa`,
+/// `chicago-note-bibliography`): lower-case letters, digits and single hyphens. Its URL in
+/// the repository (`https://www.zotero.org/styles/apa`) is taken as its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StyleId(String);
+
+impl StyleId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn parse(raw: &str) -> Result<StyleId, String> {
+        let id = [
+            "https://www.zotero.org/styles/",
+            "http://www.zotero.org/styles/",
+        ]
+        .iter()
+        .find_map(|p| raw.strip_prefix(p))
+        .unwrap_or(raw);
+        let shaped = !id.is_empty()
+            && id.len() <= STYLE_MAX
+            && id.split('-').all(|part| {
+                !part.is_empty()
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+            });
+        if shaped {
+            Ok(StyleId(id.to_string()))
+        } else {
+            Err(format!(
+                "must be the id of a citation style in the Zotero style repository ({STYLES_URL}): lower-case letters, digits and hyphens, e.g. apa, chicago-note-bibliography, ieee, nature; got '{}'",
+                quote(raw)
+            ))
+        }
+    }
+}
+
+impl Default for StyleId {
+    fn default() -> Self {
+        StyleId("apa".to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for StyleId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        StyleId::parse(&s).map_err(de::Error::custom)
+    }
+}
+
+impl JsonSchema for StyleId {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("StyleId")
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 160,
+            "pattern": "^(https?://www\\.zotero\\.org/styles/)?[a-z0-9]+(-[a-z0-9]+)*$",
+            "default": "apa"
+        })
+    }
+}
+
+/// A locale with its region as CSL names them (`en-US`, `en-GB`, `de-DE`, `pt-BR`). The web
+/// API passes on only this form (a bare language reaches its citation server mangled).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locale(String);
+
+impl Locale {
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Locale {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        let b = s.as_bytes();
+        let ok = b.len() == 5
+            && b.get(..2)
+                .is_some_and(|l| l.iter().all(u8::is_ascii_lowercase))
+            && b.get(2) == Some(&b'-')
+            && b.get(3..)
+                .is_some_and(|r| r.iter().all(u8::is_ascii_uppercase));
+        if ok {
+            Ok(Locale(s))
+        } else {
+            Err(de::Error::custom(format!(
+                "must be a language and region like en-US, en-GB, de-DE, fr-FR or ja-JP; got '{}'",
+                quote(&s)
+            )))
+        }
+    }
+}
+
+impl JsonSchema for Locale {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("Locale")
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "maxLength": 5, "pattern": "^[a-z]{2}-[A-Z]{2}$" })
+    }
+}
+
+/// Items in one page of an export: 1 to 50, 25 unless given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportLimit(u64);
+
+impl ExportLimit {
+    pub const MAX: u64 = 50;
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for ExportLimit {
+    fn default() -> Self {
+        Self(25)
+    }
+}
+
+impl<'de> Deserialize<'de> for ExportLimit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(WholeNumber {
+            min: 1,
+            max: ExportLimit::MAX,
+        })
+        .map(Self)
+    }
+}
+
+impl JsonSchema for ExportLimit {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("ExportLimit")
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "integer", "minimum": 1, "maximum": 50, "default": 25 })
+    }
+}
+
+/// A format Zotero exports, by its API name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormatParam {
+    Bibtex,
+    Biblatex,
+    Bookmarks,
+    Coins,
+    Csljson,
+    Csv,
+    EndnoteXml,
+    Evernote,
+    Mods,
+    RdfBibliontology,
+    RdfDc,
+    RdfZotero,
+    Refer,
+    RefworksTagged,
+    Ris,
+    Tei,
+    Wikipedia,
+}
+
+impl ExportFormatParam {
+    pub fn format(self) -> ExportFormat {
+        match self {
+            ExportFormatParam::Bibtex => ExportFormat::Bibtex,
+            ExportFormatParam::Biblatex => ExportFormat::Biblatex,
+            ExportFormatParam::Bookmarks => ExportFormat::Bookmarks,
+            ExportFormatParam::Coins => ExportFormat::Coins,
+            ExportFormatParam::Csljson => ExportFormat::Csljson,
+            ExportFormatParam::Csv => ExportFormat::Csv,
+            ExportFormatParam::EndnoteXml => ExportFormat::EndnoteXml,
+            ExportFormatParam::Evernote => ExportFormat::Evernote,
+            ExportFormatParam::Mods => ExportFormat::Mods,
+            ExportFormatParam::RdfBibliontology => ExportFormat::RdfBibliontology,
+            ExportFormatParam::RdfDc => ExportFormat::RdfDc,
+            ExportFormatParam::RdfZotero => ExportFormat::RdfZotero,
+            ExportFormatParam::Refer => ExportFormat::Refer,
+            ExportFormatParam::RefworksTagged => ExportFormat::RefworksTagged,
+            ExportFormatParam::Ris => ExportFormat::Ris,
+            ExportFormatParam::Tei => ExportFormat::Tei,
+            ExportFormatParam::Wikipedia => ExportFormat::Wikipedia,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn style_ids_are_checked_for_their_shape() {
+        for ok in [
+            "apa",
+            "chicago-note-bibliography",
+            "iso690-author-date-cs",
+            "nature",
+        ] {
+            assert_eq!(StyleId::parse(ok).unwrap().as_str(), ok);
+        }
+        assert_eq!(
+            StyleId::parse("https://www.zotero.org/styles/ieee")
+                .unwrap()
+                .as_str(),
+            "ieee"
+        );
+        for bad in [
+            "",
+            "APA",
+            "apa ",
+            "apa--x",
+            "-apa",
+            "../apa",
+            "a/b",
+            "https://evil.example/x",
+        ] {
+            let e = StyleId::parse(bad).unwrap_err();
+            assert!(e.contains(STYLES_URL), "{e}");
+        }
+        assert!(StyleId::parse(&"a".repeat(200)).is_err());
+        let every: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.api_name()).collect();
+        for name in every {
+            let p: ExportFormatParam = serde_json::from_value(serde_json::json!(name)).unwrap();
+            assert_eq!(p.format().api_name(), name);
+        }
+    }
+}
