@@ -81,7 +81,11 @@ async fn local_api_serves_the_user_and_groups_without_a_key() {
     let g = &r.json()[0];
     assert_eq!(
         (&g["id"], &g["data"]["name"], &g["meta"]["numItems"]),
-        (&json!(GROUP), &json!("Lab"), &json!(30))
+        (
+            &json!(GROUP),
+            &json!("Lab"),
+            &json!(Library::from_fixtures().items.len())
+        )
     );
     assert!(g["data"]["owner"].is_null(), "the desktop's short form");
     assert_eq!(lget(&emu, &format!("/groups/{GROUP}")).await.status, 200);
@@ -249,7 +253,11 @@ async fn local_api_server_rules() {
         sb(&local(&emu, "POST", "/keys/current", &[]).await),
         (404, "No endpoint found\n".into())
     );
-    assert_eq!(emu.count_items(), 30, "nothing was written");
+    assert_eq!(
+        emu.count_items(),
+        Library::from_fixtures().items.len(),
+        "nothing was written"
+    );
     assert!(emu.requests().is_empty(), "the web API saw nothing");
 
     emu.set_local_enabled(false);
