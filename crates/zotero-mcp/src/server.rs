@@ -411,7 +411,10 @@ mod tests {
                 "zotero_list_collections",
                 "zotero_get_item",
                 "zotero_get_sort_values",
-                "zotero_list_libraries"
+                "zotero_list_libraries",
+                "zotero_get_item_children",
+                "zotero_get_notes",
+                "zotero_get_annotations"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {
@@ -463,7 +466,10 @@ mod tests {
                 "zotero_upload_attachment",
                 "zotero_attach_arxiv_pdf",
                 "zotero_get_sort_values",
-                "zotero_list_libraries"
+                "zotero_list_libraries",
+                "zotero_get_item_children",
+                "zotero_get_notes",
+                "zotero_get_annotations"
             ]
         );
         let e = o.refusal(ToolName::CreateItem).unwrap();

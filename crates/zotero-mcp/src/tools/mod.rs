@@ -7,7 +7,10 @@
 pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
 pub mod create_item;
+pub mod get_annotations;
 pub mod get_item;
+pub mod get_item_children;
+pub mod get_notes;
 pub mod get_sort_values;
 pub mod list_collections;
 pub mod list_libraries;
@@ -267,6 +270,9 @@ tools! {
     GetSortValues => get_sort_values::GetSortValues,
     AddItemToCollection => add_item_to_collection::AddItemToCollection,
     ListLibraries => list_libraries::ListLibraries,
+    GetItemChildren => get_item_children::GetItemChildren,
+    GetNotes => get_notes::GetNotes,
+    GetAnnotations => get_annotations::GetAnnotations,
 }
 
 impl ToolName {

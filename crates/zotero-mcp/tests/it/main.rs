@@ -28,6 +28,7 @@ mod prop_arguments;
 mod prop_paging;
 mod prop_support;
 mod prop_uploads;
+mod read_notes;
 mod read_tools;
 mod registry;
 mod retries;

@@ -64,6 +64,9 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_get_sort_values", true, true),
         ("zotero_add_item_to_collection", false, true),
         ("zotero_list_libraries", true, true),
+        ("zotero_get_item_children", true, true),
+        ("zotero_get_notes", true, true),
+        ("zotero_get_annotations", true, true),
     ];
     assert_eq!(
         names,

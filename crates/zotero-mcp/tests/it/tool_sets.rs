@@ -65,7 +65,10 @@ async fn read_only_mode_lists_no_write_tool_and_refuses_one_without_a_request() 
             "zotero_list_collections",
             "zotero_get_item",
             "zotero_get_sort_values",
-            "zotero_list_libraries"
+            "zotero_list_libraries",
+            "zotero_get_item_children",
+            "zotero_get_notes",
+            "zotero_get_annotations"
         ]
     );
     let text = instructions(&server);
@@ -102,7 +105,10 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
             "zotero_upload_attachment",
             "zotero_attach_arxiv_pdf",
             "zotero_get_sort_values",
-            "zotero_list_libraries"
+            "zotero_list_libraries",
+            "zotero_get_item_children",
+            "zotero_get_notes",
+            "zotero_get_annotations"
         ]
     );
     let text = instructions(&server);

@@ -787,6 +787,10 @@ inline_schema!(SortKey, "SortKey", { "type": "string", "maxLength": 32 });
 
 mod creator;
 pub use creator::Creator;
+mod reading;
+pub use reading::{
+    AnnotationChars, AnnotationColor, AnnotationType, ChildKind, Count, NoteChars, NoteLimit,
+};
 
 #[cfg(test)]
 mod tests;
