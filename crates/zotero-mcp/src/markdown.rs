@@ -3,13 +3,14 @@
 //! Notes hold whatever HTML was written into them: the note editor's, a web clipper's, an
 //! import's, a script's through the API. The desktop's local API serves them as stored, so
 //! nothing upstream can be relied on to have cleaned them. Two well-kept crates do the work,
-//! in two layers:
+//! in layers:
 //!
 //! 1. `ammonia` (html5ever) keeps only an allow-list of tags, attributes and URL schemes;
 //!    `<script>`, `<style>` and other active or embedded content go with everything inside
 //!    them, event handlers (`on…=`) and `javascript:`/`data:` URLs (however encoded) never pass.
 //! 2. `htmd` (html5ever) turns what is left into Markdown, escaping text so it cannot become
-//!    HTML. Links and images have handlers of their own here: a link is kept only with an
+//!    HTML; `pulldown-cmark` then reads the result as a renderer would, and escapes any raw
+//!    HTML it still finds. Links and images have handlers of their own here: a link is kept only with an
 //!    allowed scheme, its destination percent-encoded so it cannot break out of `(…)`; an image
 //!    is never fetched nor linked (a remote image is a tracking pixel), only named. Zotero's
 //!    citations become their visible text linked to the cited item (`zotero://select/…`),
@@ -31,6 +32,7 @@ use html5ever::tokenizer::{
 };
 use markup5ever_rcdom::{Node, NodeData};
 use percent_encoding::percent_decode_str;
+use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::Value;
 use tendril::StrTendril;
 
@@ -82,9 +84,33 @@ const KEPT_TAGS: &[&str] = &[
 /// Tags removed together with everything inside them: code, styles, embedded documents and
 /// media, forms, and the raw-text elements whose content is not text for a reader.
 const DROPPED_WITH_CONTENT: &[&str] = &[
-    "applet", "audio", "button", "canvas", "embed", "form", "frame", "frameset", "head", "iframe",
-    "input", "map", "math", "noembed", "noframes", "noscript", "object", "script", "select",
-    "style", "svg", "template", "textarea", "title", "video", "xmp",
+    "applet",
+    "audio",
+    "button",
+    "canvas",
+    "embed",
+    "form",
+    "frame",
+    "frameset",
+    "head",
+    "plaintext",
+    "iframe",
+    "input",
+    "map",
+    "math",
+    "noembed",
+    "noframes",
+    "noscript",
+    "object",
+    "script",
+    "select",
+    "style",
+    "svg",
+    "template",
+    "textarea",
+    "title",
+    "video",
+    "xmp",
 ];
 
 fn sanitizer() -> &'static ammonia::Builder<'static> {
@@ -124,6 +150,7 @@ fn converter() -> HtmlToMarkdown {
         .add_handler(vec!["span"], span)
         .add_handler(vec!["table"], table)
         .add_handler(vec!["pre"], preformatted)
+        .add_handler(vec!["code"], inline_code)
         .build()
 }
 
@@ -160,7 +187,59 @@ pub fn note_to_markdown(html: &str) -> String {
     let Some(tree) = clean_tree(&converter, html) else {
         return String::new();
     };
-    converter.tree_to_markdown(&tree)
+    neutralize(converter.tree_to_markdown(&tree))
+}
+
+/// How many times [`neutralize`] reads the Markdown again before it gives up on its structure
+/// and escapes every `<`, `[` and `!`.
+const ESCAPE_ROUNDS: usize = 4;
+
+/// The last layer: the Markdown read as CommonMark (with and without GFM tables) as a
+/// renderer would, and whatever it finds that must not be there escaped, until no reading
+/// finds any: raw HTML (each `<` in it), images, and links to other schemes than
+/// [`LINK_SCHEMES`]. The layers before should leave none; this one does not depend on how
+/// htmd composes its blocks.
+fn neutralize(mut markdown: String) -> String {
+    for _ in 0..ESCAPE_ROUNDS {
+        let mut at: Vec<usize> = Vec::new();
+        for options in [
+            Options::empty(),
+            Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
+        ] {
+            for (event, range) in Parser::new_ext(&markdown, options).into_offset_iter() {
+                let raw = markdown.get(range.clone()).unwrap_or_default();
+                match event {
+                    Event::Html(_) | Event::InlineHtml(_) => {
+                        at.extend(raw.match_indices('<').map(|(i, _)| range.start + i));
+                    }
+                    Event::Start(Tag::Image { .. }) => at.push(range.start),
+                    Event::Start(Tag::Link { dest_url, .. }) if !allowed_link(&dest_url) => {
+                        at.push(range.start)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        // Only before a character a backslash escapes; anything else is left to the end.
+        at.retain(|i| matches!(markdown.as_bytes().get(*i), Some(b'<' | b'[' | b'!')));
+        if at.is_empty() {
+            return markdown;
+        }
+        at.sort_unstable();
+        at.dedup();
+        for i in at.into_iter().rev() {
+            markdown.insert(i, '\\');
+        }
+    }
+    markdown
+        .replace('<', "&lt;")
+        .replace('[', "\\[")
+        .replace('!', "\\!")
+}
+
+fn allowed_link(dest: &str) -> bool {
+    dest.split_once(':')
+        .is_some_and(|(scheme, _)| LINK_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)))
 }
 
 /// A note's title as Zotero shows it in the item tree: its first line of text, at most
@@ -365,9 +444,61 @@ fn flatten_deep(root: &Rc<Node>) {
     }
 }
 
+/// Whether every element around `node` is a container of blocks, where a code fence can open.
+fn in_block_context(node: &Rc<Node>) -> bool {
+    let mut current = parent(node);
+    while let Some(p) = current {
+        if let Some(t) = tag(&p) {
+            if !matches!(
+                t.as_str(),
+                "html" | "body" | "div" | "blockquote" | "li" | "ul" | "ol"
+            ) {
+                return false;
+            }
+        }
+        current = parent(&p);
+    }
+    true
+}
+
+fn parent(node: &Rc<Node>) -> Option<Rc<Node>> {
+    let weak = node.parent.take()?;
+    let p = weak.upgrade();
+    node.parent.set(Some(weak));
+    p
+}
+
+/// An inline `<code>` as a code span on one line. htmd keeps the line breaks of blocks inside
+/// it, and a code span cannot cross a blank line: what followed would be read as Markdown,
+/// `<script>` as HTML again.
+fn inline_code(handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
+    let in_fenced_pre = parent(element.node)
+        .is_some_and(|p| tag(&p).as_deref() == Some("pre") && in_block_context(&p));
+    if in_fenced_pre {
+        return handlers.fallback(element);
+    }
+    let code = one_line(&text_lines(element.node));
+    if code.is_empty() {
+        return Some("".into());
+    }
+    let longest_run = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    // A space on each side keeps a backtick at an end from joining the fence.
+    let pad = if code.starts_with('`') || code.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    Some(format!("{fence}{pad}{code}{pad}{fence}").into())
+}
+
 /// A `<pre>` as a fenced code block. htmd fences only `<pre><code>`; a bare `<pre>`'s text
 /// would come out unescaped as a paragraph, where `<script>` would be HTML again.
 fn preformatted(handlers: &dyn Handlers, element: Element) -> Option<HandlerResult> {
+    if !in_block_context(element.node) {
+        // A fence cannot open inside emphasis, a heading or a table cell: one line of code.
+        return inline_code(handlers, element);
+    }
     let children = element.node.children.borrow();
     let only_code =
         children.len() == 1 && children.first().and_then(|c| tag(c)).as_deref() == Some("code");
@@ -440,10 +571,11 @@ fn image(_: &dyn Handlers, element: Element) -> Option<HandlerResult> {
     let alt = attr(&element, "alt").map(one_line).unwrap_or_default();
     let alt = alt.replace(['[', ']', '\\', '<', '>', '*', '_', '`'], " ");
     let alt = one_line(&alt);
+    // Brackets escaped: "[…]" before a "(" would be read as a link.
     Some(if alt.is_empty() {
-        "[image]".into()
+        "\\[image\\]".into()
     } else {
-        format!("[image: {alt}]").into()
+        format!("\\[image: {alt}\\]").into()
     })
 }
 
@@ -637,7 +769,7 @@ mod tests {
             md.contains("hi") && md.contains("js") && md.contains("enc"),
             "{md}"
         );
-        assert!(md.contains("[image: pixel]"), "{md}");
+        assert!(md.contains("\\[image: pixel\\]"), "{md}");
         assert!(md.contains("\\<script>alert(5)"), "{md}");
         assert!(md.contains("<!\\[CDATA\\[x\\]\\]>"), "{md}");
         // Preformatted text is fenced, so markup in it stays text.

@@ -210,7 +210,7 @@ async fn check_library(s: &Server, library: &str, url_lib: &str) {
         "## Clipped from the web",
         "Hover over this paragraph.",
         "a harmless-looking link and an encoded one and [Wikipedia](https://en.wikipedia.org/wiki/Residual_neural_network).",
-        "[image: tracking pixel]",
+        "\\[image: tracking pixel\\]",
         "Escaped markup stays text: \\<script>",
     ] {
         assert!(clip.contains(kept), "{kept:?} not in:\n{clip}");
