@@ -25,6 +25,7 @@ mod input_bounds;
 mod jsonrpc_framing;
 mod libraries;
 mod prop_arguments;
+mod prop_notes;
 mod prop_paging;
 mod prop_support;
 mod prop_uploads;
