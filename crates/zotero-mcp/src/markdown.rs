@@ -5,24 +5,29 @@
 //! nothing upstream can be relied on to have cleaned them. Two well-kept crates do the work,
 //! in layers:
 //!
-//! 1. `ammonia` (html5ever) keeps only an allow-list of tags, attributes and URL schemes;
-//!    `<script>`, `<style>` and other active or embedded content go with everything inside
-//!    them, event handlers (`on…=`) and `javascript:`/`data:` URLs (however encoded) never pass.
-//! 2. `htmd` (html5ever) turns what is left into Markdown, escaping text so it cannot become
-//!    HTML; `pulldown-cmark` then reads the result as a renderer would, and escapes any raw
-//!    HTML it still finds. Links and images have handlers of their own here: a link is kept only with an
-//!    allowed scheme, its destination percent-encoded so it cannot break out of `(…)`; an image
-//!    is never fetched nor linked (a remote image is a tracking pixel), only named. Zotero's
-//!    citations become their visible text linked to the cited item (`zotero://select/…`),
-//!    highlights quoted from a PDF their quoted text.
+//! 1. `htmd` parses the note with html5ever (as a browser would, broken markup included) and
+//!    writes Markdown, escaping text so it cannot become HTML. What it writes is an
+//!    allow-list: Markdown for the tags it knows, the text of any other element, and nothing
+//!    of attributes. Handlers of our own drop `<script>`, `<style>` and other active or
+//!    embedded content with everything inside them ([`DROPPED_WITH_CONTENT`]); keep a link
+//!    only with an allowed scheme ([`LINK_SCHEMES`], checked on the value html5ever decoded,
+//!    so `jav&#x61;script:` is `javascript:`), its destination percent-encoded so it cannot
+//!    leave its `(…)`; name an image but never link it (a remote image is a tracking pixel);
+//!    turn Zotero's citations into their visible text linked to the cited item
+//!    (`zotero://select/…`) and highlights quoted from a PDF into their quoted text.
+//! 2. `pulldown-cmark` reads the result as a renderer would and escapes any raw HTML, image
+//!    or link to another scheme it still finds (htmd's blocks nested in inline elements can
+//!    break a fence open).
+//!
+//! `ammonia` was the first layer once: it added 2.9 MB to the binary (a second html5ever,
+//! `url` with ICU's Unicode tables, cssparser) for what the handlers above and the last
+//! layer already ensure; the property test (`tests/it/prop_notes.rs`) holds both to it.
 //!
 //! The server, not zotero-api, does this: the client hands back notes as Zotero stores them;
 //! what an agent is shown, and what is removed for its safety, is decided at the MCP edge.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
-use std::sync::OnceLock;
 
 use htmd::element_handler::{HandlerResult, Handlers};
 use htmd::{Element, HtmlToMarkdown};
@@ -36,50 +41,8 @@ use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::Value;
 use tendril::StrTendril;
 
-/// URL schemes a link may have (also what the sanitizer keeps).
+/// URL schemes a link may have.
 const LINK_SCHEMES: [&str; 4] = ["http", "https", "mailto", "zotero"];
-
-/// Tags kept, with their text; everything else is dropped but its text kept (unless listed in
-/// [`DROPPED_WITH_CONTENT`]).
-const KEPT_TAGS: &[&str] = &[
-    "a",
-    "b",
-    "blockquote",
-    "br",
-    "caption",
-    "code",
-    "del",
-    "div",
-    "em",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "hr",
-    "i",
-    "img",
-    "li",
-    "ol",
-    "p",
-    "pre",
-    "s",
-    "span",
-    "strike",
-    "strong",
-    "sub",
-    "sup",
-    "table",
-    "tbody",
-    "td",
-    "tfoot",
-    "th",
-    "thead",
-    "tr",
-    "u",
-    "ul",
-];
 
 /// Tags removed together with everything inside them: code, styles, embedded documents and
 /// media, forms, and the raw-text elements whose content is not text for a reader.
@@ -113,36 +76,6 @@ const DROPPED_WITH_CONTENT: &[&str] = &[
     "xmp",
 ];
 
-fn sanitizer() -> &'static ammonia::Builder<'static> {
-    static SANITIZER: OnceLock<ammonia::Builder<'static>> = OnceLock::new();
-    SANITIZER.get_or_init(|| {
-        let mut b = ammonia::Builder::empty();
-        let attrs: HashMap<&str, HashSet<&str>> = [
-            ("a", HashSet::from(["href"])),
-            ("img", HashSet::from(["src", "alt"])),
-            // Zotero's citations and highlights carry their data here.
-            ("span", HashSet::from(["data-citation", "data-annotation"])),
-        ]
-        .into_iter()
-        .collect();
-        let classes: HashMap<&str, HashSet<&str>> = [(
-            "span",
-            HashSet::from(["citation", "citation-item", "highlight", "underline"]),
-        )]
-        .into_iter()
-        .collect();
-        b.tags(KEPT_TAGS.iter().copied().collect())
-            .clean_content_tags(DROPPED_WITH_CONTENT.iter().copied().collect())
-            .tag_attributes(attrs)
-            .allowed_classes(classes)
-            .url_schemes(LINK_SCHEMES.into_iter().collect())
-            .url_relative(ammonia::UrlRelative::Deny)
-            .link_rel(None)
-            .strip_comments(true);
-        b
-    })
-}
-
 fn converter() -> HtmlToMarkdown {
     HtmlToMarkdown::builder()
         .add_handler(vec!["a"], link)
@@ -151,6 +84,7 @@ fn converter() -> HtmlToMarkdown {
         .add_handler(vec!["table"], table)
         .add_handler(vec!["pre"], preformatted)
         .add_handler(vec!["code"], inline_code)
+        .add_handler(DROPPED_WITH_CONTENT.to_vec(), dropped)
         .build()
 }
 
@@ -159,10 +93,14 @@ fn converter() -> HtmlToMarkdown {
 /// Real notes nest a few levels (lists in lists, a table in a div).
 pub const MAX_DEPTH: usize = 48;
 
-/// The sanitized note as a tree, nested at most [`MAX_DEPTH`] deep.
+/// An element shown with nothing of what it holds.
+fn dropped(_: &dyn Handlers, _: Element) -> Option<HandlerResult> {
+    None
+}
+
+/// The note as a tree, nested at most [`MAX_DEPTH`] deep.
 fn clean_tree(converter: &HtmlToMarkdown, html: &str) -> Option<Rc<Node>> {
-    let clean = sanitizer().clean(html).to_string();
-    let tree = converter.html_to_tree(&clean).ok()?;
+    let tree = converter.html_to_tree(html).ok()?;
     flatten_deep(&tree);
     Some(tree)
 }
@@ -377,7 +315,8 @@ fn breaks_line(tag: &str) -> bool {
     )
 }
 
-/// The text of a tree, a line break at each block, walked without recursion.
+/// The text of a tree as a reader sees it, a line break at each block, walked without
+/// recursion.
 fn text_lines(root: &Rc<Node>) -> String {
     enum Step {
         Visit(Rc<Node>),
@@ -395,6 +334,8 @@ fn text_lines(root: &Rc<Node>) -> String {
         };
         match &node.data {
             NodeData::Text { contents } => out.push_str(&contents.borrow()),
+            // What a reader is never shown is not text either.
+            NodeData::Element { name, .. } if DROPPED_WITH_CONTENT.contains(&&*name.local) => {}
             NodeData::Element { name, .. } => {
                 if breaks_line(&name.local) {
                     out.push('\n');

@@ -327,6 +327,9 @@ fn the_known_tricks_are_inert() {
         "<table><tr><td><script>PWNSCRIPT</script>|</td></tr></table>",
         "<noscript><img src=x onerror=PWNHANDLER()></noscript>",
         "<div><!--<script>PWNCOMMENT</script>--></div>",
+        "<p><code>x<script>PWNSCRIPT</script><textarea>PWNSCRIPT</textarea></code></p>",
+        "<x-custom><pre><script>PWNSCRIPT()</script></pre></x-custom>",
+        "<h1><svg><title>PWNSCRIPT</title></svg>t</h1>",
         "<img src=\"https://tracker.example/p.gif\" alt=\"![x](javascript:alert(1))\">",
     ] {
         let md = note_to_markdown(html);
