@@ -183,5 +183,5 @@ fn the_tools_command_lists_every_tool_whatever_is_offered() {
         .unwrap();
     assert!(out.status.success());
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tools.len(), 9);
+    assert_eq!(tools.len(), 12);
 }
