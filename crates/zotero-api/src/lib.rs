@@ -3,6 +3,7 @@
 //! `ZoteroError`s, and the server maps them to public codes at its edge.
 
 pub mod cache;
+pub mod children;
 pub mod client;
 pub mod collection_tree;
 pub mod collections;

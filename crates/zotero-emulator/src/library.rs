@@ -12,6 +12,8 @@ use super::fulltext::FullText;
 use super::libs::{Lib, LibInfo, REAL_API};
 
 const ITEMS_JSON: &str = include_str!("../../../fixtures/library/items.json");
+/// A paper with notes in note-editor HTML and annotations on its PDF and EPUB.
+const READING_JSON: &str = include_str!("../../../fixtures/library/reading.json");
 const COLLECTIONS_JSON: &str = include_str!("../../../fixtures/library/collections.json");
 pub(crate) const KEYS_CURRENT_JSON: &str =
     include_str!("../../../fixtures/library/keys_current.json");
@@ -69,7 +71,8 @@ impl Library {
 
     /// The default library of `fixtures/library/` (recorded items plus hand-made ones).
     pub fn from_fixtures() -> Library {
-        let items: Vec<Value> = serde_json::from_str(ITEMS_JSON).unwrap();
+        let mut items: Vec<Value> = serde_json::from_str(ITEMS_JSON).unwrap();
+        items.extend(serde_json::from_str::<Vec<Value>>(READING_JSON).unwrap());
         let collections: Vec<Value> = serde_json::from_str(COLLECTIONS_JSON).unwrap();
         let mut lib = Library {
             items,
@@ -322,6 +325,9 @@ pub(crate) fn render_item(lib: &Lib, item: &Value, base: &str, vis: Visible) -> 
         if let Some(m) = out["meta"].as_object_mut() {
             m.remove("numChildren");
         }
+        if let Some(n) = child_num_children(items, item, vis) {
+            out["meta"]["numChildren"] = n;
+        }
     } else {
         let children: Vec<&Value> = items
             .iter()
@@ -354,6 +360,33 @@ pub(crate) fn render_item(lib: &Lib, item: &Value, base: &str, vis: Visible) -> 
         }
     }
     out
+}
+
+/// `meta.numChildren` of a child item (`Zotero_Item::getUncachedResponseProps`): a note counts
+/// its attachments; a PDF attachment its annotations, which depend on note access (without it
+/// the server sends `false`); other attachments have none.
+fn child_num_children(items: &[Value], item: &Value, vis: Visible) -> Option<Value> {
+    let d = &item["data"];
+    let key = item["key"].as_str().unwrap_or("");
+    let count = |ty: &str| {
+        items
+            .iter()
+            .filter(|c| parent_of(c) == Some(key) && !is_deleted(c) && c["data"]["itemType"] == ty)
+            .count()
+    };
+    match d["itemType"].as_str() {
+        Some("note") => Some(json!(count("attachment"))),
+        Some("attachment")
+            if d["contentType"] == "application/pdf" && d["linkMode"] != "linked_url" =>
+        {
+            Some(if vis.notes {
+                json!(count("annotation"))
+            } else {
+                json!(false)
+            })
+        }
+        _ => None,
+    }
 }
 
 /// The attachment the real server links from its parent: a stored file, PDF first, then EPUB,

@@ -401,12 +401,20 @@ pub(crate) fn search_items(
     if top {
         // Like COALESCE(topLevelItemID, itemID): a matching child shows its parent.
         let mut seen = HashSet::new();
+        // An annotation's parent is an attachment: climb to the top-level item
+        // (`itemTopLevel.topLevelItemID`), a few levels at most.
+        let top_of = |mut i: usize| {
+            for _ in 0..4 {
+                match parent_of(&items[i]) {
+                    Some(parent) => i = *by_key.get(parent)?,
+                    None => return Some(i),
+                }
+            }
+            None
+        };
         matched = matched
             .into_iter()
-            .filter_map(|i| match parent_of(&items[i]) {
-                Some(parent) => by_key.get(parent).copied(),
-                None => Some(i),
-            })
+            .filter_map(top_of)
             .filter(|i| seen.insert(*i))
             .filter(|i| p.include_trashed || trash_only || !is_deleted(&items[*i]))
             .collect();

@@ -6,6 +6,7 @@ pub mod config;
 pub mod envelope;
 pub mod errors;
 pub mod log;
+pub mod markdown;
 pub mod server;
 pub mod service;
 pub mod tools;

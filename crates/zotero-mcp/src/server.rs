@@ -417,7 +417,10 @@ mod tests {
                 "zotero_get_item_fulltext",
                 "zotero_get_item_metadata",
                 "zotero_cite",
-                "zotero_export"
+                "zotero_export",
+                "zotero_get_item_children",
+                "zotero_get_notes",
+                "zotero_get_annotations"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {
@@ -473,7 +476,10 @@ mod tests {
                 "zotero_list_items",
                 "zotero_list_tags",
                 "zotero_get_item_fulltext",
-                "zotero_get_item_metadata"
+                "zotero_get_item_metadata",
+                "zotero_get_item_children",
+                "zotero_get_notes",
+                "zotero_get_annotations"
             ]
         );
         let e = o.refusal(ToolName::CreateItem).unwrap();

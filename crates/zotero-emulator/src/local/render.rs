@@ -48,6 +48,15 @@ fn obj(v: Value) -> Obj {
 /// An item's JSON; a stored file's enclosure is its `file://` URL.
 fn item_obj(ctx: &Ctx, lib: &Lib, item: &Value) -> Obj {
     let mut v = render_item(lib, item, &ctx.api, Visible::ALL);
+    // The desktop's `toResponseJSON`: only regular items count children; every other item
+    // says 0. Its `toJSON` always writes an annotation's author name, empty or not.
+    let item_type = v["data"]["itemType"].as_str().unwrap_or("").to_string();
+    if matches!(item_type.as_str(), "note" | "attachment" | "annotation") {
+        v["meta"]["numChildren"] = json!(0);
+    }
+    if item_type == "annotation" && v["data"].get("annotationAuthorName").is_none() {
+        v["data"]["annotationAuthorName"] = json!("");
+    }
     if v["links"]["enclosure"].is_object() {
         v["links"]["enclosure"]["href"] = json!(file_url(item).unwrap_or_default());
     }

@@ -10,9 +10,12 @@ pub mod citation_text;
 pub mod cite;
 pub mod create_item;
 pub mod export;
+pub mod get_annotations;
 pub mod get_item;
+pub mod get_item_children;
 pub mod get_item_fulltext;
 pub mod get_item_metadata;
+pub mod get_notes;
 pub mod get_sort_values;
 mod item_markdown;
 pub mod list_collections;
@@ -283,6 +286,9 @@ tools! {
     GetItemMetadata => get_item_metadata::GetItemMetadata,
     Cite => cite::Cite,
     Export => export::Export,
+    GetItemChildren => get_item_children::GetItemChildren,
+    GetNotes => get_notes::GetNotes,
+    GetAnnotations => get_annotations::GetAnnotations,
 }
 
 impl ToolName {

@@ -70,6 +70,9 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_get_item_metadata", true, true),
         ("zotero_cite", true, true),
         ("zotero_export", true, true),
+        ("zotero_get_item_children", true, true),
+        ("zotero_get_notes", true, true),
+        ("zotero_get_annotations", true, true),
     ];
     assert_eq!(
         names,

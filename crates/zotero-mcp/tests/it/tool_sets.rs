@@ -71,7 +71,10 @@ async fn read_only_mode_lists_no_write_tool_and_refuses_one_without_a_request() 
             "zotero_get_item_fulltext",
             "zotero_get_item_metadata",
             "zotero_cite",
-            "zotero_export"
+            "zotero_export",
+            "zotero_get_item_children",
+            "zotero_get_notes",
+            "zotero_get_annotations"
         ]
     );
     let text = instructions(&server);
@@ -112,7 +115,10 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
             "zotero_list_items",
             "zotero_list_tags",
             "zotero_get_item_fulltext",
-            "zotero_get_item_metadata"
+            "zotero_get_item_metadata",
+            "zotero_get_item_children",
+            "zotero_get_notes",
+            "zotero_get_annotations"
         ]
     );
     let text = instructions(&server);
@@ -191,5 +197,5 @@ fn the_tools_command_lists_every_tool_whatever_is_offered() {
         .unwrap();
     assert!(out.status.success());
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tools.len(), 15);
+    assert_eq!(tools.len(), 18);
 }

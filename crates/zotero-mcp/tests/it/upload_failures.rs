@@ -130,8 +130,12 @@ async fn a_full_storage_quota_says_so_plainly() {
     let (emu, server) = setup().await;
     // 3 MB of quota; the library's files take some already; 1 MB more does not fit.
     let used = emu.storage_usage();
-    assert!(used > 2_000_000 && used < 2_500_000, "fixture usage {used}");
-    emu.set_storage_quota(3 * 1024 * 1024);
+    let quota = 3 * 1024 * 1024;
+    assert!(
+        used < quota && used + 1024 * 1024 > quota,
+        "fixture usage {used}: the quota must hold it, and not 1 MB more"
+    );
+    emu.set_storage_quota(quota);
     let path = temp_file("big.pdf", &bytes(1024 * 1024, 2));
     let a = server
         .call(

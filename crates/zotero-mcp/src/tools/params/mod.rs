@@ -791,6 +791,10 @@ pub use cite::{ExportFormatParam, ExportLimit, Locale, StyleId, STYLES_URL};
 pub use creator::Creator;
 mod listing;
 pub use listing::{ItemSort, ItemTypes, QMode, SortDirection, TagConditions, Version};
+mod reading;
+pub use reading::{
+    AnnotationChars, AnnotationColor, AnnotationType, ChildKind, Count, NoteChars, NoteLimit,
+};
 
 #[cfg(test)]
 mod tests;

@@ -110,8 +110,13 @@ async fn tags_of_a_collection_a_filter_or_a_substring() {
         let d = list(json!({"item_type": "film", "limit": 100})).await;
         let film = expected(&s, |i| i["data"]["itemType"] == "film");
         assert_eq!(rows(&d), film, "{at:?}");
+        // "Deep learning" and "Deep Residual Learning …" (RESNET52 of reading.json).
         let d = list(json!({"item_query": "deep"})).await;
-        assert_eq!(names(&d), ["ml", "nlp", "transformers"], "{at:?}");
+        assert_eq!(
+            names(&d),
+            ["ml", "nlp", "resnet", "transformers", "vision"],
+            "{at:?}"
+        );
         let d = list(json!({"item_query": "quokkanomics"})).await;
         assert_eq!(d["total"], 0, "{at:?}");
         list(json!({"item_query": "quokkanomics", "item_qmode": "everything"})).await;
