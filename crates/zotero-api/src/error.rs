@@ -43,6 +43,9 @@ pub enum ZoteroError {
         need: &'static str,
         /// Zotero's refusal, when there was one (a check before sending has none).
         answer: Option<Box<UpstreamAnswer>>,
+        /// The refusal answered a repeat of the request: an earlier attempt may have landed
+        /// before its answer was lost.
+        repeated: bool,
     },
 
     /// The desktop app's local API is switched off (403 `Local API is not enabled`).

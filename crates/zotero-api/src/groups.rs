@@ -206,6 +206,7 @@ impl ZoteroClient {
                 library: LibraryRef::Group(group).to_string(),
                 need: "read",
                 answer: Some(Box::new(resp.answer())),
+                repeated: false,
             });
         }
         expect(&resp, 200, "read the group")?;

@@ -113,6 +113,7 @@ impl<'a> Library<'a> {
         if resp.status == 403 && !String::from_utf8_lossy(&resp.body).contains("Invalid key") {
             return Err(ZoteroError::LibraryAccess {
                 answer: Some(Box::new(resp.answer())),
+                repeated: resp.retries > 0,
                 library: self.which.to_string(),
                 need: if req.method == hyper::Method::GET {
                     "read"
@@ -172,6 +173,7 @@ impl<'a> Library<'a> {
             library: self.which.to_string(),
             need: refused.unwrap_or("write to"),
             answer: None,
+            repeated: false,
         })
     }
 

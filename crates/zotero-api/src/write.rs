@@ -154,12 +154,15 @@ impl Library<'_> {
 
         let resp = match self.send(&req, cancel).await {
             Ok(resp) => resp,
-            // Nothing was sent, or Zotero refused it (403): nothing was created.
+            // Nothing was sent, or Zotero refused the only attempt (403): nothing was
+            // created. A refusal of a repeat says nothing of the attempt before it.
             Err(
                 e @ (ZoteroError::MissingCredentials { .. }
                 | ZoteroError::InvalidRequest { .. }
                 | ZoteroError::BadApiKey
-                | ZoteroError::LibraryAccess { .. }),
+                | ZoteroError::LibraryAccess {
+                    repeated: false, ..
+                }),
             ) => return Err(e),
             // Any attempt may have landed before its answer was lost (or the call was
             // cancelled, or a retry was refused): the key says what happened.

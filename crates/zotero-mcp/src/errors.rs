@@ -75,6 +75,7 @@ impl From<ZoteroError> for ToolError {
                 library,
                 need,
                 answer,
+                ..
             } => {
                 if let Some(a) = answer {
                     answer_details(&mut e, a);

@@ -389,3 +389,28 @@ async fn a_cleanup_whose_answer_was_lost_is_reported_as_done() {
     );
     server.stop().await;
 }
+
+/// The attachment's create landed but its answer was lost, and every repeat was refused
+/// (403): the refusal of a repeat says nothing of the first attempt, so the item is looked
+/// for under its key, found, and the upload goes on with it — never a refusal that leaves
+/// an item behind. (Found by `prop_uploads`.)
+#[tokio::test]
+async fn a_refused_repeat_of_a_create_that_landed_is_not_taken_for_nothing_created() {
+    let (emu, server) = setup().await;
+    let before = attachments_of(&emu, PARENT).len();
+    let create = |f: Fault| f.method("POST").path_suffix("/items");
+    emu.inject(create(Fault::once(FaultKind::Drop)));
+    emu.inject(create(Fault::times(FaultKind::Status(403), 3)));
+    let content = bytes(30_000, 7);
+    let path = temp_file("paper.pdf", &content);
+    let a = server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": PARENT, "file_path": path}),
+        )
+        .await;
+    assert!(a.ok(), "{}", a.envelope);
+    assert_stored(&emu, a.data(), &content);
+    assert_eq!(attachments_of(&emu, PARENT).len(), before + 1);
+    server.stop().await;
+}
