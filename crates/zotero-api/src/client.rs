@@ -16,9 +16,7 @@ use crate::items::{ItemFilter, ItemTypeFilter, QuickSearchMode};
 use crate::keyed_lock::KeyedLocks;
 use crate::keys::KeyAccess;
 use crate::library::{LibraryRef, ObjectKey};
-use crate::response::{
-    all_pages, encode_query, expect, parse_json, parse_page, unexpected, ApiResponse, Page,
-};
+use crate::response::{all_pages, encode_query, expect, parse_page, unexpected, ApiResponse, Page};
 pub use crate::routing::Library;
 use crate::templates::TemplateCache;
 
@@ -346,17 +344,7 @@ impl Library<'_> {
         key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<Item, ZoteroError> {
-        let resp = self
-            .send(&ApiRequest::get(format!("/items/{key}")), cancel)
-            .await?;
-        if resp.status == 404 {
-            return Err(unexpected(
-                &resp,
-                &format!("no item with key {key} in this library"),
-            ));
-        }
-        expect(&resp, 200, &format!("get item {key}"))?;
-        let wire: WireObject = parse_json(&resp)?;
+        let wire = self.item_object(key, cancel).await?;
         let mut item = wire.to_item();
         let has_children = wire
             .meta
