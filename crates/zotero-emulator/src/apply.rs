@@ -49,7 +49,7 @@ pub(crate) fn write_object(
     };
     let idx = key.as_deref().and_then(|k| lib.item_index(k));
     let stored_version = idx.map(|i| lib.items[i]["version"].as_u64().unwrap_or(0));
-    check_key_and_version(&json, url_key, stored_version, require)?;
+    check_key_and_version("item", &json, url_key, stored_version, require)?;
     let existing = idx.map(|i| lib.items[i]["data"].clone());
     let exists = existing.is_some();
     validate_item(
