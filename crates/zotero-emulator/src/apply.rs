@@ -117,6 +117,15 @@ pub(crate) fn write_object(
     data.insert("version".into(), json!(version));
     let data = Value::Object(data);
     let meta = item_meta(&data);
+    // Saved again: out of the delete log (`Zotero_Item::save`; `Zotero_Tag::save` for tags
+    // that are new in the library).
+    lib.delete_log.retain(|(k, x, _)| {
+        let tag = *k == "tags"
+            && data["tags"]
+                .as_array()
+                .is_some_and(|ts| ts.iter().any(|t| t["tag"] == x.as_str()));
+        !(tag || *k == "items" && *x == key)
+    });
     let mut item = lib.wrap("items", &key, version, meta, data);
     if let Some(i) = idx {
         if lib.files.contains_key(&key) {

@@ -272,6 +272,9 @@ pub(crate) fn write_collection(
         }
     }
     data.insert("version".into(), json!(version));
+    // "Remove from delete log if it's there" (`Zotero_Collection::save`).
+    lib.delete_log
+        .retain(|(k, x, _)| !(*k == "collections" && *x == key));
     let mut obj = lib.wrap("collections", &key, version, json!({}), Value::Object(data));
     if let Some(i) = idx {
         obj["meta"] = lib.collections[i]["meta"].clone();

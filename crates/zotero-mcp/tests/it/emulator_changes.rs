@@ -195,6 +195,18 @@ async fn trash_restore_multi_delete_and_the_delete_log() {
         .await
         .json();
     assert_eq!(d["items"], json!([]));
+    // Written again under its key: out of the delete log.
+    let r = post_items(
+        &emu,
+        &json!([{"itemType": "book", "key": b, "version": 0}]),
+        &[],
+    )
+    .await;
+    assert_eq!(r.json()["success"]["0"], json!(b), "{}", r.text());
+    let d = get(&emu, &lib(&format!("deleted?since={before}")))
+        .await
+        .json();
+    assert!(!d["items"].as_array().unwrap().contains(&json!(b)), "{d}");
 }
 
 #[tokio::test]
