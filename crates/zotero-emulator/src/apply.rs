@@ -49,7 +49,7 @@ pub(crate) fn write_object(
     };
     let idx = key.as_deref().and_then(|k| lib.item_index(k));
     let stored_version = idx.map(|i| lib.items[i]["version"].as_u64().unwrap_or(0));
-    check_key_and_version(&json, url_key, stored_version, require)?;
+    check_key_and_version("item", &json, url_key, stored_version, require)?;
     let existing = idx.map(|i| lib.items[i]["data"].clone());
     let exists = existing.is_some();
     validate_item(
@@ -117,6 +117,15 @@ pub(crate) fn write_object(
     data.insert("version".into(), json!(version));
     let data = Value::Object(data);
     let meta = item_meta(&data);
+    // Saved again: out of the delete log (`Zotero_Item::save`; `Zotero_Tag::save` for tags
+    // that are new in the library).
+    lib.delete_log.retain(|(k, x, _)| {
+        let tag = *k == "tags"
+            && data["tags"]
+                .as_array()
+                .is_some_and(|ts| ts.iter().any(|t| t["tag"] == x.as_str()));
+        !(tag || *k == "items" && *x == key)
+    });
     let mut item = lib.wrap("items", &key, version, meta, data);
     if let Some(i) = idx {
         if lib.files.contains_key(&key) {

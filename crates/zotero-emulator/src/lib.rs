@@ -17,6 +17,7 @@
 mod access;
 mod apply;
 mod cite;
+mod collwrites;
 mod dates;
 mod export;
 mod files;
@@ -127,6 +128,60 @@ pub enum FaultKind {
     /// Another client edits the item the request is about (`…/items/KEY…`) just before
     /// the request is processed normally: the item's version and the library's go up.
     EditedElsewhere,
+    /// Another client ("Zotero") makes this edit just before the request is processed
+    /// normally: the fields are set on the object, which gets the library's next version, as
+    /// the sync upload of a real edit does. A version-checked write based on an earlier read
+    /// then gets `412`.
+    EditedElsewhereWith(ZoteroEdit),
+}
+
+/// Which object an edit made "in Zotero" changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditedObject {
+    Item(String),
+    Collection(String),
+}
+
+/// An edit made "in Zotero" (another client): fields of `data` set to new values (`null`
+/// removes the field), in `library` (default: the library of the request the fault hits,
+/// or the user library).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZoteroEdit {
+    pub library: Option<LibraryId>,
+    pub object: EditedObject,
+    pub fields: Vec<(String, serde_json::Value)>,
+}
+
+// `serde_json::Value` has no NaN, so equality is total.
+impl Eq for ZoteroEdit {}
+
+impl ZoteroEdit {
+    /// An edit of the item `key`.
+    pub fn item(key: &str) -> ZoteroEdit {
+        ZoteroEdit {
+            library: None,
+            object: EditedObject::Item(key.to_string()),
+            fields: Vec::new(),
+        }
+    }
+    /// An edit of the collection `key`.
+    pub fn collection(key: &str) -> ZoteroEdit {
+        ZoteroEdit {
+            library: None,
+            object: EditedObject::Collection(key.to_string()),
+            fields: Vec::new(),
+        }
+    }
+    /// Sets `field` of the object's `data` to `value` (`null` removes it).
+    pub fn set(mut self, field: &str, value: serde_json::Value) -> ZoteroEdit {
+        self.fields.push((field.to_string(), value));
+        self
+    }
+    /// The library the object is in.
+    pub fn in_library(mut self, lib: LibraryId) -> ZoteroEdit {
+        self.library = Some(lib);
+        self
+    }
 }
 
 /// Which of the emulator's servers a request went to.

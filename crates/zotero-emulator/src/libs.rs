@@ -114,6 +114,10 @@ pub(crate) struct Lib {
     pub(crate) fulltext: BTreeMap<String, FullText>,
     /// Files attached to items (`storageFileItems`), by item key.
     pub(crate) files: HashMap<String, ItemFile>,
+    /// `syncDeleteLogKeys`: what was deleted (`items`, `collections`, `tags` by name), its key
+    /// and the library version of the deletion; a key deleted again keeps only its newest
+    /// entry (`ON DUPLICATE KEY UPDATE`).
+    pub(crate) delete_log: Vec<(&'static str, String, u64)>,
 }
 
 impl Lib {
@@ -146,6 +150,7 @@ impl Lib {
             version,
             fulltext: lib.fulltext,
             files,
+            delete_log: Vec::new(),
         }
     }
 
@@ -177,6 +182,13 @@ impl Lib {
     /// The index of the item with this key.
     pub(crate) fn item_index(&self, key: &str) -> Option<usize> {
         self.items.iter().position(|i| i["key"] == key)
+    }
+
+    /// Records a deletion at the current library version (`Zotero_DataObjects::delete`).
+    pub(crate) fn log_delete(&mut self, kind: &'static str, key: &str) {
+        self.delete_log
+            .retain(|(k, x, _)| !(*k == kind && x == key));
+        self.delete_log.push((kind, key.to_string(), self.version));
     }
 
     /// Bytes used by the library's files (each attachment counts, as the server's triggers do).

@@ -75,6 +75,7 @@ pub(crate) fn library_read(
         }
         ["items", key, "fulltext"] => super::fulltext::item_content(st, key),
         ["fulltext"] => super::fulltext::versions(st, req),
+        ["deleted"] => super::collwrites::deleted(st, req),
         ["collections"] => collections_list(st, base, req, None),
         ["collections", "top"] => collections_list(st, base, req, Some(None)),
         ["collections", key] => {

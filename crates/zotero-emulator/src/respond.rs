@@ -140,6 +140,11 @@ impl Respond for Responder {
                 writes::edited_elsewhere(&mut st, &recorded.path);
                 routes::handle(&mut st, &self.base, &recorded, &request.body)
             }
+            Some(FaultKind::EditedElsewhereWith(edit)) if web => {
+                let lib = writes::library_of_path(&recorded.path);
+                writes::edit_in_zotero(&mut st, edit, lib);
+                routes::handle(&mut st, &self.base, &recorded, &request.body)
+            }
             _ if web => routes::handle(&mut st, &self.base, &recorded, &request.body),
             _ => local::handle(&mut st, &self.base, &recorded),
         };

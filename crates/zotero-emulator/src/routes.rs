@@ -5,7 +5,7 @@
 use super::access::{keys_current, Creds, Perm};
 use super::files::{self, FileRights, BUCKET_PATH};
 use super::libs::LibraryId;
-use super::{groups, mappings, reads, s3, schema, web, writes};
+use super::{collwrites, groups, mappings, reads, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 
 pub(crate) use super::reads::page;
@@ -226,10 +226,21 @@ fn library_write(
         ("PUT" | "PATCH" | "DELETE", ["items", key]) => {
             writes::write_single(st, lib, req, body, key)
         }
+        ("DELETE", ["items"]) => writes::delete_items(st.libs.get_mut(&lib).unwrap(), req),
+        ("POST", ["collections"]) => collwrites::post_collections(st, lib, base, req, body),
+        ("DELETE", ["collections"]) => {
+            collwrites::delete_collections(st.libs.get_mut(&lib).unwrap(), req)
+        }
+        ("PUT" | "PATCH" | "DELETE", ["collections", key]) => {
+            collwrites::write_single(st, lib, req, body, key)
+        }
+        ("DELETE", ["tags"]) => collwrites::delete_tags(st.libs.get_mut(&lib).unwrap(), req),
         ("POST", ["collections", key, "items"]) => {
             writes::add_to_collection(st.libs.get_mut(&lib).unwrap(), body, key)
         }
-        (_, ["items", _]) => Answer::text(405, "Method not allowed"),
+        (_, ["items" | "collections", _] | ["items" | "collections" | "tags"]) => {
+            Answer::text(405, "Method not allowed")
+        }
         _ => Answer::text(501, "The emulator does not implement this write"),
     }
 }

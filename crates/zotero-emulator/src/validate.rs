@@ -51,6 +51,7 @@ pub(crate) fn php_str(v: &Value) -> String {
 /// existing item with that key, if any. `require`: 0 = no version needed, 1 = needed when the
 /// JSON names a key, 2 = always needed (single-object writes).
 pub(crate) fn check_key_and_version(
+    kind: &str,
     json: &Map<String, Value>,
     url_key: Option<&str>,
     stored_version: Option<u64>,
@@ -61,28 +62,33 @@ pub(crate) fn check_key_and_version(
             return Err(Fail::bad("'key' must be a string"));
         };
         if !is_valid_key(k) {
-            return Err(Fail::bad(format!("'{k}' is not a valid item key")));
+            return Err(Fail::bad(format!("'{k}' is not a valid {kind} key")));
         }
         if url_key.is_some_and(|u| u != k) {
             return Err(Fail::new(
                 409,
-                "'key' property in JSON does not match item key of request",
+                format!("'key' property in JSON does not match {kind} key of request"),
             ));
         }
     }
-    if isset(json, "itemKey") {
-        return Err(Fail::bad("'itemKey' property is now 'key'"));
+    if isset(json, &format!("{kind}Key")) {
+        return Err(Fail::bad(format!("'{kind}Key' property is now 'key'")));
     }
-    if isset(json, "itemVersion") {
-        return Err(Fail::bad("'itemVersion' property is now 'version'"));
+    if isset(json, &format!("{kind}Version")) {
+        return Err(Fail::bad(format!(
+            "'{kind}Version' property is now 'version'"
+        )));
     }
+    let title = ucwords(kind);
     if let Some(v) = json.get("version").filter(|v| !v.is_null()) {
         let numeric = v.is_number() || v.as_str().is_some_and(php_is_numeric);
         if !numeric {
             return Err(Fail::bad("'version' must be an integer"));
         }
         if !isset(json, "key") && url_key.is_none() {
-            return Err(Fail::bad("'version' is valid only if item key is provided"));
+            return Err(Fail::bad(format!(
+                "'version' is valid only if {kind} key is provided"
+            )));
         }
         let v = v
             .as_f64()
@@ -93,14 +99,14 @@ pub(crate) fn check_key_and_version(
             return Err(Fail::new(
                 412,
                 format!(
-                    "Item has been modified since specified version (expected {v}, found {found})"
+                    "{title} has been modified since specified version (expected {v}, found {found})"
                 ),
             ));
         }
         if v > 0 && stored_version.is_none() {
             return Err(Fail::new(
                 404,
-                format!("Item doesn't exist (expected version {v}; use 0 instead)"),
+                format!("{title} doesn't exist (expected version {v}; use 0 instead)"),
             ));
         }
     } else if require == 1 && isset(json, "key") {
@@ -111,10 +117,18 @@ pub(crate) fn check_key_and_version(
     } else if require == 2 {
         return Err(Fail::new(
             428,
-            "Either If-Unmodified-Since-Version or 'version' property must be provided for single-item writes",
+            format!("Either If-Unmodified-Since-Version or 'version' property must be provided for single-{kind} writes"),
         ));
     }
     Ok(())
+}
+
+/// PHP `ucwords` of an object type: `Item`, `Collection`.
+pub(crate) fn ucwords(kind: &str) -> String {
+    let mut c = kind.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
 }
 
 /// `validateJSONItem` against the emulator's schema. `existing` is the stored `data` of the

@@ -23,7 +23,7 @@ fn fail_answer(f: &Fail) -> Answer {
 }
 
 /// `json_decode` + `checkJSONError`.
-fn decode(body: &[u8]) -> Result<Value, Answer> {
+pub(crate) fn decode(body: &[u8]) -> Result<Value, Answer> {
     serde_json::from_slice(body).map_err(|e| {
         let what = if std::str::from_utf8(body).is_err() {
             "Malformed UTF-8 characters"
@@ -60,7 +60,7 @@ pub(crate) fn check_write_token(st: &State, req: &Recorded) -> Result<(), Answer
     Ok(())
 }
 
-fn remember_token(tokens: &mut HashSet<String>, req: &Recorded) {
+pub(crate) fn remember_token(tokens: &mut HashSet<String>, req: &Recorded) {
     if let Ok(Some(t)) = write_token(req) {
         tokens.insert(t);
     }
@@ -86,23 +86,10 @@ pub(crate) fn create_items(
     } = st;
     let lib = libs.get_mut(&lib).unwrap();
     let view = SchemaView::new(dropped_fields);
-    let mut require = 1;
-    if let Some(v) = unmodified_since(req) {
-        if !php_is_numeric(v) {
-            return Answer::text(400, "Invalid If-Unmodified-Since-Version value");
-        }
-        let v = v.trim().parse::<f64>().unwrap_or(0.0) as u64;
-        if lib.version > v {
-            return Answer::text(
-                412,
-                &format!(
-                    "Library has been modified since specified version (expected {v}, found {})",
-                    lib.version
-                ),
-            );
-        }
-        require = 0;
-    }
+    let require = match library_unmodified(req, lib, false) {
+        Ok(checked) => u8::from(!checked),
+        Err(a) => return a,
+    };
     let json = match decode(body) {
         Ok(v) => v,
         Err(a) => return a,
@@ -169,7 +156,8 @@ pub(crate) fn create_items(
 }
 
 /// `checkSingleObjectWriteVersion`: the version a single-object write names must be current.
-fn single_write_version(
+pub(crate) fn single_write_version(
+    kind: &str,
     req: &Recorded,
     json: Option<&Value>,
     stored: Option<u64>,
@@ -219,17 +207,18 @@ fn single_write_version(
         }
     }
     let version = header_v.or(prop_v);
+    let title = super::validate::ucwords(kind);
     let Some(found) = stored else {
         if req.method == "PATCH" && version.is_none() {
             return Err(Answer::text(
                 404,
-                "Item not found (to create, use If-Unmodified-Since-Version: 0, JSON 'version' 0, or PUT method)",
+                &format!("{title} not found (to create, use If-Unmodified-Since-Version: 0, JSON 'version' 0, or PUT method)"),
             ));
         }
         if let Some(v) = version.filter(|v| *v > 0) {
             return Err(Answer::text(
                 412,
-                &format!("Item not found (expected version {v})"),
+                &format!("{title} not found (expected version {v})"),
             ));
         }
         return Ok(());
@@ -244,7 +233,7 @@ fn single_write_version(
         return Err(Answer::text(
             412,
             &format!(
-                "Item has been modified since specified version (expected {v}, found {found})"
+                "{title} has been modified since specified version (expected {v}, found {found})"
             ),
         )
         .header("Last-Modified-Version", found));
@@ -281,7 +270,7 @@ pub(crate) fn write_single(
     } else {
         None
     };
-    if let Err(a) = single_write_version(req, json.as_ref(), stored) {
+    if let Err(a) = single_write_version("item", req, json.as_ref(), stored) {
         return a;
     }
     let original = lib.version;
@@ -324,9 +313,79 @@ pub(crate) fn delete_item(lib: &mut Lib, key: &str) {
     for c in children {
         delete_item(lib, &c);
     }
+    let before = lib.items.len();
     lib.items.retain(|i| i["key"] != key);
     lib.files.remove(key);
     lib.fulltext.remove(key);
+    if lib.items.len() < before {
+        lib.log_delete("items", key);
+    }
+}
+
+/// `checkLibraryIfUnmodifiedSinceVersion`: `Ok(true)` when the header was given and the
+/// library has not changed since; `428` when `required` and missing.
+pub(crate) fn library_unmodified(
+    req: &Recorded,
+    lib: &Lib,
+    required: bool,
+) -> Result<bool, Answer> {
+    let Some(v) = unmodified_since(req) else {
+        if required {
+            return Err(Answer::text(
+                428,
+                "If-Unmodified-Since-Version not provided",
+            ));
+        }
+        return Ok(false);
+    };
+    if !php_is_numeric(v) {
+        return Err(Answer::text(
+            400,
+            "Invalid If-Unmodified-Since-Version value",
+        ));
+    }
+    let v = v.trim().parse::<f64>().unwrap_or(0.0) as u64;
+    if lib.version > v {
+        return Err(Answer::text(
+            412,
+            &format!(
+                "Library has been modified since specified version (expected {v}, found {})",
+                lib.version
+            ),
+        ));
+    }
+    Ok(true)
+}
+
+/// The keys of an `itemKey`/`collectionKey` parameter (`Zotero_API::parseQueryParams`: outer
+/// commas trimmed, invalid keys dropped; the last occurrence counts).
+pub(crate) fn key_list(req: &Recorded, name: &str) -> Vec<String> {
+    let Some(v) = req
+        .query
+        .iter()
+        .rev()
+        .find(|(k, v)| k == name && !v.is_empty())
+    else {
+        return Vec::new();
+    };
+    v.1.trim_matches(',')
+        .split(',')
+        .filter(|k| is_valid_key(k))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `DELETE {prefix}/items?itemKey=A,B`: the header is checked when given (not required, as
+/// `ItemsController` has it), one new library version, each item deleted with its children.
+pub(crate) fn delete_items(lib: &mut Lib, req: &Recorded) -> Answer {
+    if let Err(a) = library_unmodified(req, lib, false) {
+        return a;
+    }
+    lib.version += 1;
+    for key in key_list(req, "itemKey") {
+        delete_item(lib, &key);
+    }
+    Answer::empty(204).header("Last-Modified-Version", lib.version)
 }
 
 /// `POST {prefix}/collections/{key}/items` with space-separated item keys (undocumented).
@@ -395,4 +454,74 @@ pub(crate) fn edited_elsewhere(st: &mut State, path: &str) {
     let item = &mut lib.items[i];
     item["version"] = json!(v);
     item["data"]["version"] = json!(v);
+}
+
+/// The library of a request path (`/users/ID/…`, `/groups/ID/…`).
+pub(crate) fn library_of_path(path: &str) -> Option<LibraryId> {
+    let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let id = segs.get(1).and_then(|id| id.parse::<u64>().ok())?;
+    match segs.first() {
+        Some(&"users") => Some(LibraryId::User(id)),
+        Some(&"groups") => Some(LibraryId::Group(id)),
+        _ => None,
+    }
+}
+
+/// Applies an edit made "in Zotero": the fields are set, the object gets the library's next
+/// version (an item also a new `dateModified` and derived `meta`). Returns the new version,
+/// `None` when the library or object does not exist.
+pub(crate) fn edit_in_zotero(
+    st: &mut State,
+    edit: &super::ZoteroEdit,
+    request_lib: Option<LibraryId>,
+) -> Option<u64> {
+    let id = edit
+        .library
+        .or(request_lib.filter(|l| st.libs.contains_key(l)))
+        .unwrap_or(LibraryId::USER);
+    let lib = st.libs.get_mut(&id)?;
+    let (list, key) = match &edit.object {
+        super::EditedObject::Item(k) => (&mut lib.items, k),
+        super::EditedObject::Collection(k) => (&mut lib.collections, k),
+    };
+    let i = list.iter().position(|o| o["key"] == key.as_str())?;
+    lib.version += 1;
+    let v = lib.version;
+    let obj = &mut list[i];
+    for (field, value) in &edit.fields {
+        if let Some(d) = obj["data"].as_object_mut() {
+            if value.is_null() {
+                d.remove(field);
+            } else {
+                d.insert(field.clone(), value.clone());
+            }
+        }
+    }
+    obj["version"] = json!(v);
+    obj["data"]["version"] = json!(v);
+    if matches!(edit.object, super::EditedObject::Item(_)) {
+        obj["data"]["dateModified"] = json!(super::util::iso_now());
+        obj["meta"] = super::shape::item_meta(&obj["data"]);
+    }
+    Some(v)
+}
+
+impl super::Emulator {
+    /// Makes an edit "in Zotero" now (see [`super::FaultKind::EditedElsewhereWith`]); returns
+    /// the object's new version, `None` when it does not exist.
+    pub fn edit_in_zotero(&self, edit: &super::ZoteroEdit) -> Option<u64> {
+        edit_in_zotero(&mut self.state.lock().unwrap(), edit, None)
+    }
+
+    /// The deletions logged since `since`, as `GET {prefix}/deleted?since=N` lists them
+    /// (`(kind, key)`, kind `items`, `collections` or `tags`).
+    pub fn deleted_since(&self, lib: LibraryId, since: u64) -> Vec<(String, String)> {
+        let st = self.state.lock().unwrap();
+        st.libs[&lib]
+            .delete_log
+            .iter()
+            .filter(|(_, _, v)| *v > since)
+            .map(|(k, key, _)| (k.to_string(), key.clone()))
+            .collect()
+    }
 }

@@ -13,6 +13,7 @@ mod arxiv_and_progress;
 mod cite_export;
 mod collections;
 mod common;
+mod emulator_changes;
 mod emulator_client;
 mod emulator_faults;
 mod emulator_files;
