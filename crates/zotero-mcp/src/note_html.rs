@@ -46,6 +46,10 @@ use crate::markdown::{nesting_depth, DROPPED_WITH_CONTENT, MAX_PARSE_DEPTH};
 /// Zotero's limit on a note's length in characters (dataserver `Zotero_Notes::$MAX_NOTE_LENGTH`).
 pub const MAX_NOTE_CHARS: usize = 500_000;
 
+/// How much HTML Markdown may render to before it is refused: more than a note can hold
+/// even after the sanitizer has removed what it removes.
+const MAX_RENDERED_BYTES: usize = 8 * MAX_NOTE_CHARS;
+
 /// The schema version written on a new note's wrapper (see the module documentation).
 pub const SCHEMA_VERSION: &str = "9";
 
@@ -177,6 +181,8 @@ pub enum RemovedKind {
 pub enum NoteRefused {
     #[error("the note has {chars} characters; Zotero keeps at most {max}")]
     TooLong { chars: usize, max: usize },
+    #[error("the note as HTML would be longer than the {max} characters Zotero keeps")]
+    TooLongAsHtml { max: usize },
     #[error("the note nests its elements {depth} deep; at most {max} can be written")]
     TooDeep { depth: usize, max: usize },
 }
@@ -187,7 +193,9 @@ pub enum NoteRefused {
 pub fn note_html(input: &str, format: NoteFormat) -> Result<SanitizedNote, NoteRefused> {
     check_length(input)?;
     let html = match format {
-        NoteFormat::Markdown => markdown_to_html(input),
+        NoteFormat::Markdown => markdown_to_html(input).ok_or(NoteRefused::TooLongAsHtml {
+            max: MAX_NOTE_CHARS,
+        })?,
         NoteFormat::Html => input.to_string(),
     };
     let depth = nesting_depth(&html);
@@ -198,7 +206,11 @@ pub fn note_html(input: &str, format: NoteFormat) -> Result<SanitizedNote, NoteR
         });
     }
     let note = sanitize(&html);
-    check_length(&note.html)?;
+    if note.html.chars().count() > MAX_NOTE_CHARS {
+        return Err(NoteRefused::TooLongAsHtml {
+            max: MAX_NOTE_CHARS,
+        });
+    }
     Ok(note)
 }
 
@@ -214,8 +226,10 @@ fn check_length(text: &str) -> Result<(), NoteRefused> {
 }
 
 /// Markdown (CommonMark, GFM tables and strikethrough) as HTML. Raw HTML is passed on, to be
-/// sanitized with the rest; an image keeps its alt text for the sanitizer to show.
-fn markdown_to_html(markdown: &str) -> String {
+/// sanitized with the rest; an image keeps its alt text for the sanitizer to show. `None` if
+/// the HTML grows past [`MAX_RENDERED_BYTES`] (a link reference definition can be used any
+/// number of times: 500,000 characters of Markdown could make gigabytes of HTML).
+fn markdown_to_html(markdown: &str) -> Option<String> {
     let mut out = String::with_capacity(markdown.len() + markdown.len() / 4);
     let mut in_head = false;
     // Alt text of the images being read (images nest in links' text, not in each other, but a
@@ -223,6 +237,9 @@ fn markdown_to_html(markdown: &str) -> String {
     let mut images: Vec<(String, String)> = Vec::new();
     let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
     for event in Parser::new_ext(markdown, options) {
+        if out.len() > MAX_RENDERED_BYTES {
+            return None;
+        }
         if let Some((_, alt)) = images.last_mut() {
             match &event {
                 Event::Text(t) | Event::Code(t) => {
@@ -309,7 +326,7 @@ fn markdown_to_html(markdown: &str) -> String {
             _ => {}
         }
     }
-    out
+    Some(out)
 }
 
 /// Text (or, `attribute`, an attribute value) escaped for HTML.
@@ -903,10 +920,26 @@ mod tests {
         );
         // Within the limit, but not once written as HTML.
         let stars = "*a* ".repeat(MAX_NOTE_CHARS / 4);
-        assert!(matches!(
+        assert_eq!(
             note_html(&stars, NoteFormat::Markdown),
-            Err(NoteRefused::TooLong { .. })
-        ));
+            Err(NoteRefused::TooLongAsHtml {
+                max: MAX_NOTE_CHARS
+            })
+        );
+        // A link reference used over and over is refused before it is all rendered.
+        let long = format!(
+            "[r]: https://e.org/{}\n\n{}",
+            "a".repeat(200_000),
+            "[x][r] ".repeat(40_000)
+        );
+        let started = std::time::Instant::now();
+        assert_eq!(
+            note_html(&long, NoteFormat::Markdown),
+            Err(NoteRefused::TooLongAsHtml {
+                max: MAX_NOTE_CHARS
+            })
+        );
+        assert!(started.elapsed().as_secs() < 10);
         let deep = format!("{}x{}", "<div>".repeat(2_000), "</div>".repeat(2_000));
         assert_eq!(
             note_html(&deep, NoteFormat::Html),
