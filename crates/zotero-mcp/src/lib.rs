@@ -7,6 +7,7 @@ pub mod envelope;
 pub mod errors;
 pub mod log;
 pub mod markdown;
+pub mod note_html;
 pub mod server;
 pub mod service;
 pub mod tools;

@@ -46,7 +46,7 @@ const LINK_SCHEMES: [&str; 4] = ["http", "https", "mailto", "zotero"];
 
 /// Tags removed together with everything inside them: code, styles, embedded documents and
 /// media, forms, and the raw-text elements whose content is not text for a reader.
-const DROPPED_WITH_CONTENT: &[&str] = &[
+pub(crate) const DROPPED_WITH_CONTENT: &[&str] = &[
     "applet",
     "audio",
     "button",

@@ -34,6 +34,7 @@ mod prop_notes;
 mod prop_paging;
 mod prop_support;
 mod prop_uploads;
+mod prop_write_notes;
 mod read_notes;
 mod read_tools;
 mod registry;

@@ -19,7 +19,7 @@ use zotero_mcp::markdown::note_to_markdown;
 use crate::prop_support::{config, runtime, start};
 
 /// Markers that may only sit where they must never reach the output.
-const HIDDEN: [&str; 5] = [
+pub(crate) const HIDDEN: [&str; 5] = [
     "PWNSCRIPT",
     "PWNSTYLE",
     "PWNHANDLER",
@@ -219,7 +219,7 @@ const TAGS: [&str; 30] = [
 
 /// A random HTML tree, sometimes left unclosed or with a stray end tag; `broken`: with
 /// unclosed attribute quotes too.
-fn html(broken: bool) -> impl Strategy<Value = String> {
+pub(crate) fn html(broken: bool) -> impl Strategy<Value = String> {
     let leaf = prop_oneof![4 => text(broken), 1 => hidden_element()];
     leaf.prop_recursive(5, 64, 6, move |inner| {
         (
