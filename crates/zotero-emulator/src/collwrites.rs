@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::apply::Written;
 use super::libs::Lib;
+use super::props::is_object_uri;
 use super::util::{html_escape, is_valid_key, random_key};
 use super::validate::{check_key_and_version, isset, Fail};
 use super::writes::{decode, library_unmodified, remember_token, single_write_version};
@@ -92,7 +93,7 @@ fn validate(json: &Map<String, Value>, partial: bool) -> Result<(), Fail> {
                         other => vec![other.clone()],
                     };
                     for uri in uris {
-                        if !collection_uri(uri.as_str().unwrap_or("")) {
+                        if !is_object_uri(uri.as_str().unwrap_or(""), "collections") {
                             return Err(Fail::bad(
                                 "'relations' values currently must be Zotero collection URIs",
                             ));
@@ -111,32 +112,6 @@ fn validate(json: &Map<String, Value>, partial: bool) -> Result<(), Fail> {
         }
     }
     Ok(())
-}
-
-/// `^http://zotero.org/(users|groups)/[0-9]+/(publications/)?collections/[A-Z0-9]{8}$`
-fn collection_uri(u: &str) -> bool {
-    let Some(rest) = u.strip_prefix("http://zotero.org/") else {
-        return false;
-    };
-    let Some(rest) = rest
-        .strip_prefix("users/")
-        .or_else(|| rest.strip_prefix("groups/"))
-    else {
-        return false;
-    };
-    let Some((id, rest)) = rest.split_once('/') else {
-        return false;
-    };
-    let rest = rest.strip_prefix("publications/").unwrap_or(rest);
-    let Some(key) = rest.strip_prefix("collections/") else {
-        return false;
-    };
-    !id.is_empty()
-        && id.bytes().all(|b| b.is_ascii_digit())
-        && key.len() == 8
-        && key
-            .bytes()
-            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
 }
 
 fn index(lib: &Lib, key: &str) -> Option<usize> {

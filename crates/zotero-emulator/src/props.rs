@@ -40,7 +40,7 @@ pub(crate) fn check_relations(val: &Value) -> Result<(), Fail> {
             v => vec![v],
         };
         for uri in uris {
-            if !uri.as_str().is_some_and(is_item_uri) {
+            if !uri.as_str().is_some_and(|u| is_object_uri(u, "items")) {
                 return Err(Fail::bad(
                     "'relations' values currently must be Zotero item URIs",
                 ));
@@ -50,8 +50,9 @@ pub(crate) fn check_relations(val: &Value) -> Result<(), Fail> {
     Ok(())
 }
 
-/// `^http://zotero.org/(users|groups)/[0-9]+/(publications/)?items/[A-Z0-9]{8}$`
-fn is_item_uri(s: &str) -> bool {
+/// `^http://zotero.org/(users|groups)/[0-9]+/(publications/)?{kind}/[A-Z0-9]{8}$`, with
+/// `kind` `items` or `collections`: the dataserver's object URI patterns.
+pub(crate) fn is_object_uri(s: &str, kind: &str) -> bool {
     let Some(rest) = s.strip_prefix("http://zotero.org/") else {
         return false;
     };
@@ -65,7 +66,7 @@ fn is_item_uri(s: &str) -> bool {
         return false;
     };
     let rest = rest.strip_prefix("publications/").unwrap_or(rest);
-    let Some(key) = rest.strip_prefix("items/") else {
+    let Some(key) = rest.strip_prefix(kind).and_then(|r| r.strip_prefix('/')) else {
         return false;
     };
     !id.is_empty()
