@@ -187,6 +187,9 @@ pub enum NoteRefused {
     TooDeep { depth: usize, max: usize },
 }
 
+/// How many more times a note is cleaned, at most, to reach HTML that parses back to itself.
+const MAX_PASSES: usize = 3;
+
 /// `input` as note HTML: only what Zotero's note editor keeps, wrapped as it stores notes;
 /// refused if it is longer than Zotero keeps (before or after conversion) or nested too deep
 /// to convert safely.
@@ -205,7 +208,18 @@ pub fn note_html(input: &str, format: NoteFormat) -> Result<SanitizedNote, NoteR
             max: MAX_PARSE_DEPTH,
         });
     }
-    let note = sanitize(&html);
+    let mut note = sanitize(&html);
+    // What the cleaning keeps can still be nested in a way a parser rebuilds differently
+    // (a heading in a heading, a block in a paragraph): Zotero would then store something
+    // else than this answer reports. Cleaning the result again until nothing changes makes
+    // the stored note the one answered. The first pass's report says what was removed.
+    for _ in 0..MAX_PASSES {
+        let again = sanitize(&note.html);
+        if again.html == note.html {
+            break;
+        }
+        note.html = again.html;
+    }
     if note.html.chars().count() > MAX_NOTE_CHARS {
         return Err(NoteRefused::TooLongAsHtml {
             max: MAX_NOTE_CHARS,
@@ -548,7 +562,24 @@ fn clean(root: &Rc<Node>, report: &mut Report) {
         for k in &kept {
             k.parent.set(Some(Rc::downgrade(&parent)));
         }
+        if local_name(&parent) == Some("pre") {
+            keep_leading_newline(kept.first());
+        }
         *parent.children.borrow_mut() = kept;
+    }
+}
+
+/// A parser drops the newline right after `<pre>`, so the HTML serialization algorithm
+/// writes one more when a `<pre>`'s text starts with a newline; html5ever's serializer does
+/// not. Without it a newline would be lost each time the note is read and written again.
+fn keep_leading_newline(first: Option<&Rc<Node>>) {
+    if let Some(NodeData::Text { contents }) = first.map(|n| &n.data) {
+        let mut text = contents.borrow_mut();
+        if text.starts_with('\n') {
+            let mut doubled = StrTendril::from("\n");
+            doubled.push_tendril(&text);
+            *text = doubled;
+        }
     }
 }
 
@@ -740,6 +771,23 @@ mod tests {
             .strip_prefix("<div data-schema-version=\"9\">")
             .and_then(|h| h.strip_suffix("</div>"))
             .unwrap_or(&note.html)
+    }
+
+    #[test]
+    fn nesting_a_parser_would_rebuild_is_cleaned_until_it_parses_back_to_itself() {
+        for input in ["<h1><div><h1>x", "<p><div><p>y</p></div></p>"] {
+            let once = html(input);
+            assert_eq!(html(&once.html).html, once.html, "{input}");
+        }
+    }
+
+    #[test]
+    fn a_newline_opening_a_pre_survives_being_written_again() {
+        // The text left after the script is "\n": written once more so a parser keeps it.
+        let once = html("<p><pre><script>x()</script>\n</pre>");
+        let twice = html(&once.html);
+        assert_eq!(once.html, twice.html);
+        assert!(once.html.contains("<pre>\n\n</pre>"), "{}", once.html);
     }
 
     #[test]
