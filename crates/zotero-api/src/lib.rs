@@ -8,6 +8,7 @@ pub mod client;
 pub mod collection_tree;
 pub mod collections;
 pub mod config;
+pub mod edit;
 pub mod error;
 pub mod export;
 pub mod fulltext;

@@ -20,6 +20,7 @@ use tracing::Instrument;
 use crate::config::Config;
 use crate::envelope::{self, ErrorCode, ToolError};
 use crate::service::ZoteroService;
+use crate::tools::confirm::{ConfirmFn, Confirmation};
 use crate::tools::{Definition, Hints, ToolContext, ToolName, ToolSet};
 use zotero_api::upload::ProgressFn;
 
@@ -187,6 +188,53 @@ fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressFn
     })
 }
 
+/// A yes/no question to the user, when the client declared form elicitation.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    /// Go ahead with this change?
+    confirm: bool,
+}
+rmcp::elicit_safe!(Confirm);
+
+/// How long the user has to answer before the change is called off.
+const CONFIRM_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Asks the client's user through MCP elicitation; `None` when the client cannot be asked.
+fn confirmer(peer: &Peer<RoleServer>) -> Option<ConfirmFn> {
+    // From 2026-07-28 a server may not send requests to the client (it would answer
+    // `InputRequiredResult` instead, which this server does not do yet): not asked.
+    let forbids = peer
+        .peer_info()
+        .is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+    if forbids
+        || !peer
+            .supported_elicitation_modes()
+            .contains(&rmcp::service::ElicitationMode::Form)
+    {
+        return None;
+    }
+    let peer = peer.clone();
+    Some(Arc::new(move |question: String| {
+        let peer = peer.clone();
+        Box::pin(async move {
+            use rmcp::service::ElicitationError as E;
+            match peer
+                .elicit_with_timeout::<Confirm>(question, Some(CONFIRM_TIMEOUT))
+                .await
+            {
+                Ok(Some(Confirm { confirm: true })) => Confirmation::Confirmed,
+                Ok(_) => Confirmation::Declined("the user did not confirm".into()),
+                Err(E::UserDeclined) => Confirmation::Declined("the user declined".into()),
+                Err(E::UserCancelled) => {
+                    Confirmation::Declined("the user dismissed the question".into())
+                }
+                Err(E::CapabilityNotSupported) => Confirmation::NotAsked,
+                Err(e) => Confirmation::Declined(format!("the question could not be asked: {e}")),
+            }
+        })
+    }))
+}
+
 /// Every tool as `tools/list` publishes it, offered or not (`zotero-mcp tools --json`, the
 /// registry's list).
 pub fn tool_definitions() -> Vec<Tool> {
@@ -318,6 +366,7 @@ impl ServerHandler for ZoteroServer {
             svc: self.svc.clone(),
             cancel: context.ct.clone(),
             progress,
+            confirm: confirmer(&context.peer),
         };
         let arguments = request.arguments;
         let call = async move {

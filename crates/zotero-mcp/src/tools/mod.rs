@@ -8,6 +8,7 @@ pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
 pub mod citation_text;
 pub mod cite;
+pub mod confirm;
 pub mod create_item;
 pub mod export;
 pub mod get_annotations;
@@ -106,6 +107,12 @@ impl Hints {
         idempotent: true,
         ..Hints::CREATE
     };
+    /// Changes or removes what is there (a field's value, a tag, a membership), and a repeat
+    /// changes nothing more.
+    pub const CHANGE: Hints = Hints {
+        destructive: true,
+        ..Hints::ADD_IDEMPOTENT
+    };
 }
 
 /// The groups `ZOTERO_TOOLSETS` chooses from (surface.md). Sets without tools yet are known
@@ -171,6 +178,8 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Set when the client asked for progress notifications (a `progressToken`).
     pub progress: Option<ProgressFn>,
+    /// Set when the client can ask its user (MCP elicitation); see [`ToolContext::confirm`].
+    pub confirm: Option<confirm::ConfirmFn>,
 }
 
 /// A tool as `tools/list` publishes it (the server turns it into rmcp's `Tool`).

@@ -19,7 +19,7 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_zotero-mcp");
 
 /// A running server and what it has written to stderr so far (a spawned binary only).
 pub struct Server {
-    pub client: RunningService<RoleClient, ()>,
+    pub client: RunningService<RoleClient, TestClient>,
     stderr: Arc<Mutex<Vec<String>>>,
     /// The in-process server's task, ended with the test.
     _task: Option<ServerTask>,
@@ -39,6 +39,76 @@ impl Drop for ServerTask {
 /// Starts the server in this process with exactly these variables, connected to the client
 /// through an in-memory pipe: the same handler the binary serves on stdio, without a process.
 pub async fn in_process(env: &[(String, String)]) -> Server {
+    in_process_as(env, TestClient::default()).await
+}
+
+/// How the test client answers a server's question (MCP elicitation): given the question,
+/// the action and content it sends back.
+pub type Answerer = Arc<dyn Fn(&str) -> rmcp::model::ElicitResult + Send + Sync>;
+
+/// The MCP client of the tests: without an `answerer` it declares no elicitation (like most
+/// clients); with one it declares form elicitation and answers with it, keeping each question.
+#[derive(Clone, Default)]
+pub struct TestClient {
+    pub answerer: Option<Answerer>,
+    pub asked: Arc<Mutex<Vec<String>>>,
+}
+
+impl TestClient {
+    /// A client whose user answers every question with `accept` and `{"confirm": yes}`.
+    pub fn confirming(yes: bool) -> Self {
+        Self::answering(Arc::new(move |_| {
+            rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Accept)
+                .with_content(serde_json::json!({ "confirm": yes }))
+        }))
+    }
+
+    pub fn answering(answerer: Answerer) -> Self {
+        Self {
+            answerer: Some(answerer),
+            asked: Arc::default(),
+        }
+    }
+
+    /// The questions asked so far.
+    pub fn questions(&self) -> Vec<String> {
+        self.asked.lock().unwrap().clone()
+    }
+}
+
+impl rmcp::ClientHandler for TestClient {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let mut info = rmcp::model::ClientConfig::default();
+        if self.answerer.is_some() {
+            info.capabilities.elicitation = Some(
+                rmcp::model::ElicitationCapability::new()
+                    .with_form(rmcp::model::FormElicitationCapability::default()),
+            );
+        }
+        info
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: rmcp::model::ElicitRequestParams,
+        _context: rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        let message = match &request {
+            rmcp::model::ElicitRequestParams::FormElicitationParams { message, .. } => {
+                message.clone()
+            }
+            _ => String::new(),
+        };
+        self.asked.lock().unwrap().push(message.clone());
+        Ok(match &self.answerer {
+            Some(answer) => answer(&message),
+            None => rmcp::model::ElicitResult::new(rmcp::model::ElicitationAction::Decline),
+        })
+    }
+}
+
+/// [`in_process`] with this client.
+pub async fn in_process_as(env: &[(String, String)], test_client: TestClient) -> Server {
     let vars: HashMap<String, String> = env.iter().cloned().collect();
     let config = zotero_mcp::config::Config::from_map(&vars).expect("configuration");
     let handler = zotero_mcp::server::ZoteroServer::new(&config).expect("server");
@@ -48,7 +118,7 @@ pub async fn in_process(env: &[(String, String)]) -> Server {
             let _ = running.waiting().await;
         }
     });
-    let client = ().serve(client_io).await.expect("MCP initialize");
+    let client = test_client.serve(client_io).await.expect("MCP initialize");
     Server {
         client,
         stderr: Arc::new(Mutex::new(Vec::new())),
@@ -94,7 +164,10 @@ pub async fn spawn(env: &[(String, String)]) -> Server {
             }
         });
     }
-    let client = ().serve(transport).await.expect("MCP initialize");
+    let client = TestClient::default()
+        .serve(transport)
+        .await
+        .expect("MCP initialize");
     Server {
         client,
         stderr: lines,
