@@ -6,6 +6,7 @@
 
 pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
+pub mod changes;
 pub mod citation_text;
 pub mod cite;
 pub mod confirm;

@@ -54,6 +54,8 @@ pub struct TestClient {
     pub asked: Arc<Mutex<Vec<String>>>,
 }
 
+// Used by the write tools' tests of confirmation.
+#[allow(dead_code)]
 impl TestClient {
     /// A client whose user answers every question with `accept` and `{"confirm": yes}`.
     pub fn confirming(yes: bool) -> Self {
