@@ -422,7 +422,43 @@ fn outcome(key: &ObjectKey, status: EditStatus) -> EditOutcome {
     }
 }
 
+/// Template properties that are not fields a caller sets through an item update: the type,
+/// the lists that have their own arguments, an attachment's file and link, a note's text.
+const NOT_SETTABLE: [&str; 14] = [
+    "itemType",
+    "creators",
+    "tags",
+    "collections",
+    "relations",
+    "parentItem",
+    "note",
+    "linkMode",
+    "contentType",
+    "charset",
+    "filename",
+    "md5",
+    "mtime",
+    "path",
+];
+
 impl Library<'_> {
+    /// The fields an update may set on an item of this type (and link mode, for an
+    /// attachment), from its template: every field of the type but the ones in
+    /// [`NOT_SETTABLE`].
+    pub async fn settable_fields(
+        &self,
+        item_type: &str,
+        link_mode: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<String>, ZoteroError> {
+        let template = self.client.template(item_type, link_mode, cancel).await?;
+        Ok(template
+            .keys()
+            .filter(|k| !NOT_SETTABLE.contains(&k.as_str()))
+            .cloned()
+            .collect())
+    }
+
     /// Reads these objects as they are now (never from a cache), trashed ones included,
     /// 50 keys a request. Keys not in the answer do not exist.
     pub async fn read_objects(

@@ -295,7 +295,8 @@ impl Library<'_> {
     }
 }
 
-fn creator_to_wire(c: &Creator) -> Value {
+/// A creator as Zotero stores it (`name` for a single-field name).
+pub fn creator_to_wire(c: &Creator) -> Value {
     match &c.name {
         Some(name) => json!({ "creatorType": c.creator_type, "name": name }),
         None => json!({

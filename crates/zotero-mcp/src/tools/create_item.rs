@@ -107,7 +107,7 @@ impl ZoteroTool for CreateItem {
 
 /// The creators in Zotero's shape; a creator outside the seed's oneOf is refused naming the
 /// field to fix (`creators[1].last_name`).
-fn creators(list: &[Creator]) -> Result<Vec<zotero_api::model::Creator>, ToolError> {
+pub(crate) fn creators(list: &[Creator]) -> Result<Vec<zotero_api::model::Creator>, ToolError> {
     list.iter()
         .enumerate()
         .map(|(i, c)| {

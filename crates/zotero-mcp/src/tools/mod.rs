@@ -29,6 +29,8 @@ pub mod params;
 pub mod parse;
 pub mod publish;
 pub mod search_items;
+pub mod trash_items;
+pub mod update_item;
 pub mod upload_attachment;
 
 use std::future::Future;
@@ -299,6 +301,8 @@ tools! {
     GetItemChildren => get_item_children::GetItemChildren,
     GetNotes => get_notes::GetNotes,
     GetAnnotations => get_annotations::GetAnnotations,
+    UpdateItem => update_item::UpdateItem,
+    TrashItems => trash_items::TrashItems,
 }
 
 impl ToolName {
@@ -408,8 +412,8 @@ mod tests {
                 ToolSet::Write | ToolSet::Files => assert!(!h.read_only, "{}", t.name()),
                 _ => {}
             }
-            // None of these tools can destroy anything.
-            assert!(!h.destructive, "{}", t.name());
+            // Only a tool that writes may change or remove what is there.
+            assert!(!h.destructive || t.set() == ToolSet::Write, "{}", t.name());
         }
     }
 

@@ -340,6 +340,15 @@ mod tests {
                         "{at}: an array without maxItems"
                     );
                 }
+                // An object of any keys (a field map) is bounded like an array.
+                if types.contains(&"object")
+                    && s.get("additionalProperties").is_some_and(Value::is_object)
+                {
+                    assert!(
+                        s.get("maxProperties").and_then(Value::as_u64).is_some(),
+                        "{at}: an open object without maxProperties"
+                    );
+                }
                 if types.is_empty() && at.contains('/') {
                     assert!(
                         s.contains_key("oneOf") || s.contains_key("anyOf"),
@@ -379,7 +388,9 @@ mod tests {
                     !s.contains_key("description") || !at.ends_with("[]"),
                     "{at}"
                 );
-                if s.get("type") == Some(&json!("object")) {
+                // Closed objects, but for a bounded map of names to values (FieldMap).
+                let map = s.contains_key("maxProperties") && s.contains_key("propertyNames");
+                if s.get("type") == Some(&json!("object")) && !map {
                     assert_eq!(s.get("additionalProperties"), Some(&json!(false)), "{at}");
                 }
             });

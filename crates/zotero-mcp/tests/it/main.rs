@@ -26,6 +26,7 @@ mod fulltext;
 mod http_core;
 mod input_bounds;
 mod item_metadata;
+mod item_writes;
 mod jsonrpc_framing;
 mod libraries;
 mod listing;

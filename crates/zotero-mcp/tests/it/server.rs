@@ -22,6 +22,9 @@ fn run(args: &[&str], env: &[(String, String)]) -> (i32, String, String) {
     )
 }
 
+/// Every tool the server has (all offered without ZOTERO_TOOLSETS or read-only mode).
+const ALL_TOOLS: usize = zotero_mcp::tools::ToolName::ALL.len();
+
 #[tokio::test]
 async fn starts_and_lists_tools_without_credentials() {
     let server = spawn(&[]).await;
@@ -29,7 +32,7 @@ async fn starts_and_lists_tools_without_credentials() {
     let server_info = info.server_info.clone().unwrap();
     assert_eq!(server_info.name, "zotero-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(server.tools().await.len(), 18);
+    assert_eq!(server.tools().await.len(), ALL_TOOLS);
     // A call that needs Zotero says which variables to set.
     let a = server
         .call("zotero_search_items", json!({"query": "x"}))
@@ -108,7 +111,7 @@ fn protocol_versions_from_2025_03_26_are_accepted() {
         assert_eq!(s.responses[0]["result"]["serverInfo"]["name"], "zotero-mcp");
         assert_eq!(
             s.responses[1]["result"]["tools"].as_array().unwrap().len(),
-            18
+            ALL_TOOLS
         );
         assert!(s.status.success());
     }
@@ -134,7 +137,7 @@ fn help_version_and_tools_commands() {
     let (code, out, _) = run(&["tools", "--json"], &[]);
     assert_eq!(code, 0);
     let tools: Vec<Value> = serde_json::from_str(&out).unwrap();
-    assert_eq!(tools.len(), 18);
+    assert_eq!(tools.len(), ALL_TOOLS);
     assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"));
 }
 

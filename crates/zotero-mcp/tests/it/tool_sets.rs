@@ -5,6 +5,7 @@
 use crate::common::{env_for, spawn, Server, BIN};
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, API_KEY, USER_ID};
+use zotero_mcp::tools::{ToolName, ToolSet};
 
 const PARENT: &str = "VASWANI7";
 
@@ -89,6 +90,18 @@ async fn read_only_mode_lists_no_write_tool_and_refuses_one_without_a_request() 
         assert!(message.contains("unset ZOTERO_READ_ONLY"), "{message}");
         assert_eq!(err["details"]["variable"], "ZOTERO_READ_ONLY");
     }
+    // Every tool that writes, whatever its arguments: refused before they are read.
+    let writers: Vec<&str> = ToolName::ALL
+        .iter()
+        .filter(|t| t.writes())
+        .map(|t| t.name())
+        .collect();
+    assert!(writers.len() >= 6, "{writers:?}");
+    for tool in writers {
+        let a = server.call(tool, json!({})).await;
+        let err = a.expect_err("ZOTERO_AUTH_ERROR");
+        assert_eq!(err["details"]["variable"], "ZOTERO_READ_ONLY", "{tool}");
+    }
     assert!(emu.requests().is_empty(), "{:?}", emu.requests());
 
     // Reading still works.
@@ -143,10 +156,13 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
     server.stop().await;
 
     let (emu, server) = setup(&[("ZOTERO_TOOLSETS", "write")]).await;
-    assert_eq!(
-        listed(&server).await,
-        ["zotero_create_item", "zotero_add_item_to_collection"]
-    );
+    let write_set: Vec<&str> = ToolName::ALL
+        .iter()
+        .filter(|t| t.set() == ToolSet::Write)
+        .map(|t| t.name())
+        .collect();
+    assert_eq!(listed(&server).await, write_set);
+    assert!(write_set.contains(&"zotero_update_item"), "{write_set:?}");
     let a = server
         .call("zotero_search_items", json!({"query": "attention"}))
         .await;
@@ -197,5 +213,5 @@ fn the_tools_command_lists_every_tool_whatever_is_offered() {
         .unwrap();
     assert!(out.status.success());
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tools.len(), 18);
+    assert_eq!(tools.len(), ToolName::ALL.len());
 }

@@ -170,6 +170,10 @@ pub mod limits {
     pub const FILTER_TAGS: usize = 20;
     /// Creators given to one item.
     pub const CREATORS: usize = 500;
+    /// Fields one update may set (an item type has fewer than 60).
+    pub const FIELDS: usize = 100;
+    /// Objects one batch write may name: Zotero's limit per request.
+    pub const BATCH: usize = 50;
 }
 
 /// How much of a refused value a message quotes: enough to recognise it, never the whole
@@ -798,3 +802,68 @@ pub use reading::{
 
 #[cfg(test)]
 mod tests;
+
+// ---------------------------------------------------------------------------------------
+// Field maps
+// ---------------------------------------------------------------------------------------
+
+/// Zotero fields by their Zotero names (`publicationTitle`, `volume`, …) and new values: at
+/// most [`limits::FIELDS`] of them, each name at most [`limits::TYPE_NAME`] characters and
+/// each value at most 65,535 bytes (`""` clears the field). Order is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FieldMap(Vec<(String, String)>);
+
+impl FieldMap {
+    pub fn entries(&self) -> &[(String, String)] {
+        &self.0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl<'de> Deserialize<'de> for FieldMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Fields;
+        impl<'de> Visitor<'de> for Fields {
+            type Value = Vec<(String, String)>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                write!(
+                    f,
+                    "an object of at most {} Zotero field names and string values",
+                    limits::FIELDS
+                )
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out: Vec<(String, String)> = Vec::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    if out.len() == limits::FIELDS {
+                        return Err(de::Error::custom(format!(
+                            "must have at most {} fields",
+                            limits::FIELDS
+                        )));
+                    }
+                    check_len(&name, limits::TYPE_NAME, false)
+                        .map_err(|e| de::Error::custom(format!("a field name {e}")))?;
+                    let value: FieldText = map.next_value()?;
+                    if out.iter().any(|(n, _)| *n == name) {
+                        return Err(de::Error::custom(format!(
+                            "names the field '{}' twice",
+                            quote(&name)
+                        )));
+                    }
+                    out.push((name, value.into_string()));
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(Fields).map(Self)
+    }
+}
+
+inline_schema!(FieldMap, "FieldMap", {
+    "type": "object",
+    "maxProperties": limits::FIELDS,
+    "propertyNames": { "maxLength": limits::TYPE_NAME },
+    "additionalProperties": { "type": "string", "maxLength": limits::FIELD_BYTES }
+});
