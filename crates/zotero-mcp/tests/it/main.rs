@@ -31,6 +31,7 @@ mod jsonrpc_framing;
 mod libraries;
 mod listing;
 mod prop_arguments;
+mod prop_edits;
 mod prop_notes;
 mod prop_paging;
 mod prop_support;
