@@ -11,6 +11,7 @@ pub mod citation_text;
 pub mod cite;
 pub mod confirm;
 pub mod create_item;
+pub mod create_note;
 pub mod export;
 pub mod get_annotations;
 pub mod get_item;
@@ -24,11 +25,13 @@ pub mod list_collections;
 pub mod list_items;
 pub mod list_libraries;
 pub mod list_tags;
+mod note_content;
 pub mod output;
 pub mod params;
 pub mod parse;
 pub mod publish;
 pub mod search_items;
+pub mod update_note;
 pub mod upload_attachment;
 
 use std::future::Future;
@@ -299,6 +302,8 @@ tools! {
     GetItemChildren => get_item_children::GetItemChildren,
     GetNotes => get_notes::GetNotes,
     GetAnnotations => get_annotations::GetAnnotations,
+    CreateNote => create_note::CreateNote,
+    UpdateNote => update_note::UpdateNote,
 }
 
 impl ToolName {
@@ -377,6 +382,17 @@ mod tests {
             "item_type"
         );
         assert_eq!(
+            check::<create_note::CreateNote>(
+                json!({"content": "x", "parent_key": key, "collection_key": key})
+            )
+            .unwrap_err(),
+            "collection_key"
+        );
+        assert!(
+            check::<create_note::CreateNote>(json!({"content": "x", "collection_key": key}))
+                .is_ok()
+        );
+        assert_eq!(
             check::<Create>(json!({"item_type": "book", "title": "x", "creators": [
                 {"creator_type": "author", "name": "CERN"},
                 {"creator_type": "editor", "first_name": "Ada", "name": "Lovelace"}
@@ -408,8 +424,10 @@ mod tests {
                 ToolSet::Write | ToolSet::Files => assert!(!h.read_only, "{}", t.name()),
                 _ => {}
             }
-            // None of these tools can destroy anything.
-            assert!(!h.destructive, "{}", t.name());
+            // Only a write tool may change or remove what is there.
+            if t.set() != ToolSet::Write {
+                assert!(!h.destructive, "{}", t.name());
+            }
         }
     }
 
