@@ -29,6 +29,7 @@ mod item_metadata;
 mod jsonrpc_framing;
 mod libraries;
 mod listing;
+mod note_writes;
 mod prop_arguments;
 mod prop_notes;
 mod prop_paging;

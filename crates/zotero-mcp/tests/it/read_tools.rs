@@ -73,7 +73,11 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_get_item_children", true, true),
         ("zotero_get_notes", true, true),
         ("zotero_get_annotations", true, true),
+        ("zotero_create_note", false, false),
+        ("zotero_update_note", false, true),
     ];
+    // Write tools that change or remove what is there.
+    let destructive = ["zotero_update_note"];
     assert_eq!(
         names,
         expected.iter().map(|e| e.0).collect::<Vec<_>>(),
@@ -93,7 +97,12 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
                 "{}",
                 t.name
             );
-            assert_eq!(ann.destructive_hint, Some(false), "{}", t.name);
+            assert_eq!(
+                ann.destructive_hint,
+                Some(destructive.contains(&t.name.as_ref())),
+                "{}",
+                t.name
+            );
         }
     }
     server.stop().await;
