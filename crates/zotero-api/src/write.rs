@@ -46,6 +46,18 @@ pub struct NewItem {
     pub extra: Option<String>,
 }
 
+/// A new note, its HTML as it is to be stored (sanitized by the caller).
+#[derive(Debug, Clone, Default)]
+pub struct NewNote {
+    pub html: String,
+    /// The regular item it is a child of; `None` for a standalone note.
+    pub parent: Option<ObjectKey>,
+    /// Already de-duplicated.
+    pub tags: Vec<String>,
+    /// Standalone notes only: Zotero refuses collections on a child item.
+    pub collections: Vec<ObjectKey>,
+}
+
 #[derive(Debug, Clone)]
 pub struct CreatedItem {
     pub item: Item,
@@ -126,6 +138,34 @@ impl Library<'_> {
             item: wire.to_item(),
             moved_to_extra,
         })
+    }
+
+    /// Creates a note from the `note` template, exactly once (see the module comment).
+    pub async fn create_note(
+        &self,
+        new: &NewNote,
+        cancel: &CancellationToken,
+    ) -> Result<WireObject, ZoteroError> {
+        self.require_write(false, cancel).await?;
+        let mut object = self.client.template("note", None, cancel).await?;
+        object.insert("note".into(), Value::from(new.html.as_str()));
+        if let Some(parent) = &new.parent {
+            object.insert("parentItem".into(), Value::from(parent.as_str()));
+        }
+        object.insert(
+            "tags".into(),
+            Value::Array(new.tags.iter().map(|t| json!({ "tag": t })).collect()),
+        );
+        object.insert(
+            "collections".into(),
+            Value::Array(
+                new.collections
+                    .iter()
+                    .map(|c| Value::from(c.as_str()))
+                    .collect(),
+            ),
+        );
+        self.create_object(object, cancel).await
     }
 
     /// POSTs one object under a key chosen here, exactly once (see the module comment).

@@ -38,6 +38,7 @@ use html5ever::tendril::TendrilSink;
 use html5ever::{ns, parse_fragment, Attribute, LocalName, ParseOpts, QualName};
 use markup5ever_rcdom::{Node, NodeData, RcDom, SerializableHandle};
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use schemars::JsonSchema;
 use serde::Serialize;
 use tendril::StrTendril;
 
@@ -150,7 +151,8 @@ pub struct SanitizedNote {
 }
 
 /// Something taken out of a note, and how many times.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Removed {
     pub kind: RemovedKind,
     /// An element's or attribute's name, a URL scheme (`none` for a URL without one), or `…`
@@ -159,20 +161,21 @@ pub struct Removed {
     pub count: usize,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RemovedKind {
-    /// An element removed with everything in it (script, style, …).
+    // Plain comments, not docs: docs on the variants would publish each as a schema of its own.
+    // An element removed with everything in it (script, style, …).
     Element,
-    /// An element removed, what it held kept.
+    // An element removed, what it held kept.
     Tag,
-    /// An attribute removed (event handlers, `style`, an image's `src`, …).
+    // An attribute removed (event handlers, `style`, an image's `src`, …).
     Attribute,
-    /// A link or image URL removed for its scheme.
+    // A link or image URL removed for its scheme.
     UrlScheme,
-    /// A comment (or CDATA, which HTML reads as one).
+    // A comment (or CDATA, which HTML reads as one).
     Comment,
-    /// Anything more, past [`MAX_REPORTED`] different things.
+    // Anything more, past `MAX_REPORTED` different things.
     Other,
 }
 

@@ -11,6 +11,7 @@ pub mod citation_text;
 pub mod cite;
 pub mod confirm;
 pub mod create_item;
+pub mod create_note;
 pub mod export;
 pub mod get_annotations;
 pub mod get_item;
@@ -24,6 +25,7 @@ pub mod list_collections;
 pub mod list_items;
 pub mod list_libraries;
 pub mod list_tags;
+mod note_content;
 pub mod output;
 pub mod params;
 pub mod parse;
@@ -31,6 +33,7 @@ pub mod publish;
 pub mod search_items;
 pub mod trash_items;
 pub mod update_item;
+pub mod update_note;
 pub mod upload_attachment;
 
 use std::future::Future;
@@ -303,6 +306,8 @@ tools! {
     GetAnnotations => get_annotations::GetAnnotations,
     UpdateItem => update_item::UpdateItem,
     TrashItems => trash_items::TrashItems,
+    CreateNote => create_note::CreateNote,
+    UpdateNote => update_note::UpdateNote,
 }
 
 impl ToolName {
@@ -379,6 +384,17 @@ mod tests {
         assert_eq!(
             check::<Create>(json!({"item_type": "note", "title": "x"})).unwrap_err(),
             "item_type"
+        );
+        assert_eq!(
+            check::<create_note::CreateNote>(
+                json!({"content": "x", "parent_key": key, "collection_key": key})
+            )
+            .unwrap_err(),
+            "collection_key"
+        );
+        assert!(
+            check::<create_note::CreateNote>(json!({"content": "x", "collection_key": key}))
+                .is_ok()
         );
         assert_eq!(
             check::<Create>(json!({"item_type": "book", "title": "x", "creators": [

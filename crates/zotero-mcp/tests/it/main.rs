@@ -30,6 +30,7 @@ mod item_writes;
 mod jsonrpc_framing;
 mod libraries;
 mod listing;
+mod note_writes;
 mod prop_arguments;
 mod prop_edits;
 mod prop_notes;

@@ -75,6 +75,8 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_get_annotations", true, true, false),
         ("zotero_update_item", false, true, true),
         ("zotero_trash_items", false, true, true),
+        ("zotero_create_note", false, false, false),
+        ("zotero_update_note", false, true, true),
     ];
     assert_eq!(
         names,

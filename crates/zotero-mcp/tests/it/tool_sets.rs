@@ -35,7 +35,7 @@ fn instructions(server: &Server) -> String {
 }
 
 /// A valid call of each tool that writes.
-fn write_calls() -> [(&'static str, Value); 4] {
+fn write_calls() -> [(&'static str, Value); 6] {
     [
         (
             "zotero_create_item",
@@ -52,6 +52,14 @@ fn write_calls() -> [(&'static str, Value); 4] {
         (
             "zotero_add_item_to_collection",
             json!({"item_key": PARENT, "collection_name": "Transformers"}),
+        ),
+        (
+            "zotero_create_note",
+            json!({"parent_key": PARENT, "content": "# Read-only"}),
+        ),
+        (
+            "zotero_update_note",
+            json!({"note_key": "PQN9TE22", "content": "Read-only"}),
         ),
     ]
 }
@@ -138,7 +146,7 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
     assert!(text.contains("zotero_upload_attachment"), "{text}");
     assert!(!text.contains("zotero_create_item"), "{text}");
     for (tool, args) in write_calls() {
-        if tool == "zotero_create_item" || tool == "zotero_add_item_to_collection" {
+        if !matches!(tool, "zotero_upload_attachment" | "zotero_attach_arxiv_pdf") {
             let a = server.call(tool, args).await;
             let err = a.expect_err("ZOTERO_AUTH_ERROR");
             let message = err["message"].as_str().unwrap();
