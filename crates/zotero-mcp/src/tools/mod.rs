@@ -24,10 +24,12 @@ pub mod list_collections;
 pub mod list_items;
 pub mod list_libraries;
 pub mod list_tags;
+pub mod manage_tags;
 pub mod output;
 pub mod params;
 pub mod parse;
 pub mod publish;
+pub mod remove_item_from_collection;
 pub mod search_items;
 pub mod upload_attachment;
 
@@ -299,6 +301,8 @@ tools! {
     GetItemChildren => get_item_children::GetItemChildren,
     GetNotes => get_notes::GetNotes,
     GetAnnotations => get_annotations::GetAnnotations,
+    RemoveItemFromCollection => remove_item_from_collection::RemoveItemFromCollection,
+    ManageTags => manage_tags::ManageTags,
 }
 
 impl ToolName {
@@ -408,8 +412,10 @@ mod tests {
                 ToolSet::Write | ToolSet::Files => assert!(!h.read_only, "{}", t.name()),
                 _ => {}
             }
-            // None of these tools can destroy anything.
-            assert!(!h.destructive, "{}", t.name());
+            // Only write tools may destroy or overwrite anything.
+            if h.destructive {
+                assert_eq!(t.set(), ToolSet::Write, "{}", t.name());
+            }
         }
     }
 
