@@ -395,6 +395,33 @@ async fn a_library_changed_before_the_delete_is_read_again() {
     server.stop().await;
 }
 
+#[tokio::test]
+async fn a_delete_whose_answer_was_lost_is_settled_by_reading_again() {
+    let (emu, server) = setup().await;
+    // The delete is done, then the connection is cut before the answer arrives.
+    emu.inject(Fault::once(FaultKind::Drop).method("DELETE"));
+    let a = server
+        .call(
+            "zotero_manage_tags",
+            json!({"tag": "nlp", "action": "delete"}),
+        )
+        .await;
+    let data = a.expect_ok();
+    assert_eq!(data["items_carrying"], 3);
+    assert_eq!(data["counts"]["changed"], 3);
+    assert_eq!(data["tag_remains"], false);
+    for k in ["VASWANI7", "NLPML6K7", "BERTDV82"] {
+        let tags = tags_of(&emu, k);
+        assert!(
+            !tags.as_array().unwrap().contains(&json!({"tag": "nlp"})),
+            "{k}"
+        );
+    }
+    // The repeat met the newer library version (412); reading again showed the tag gone.
+    assert_eq!(emu.count("DELETE", "/users/475425/tags"), 2);
+    server.stop().await;
+}
+
 // --- confirmation, dry run, cancellation, refusals ------------------------------------
 
 #[tokio::test]
