@@ -1,5 +1,6 @@
 //! Collection membership: find a collection by key or by name (over every page), and add an
-//! item to it by PATCHing the item's `collections`, checked against the item's version.
+//! item to it by PATCHing the item's `collections`, checked against the item's version
+//! (removing goes through the edit engine, `edit.rs`).
 
 use hyper::header::HeaderValue;
 use hyper::Method;
@@ -40,13 +41,7 @@ impl Library<'_> {
         cancel: &CancellationToken,
     ) -> Result<Membership, ZoteroError> {
         self.require_write(false, cancel).await?;
-        let collection_key = match target {
-            CollectionRef::Key(key) => {
-                self.collection(key, cancel).await?;
-                key.to_string()
-            }
-            CollectionRef::Name(name) => self.collection_by_name(name, cancel).await?,
-        };
+        let collection_key = self.resolve_collection(target, cancel).await?;
         // Set once a PATCH of ours may have landed without our seeing its answer: from then
         // on, a membership the item shows is this call's doing, not a prior state.
         let mut maybe_written = false;
@@ -126,6 +121,23 @@ impl Library<'_> {
             what: format!("item {item_key}"),
             attempts: MAX_VERSION_RETRIES,
         })
+    }
+
+    /// The key of the collection `target` means, as the library is now: a key that exists,
+    /// or the one collection with that name (case-insensitive, exact; several or none is an
+    /// error naming them, or the closest names).
+    pub async fn resolve_collection(
+        &self,
+        target: &CollectionRef,
+        cancel: &CancellationToken,
+    ) -> Result<String, ZoteroError> {
+        match target {
+            CollectionRef::Key(key) => {
+                self.collection(key, cancel).await?;
+                Ok(key.to_string())
+            }
+            CollectionRef::Name(name) => self.collection_by_name(name, cancel).await,
+        }
     }
 
     async fn collection(

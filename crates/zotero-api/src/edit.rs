@@ -68,11 +68,18 @@ pub struct SetEdit {
     pub add: Vec<String>,
     pub remove: Vec<String>,
     pub replace: Option<Vec<String>>,
+    /// Tags only: (old name, new name). Decided on the object as it is when written: one
+    /// carrying the old name (exactly, of either type) carries the new one instead, once,
+    /// as a manual tag (what Zotero's own rename does); one without it is left as it is.
+    pub rename: Vec<(String, String)>,
 }
 
 impl SetEdit {
     pub fn is_empty(&self) -> bool {
-        self.add.is_empty() && self.remove.is_empty() && self.replace.is_none()
+        self.add.is_empty()
+            && self.remove.is_empty()
+            && self.replace.is_none()
+            && self.rename.is_empty()
     }
 }
 
@@ -84,7 +91,8 @@ pub struct Edit {
     /// `deleted: true` trashes, `false` restores; a collection's `parentCollection: false`
     /// makes it top-level).
     pub set: BTreeMap<String, Value>,
-    /// Items only: tags (manual tags are added; a removal removes the tag of any type).
+    /// Items only: tags (manual tags are added; a removal removes the tag of any type; a
+    /// rename applies only where the old name is).
     pub tags: SetEdit,
     /// Items only: collection keys.
     pub collections: SetEdit,
@@ -291,7 +299,8 @@ fn patch_for(plan: &Plan, current: &Map<String, Value>) -> Patched {
         return Err(conflicts);
     }
     let (add, remove) = &plan.tags;
-    if !add.is_empty() || !remove.is_empty() {
+    let renames = &plan.edit.tags.rename;
+    if !add.is_empty() || !remove.is_empty() || !renames.is_empty() {
         let tags: Vec<Value> = current
             .get("tags")
             .and_then(Value::as_array)
@@ -310,6 +319,9 @@ fn patch_for(plan: &Plan, current: &Map<String, Value>) -> Patched {
             if !names.contains(a) {
                 kept.push(json!({ "tag": a }));
             }
+        }
+        for (from, to) in renames {
+            rename_tag(&mut kept, from, to);
         }
         let after: Vec<String> = kept
             .iter()
@@ -349,11 +361,45 @@ fn patch_for(plan: &Plan, current: &Map<String, Value>) -> Patched {
     Ok((patch, changes))
 }
 
+fn tag_name(tag: &Value) -> Option<&str> {
+    tag.get("tag").and_then(Value::as_str)
+}
+
+/// Renames the tag `from` to `to` in an item's `tags` when it is there: `to` ends up there
+/// once, as a manual tag (`type` 0 or absent), as Zotero's rename leaves it.
+fn rename_tag(tags: &mut Vec<Value>, from: &str, to: &str) {
+    if from == to || !tags.iter().any(|t| tag_name(t) == Some(from)) {
+        return;
+    }
+    tags.retain(|t| tag_name(t) != Some(from));
+    let manual = |t: &Value| {
+        tag_name(t) == Some(to) && t.get("type").and_then(Value::as_u64).unwrap_or(0) == 0
+    };
+    if let Some(at) = tags.iter().position(manual) {
+        // Kept where it is; any automatic twin goes.
+        let mut i = 0;
+        tags.retain(|t| {
+            let keep = i == at || tag_name(t) != Some(to);
+            i += 1;
+            keep
+        });
+    } else {
+        tags.retain(|t| tag_name(t) != Some(to));
+        tags.push(json!({ "tag": to }));
+    }
+}
+
 /// The changes a plan made, read off the object as it is now (after a write whose answer was
 /// not seen): every field it sets has the wanted value, and the sets hold what it added and
 /// not what it removed. `None` when the object does not show the change.
 fn shows_change(plan: &Plan, current: &Map<String, Value>) -> Option<Vec<FieldChange>> {
     let mut changes = Vec::new();
+    let (base_tags, now_tags) = (tag_names(&plan.base), tag_names(current));
+    for (from, to) in &plan.edit.tags.rename {
+        if base_tags.contains(from) && (now_tags.contains(from) || !now_tags.contains(to)) {
+            return None;
+        }
+    }
     for (field, wanted) in &plan.edit.set {
         let now = field_value(current, field);
         if !same(field, &now, wanted) {
@@ -368,16 +414,18 @@ fn shows_change(plan: &Plan, current: &Map<String, Value>) -> Option<Vec<FieldCh
             });
         }
     }
-    for (name, (add, remove), now, base) in [
+    for (name, (add, remove), renames, now, base) in [
         (
             "tags",
             &plan.tags,
-            tag_names(current),
-            tag_names(&plan.base),
+            plan.edit.tags.rename.len(),
+            now_tags,
+            base_tags,
         ),
         (
             "collections",
             &plan.collections,
+            0,
             collection_keys(current),
             collection_keys(&plan.base),
         ),
@@ -385,7 +433,7 @@ fn shows_change(plan: &Plan, current: &Map<String, Value>) -> Option<Vec<FieldCh
         if add.iter().any(|a| !now.contains(a)) || remove.iter().any(|r| now.contains(r)) {
             return None;
         }
-        if now != base && (!add.is_empty() || !remove.is_empty()) {
+        if now != base && (!add.is_empty() || !remove.is_empty() || renames > 0) {
             changes.push(FieldChange {
                 field: name.into(),
                 before: json!(base),
@@ -955,6 +1003,46 @@ mod tests {
         let (patch, _) =
             patch_for(&p, &data(json!({"tags": [{"tag": "a"}, {"tag": "n"}]}))).unwrap();
         assert_eq!(patch["tags"], json!([{"tag": "n"}, {"tag": "x"}]));
+    }
+
+    #[test]
+    fn a_rename_applies_where_the_old_name_is_when_written() {
+        let rename = |base: Value| {
+            let mut e = Edit::new(key());
+            e.tags.rename.push(("old".into(), "new".into()));
+            plan(e, data(base))
+        };
+        // An automatic "old" becomes a manual "new"; "z", added in Zotero meanwhile, stays.
+        let p = rename(json!({"tags": [{"tag": "old", "type": 1}, {"tag": "x"}]}));
+        let now = data(json!({"tags": [{"tag": "old", "type": 1}, {"tag": "x"}, {"tag": "z"}]}));
+        let (patch, changes) = patch_for(&p, &now).unwrap();
+        assert_eq!(
+            patch["tags"],
+            json!([{"tag": "x"}, {"tag": "z"}, {"tag": "new"}])
+        );
+        assert_eq!(changes[0].after, json!(["x", "z", "new"]));
+        // Only the exact name: "Old" is another tag.
+        assert!(patch_for(&p, &data(json!({"tags": [{"tag": "Old"}]})))
+            .unwrap()
+            .0
+            .is_empty());
+        // Removed in Zotero meanwhile: nothing to do (no "new" without "old").
+        assert!(patch_for(&p, &data(json!({"tags": [{"tag": "x"}]})))
+            .unwrap()
+            .0
+            .is_empty());
+        // Already carrying "new": once, manual, where it was.
+        let both =
+            data(json!({"tags": [{"tag": "new"}, {"tag": "old"}, {"tag": "new", "type": 1}]}));
+        let (patch, _) = patch_for(&rename(Value::Object(both.clone())), &both).unwrap();
+        assert_eq!(patch["tags"], json!([{"tag": "new"}]));
+        let auto = data(json!({"tags": [{"tag": "new", "type": 1}, {"tag": "old"}]}));
+        let (patch, _) = patch_for(&rename(Value::Object(auto.clone())), &auto).unwrap();
+        assert_eq!(patch["tags"], json!([{"tag": "new"}]));
+        // A landed rename shows: "old" gone, "new" there.
+        assert!(shows_change(&p, &now).is_none());
+        let landed = data(json!({"tags": [{"tag": "x"}, {"tag": "new"}]}));
+        assert_eq!(shows_change(&p, &landed).unwrap()[0].field, "tags");
     }
 
     #[test]

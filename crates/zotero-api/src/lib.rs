@@ -23,6 +23,7 @@ pub mod model;
 pub mod progress;
 pub mod response;
 pub mod routing;
+pub mod tag_changes;
 pub mod tags;
 pub mod templates;
 pub mod upload;

@@ -300,8 +300,8 @@ fn items_tags(
     tags_list(st, vis, base, req, &within)
 }
 
-/// The tags of the items `within` (indices into the library's items), filtered by `q`,
-/// sorted and paged as `Zotero_Tags::search` does; `numItems` counts the whole library
+/// The tags of the items `within` (indices into the library's items), filtered by `tag` and
+/// `q`, sorted and paged as `Zotero_Tags::search` does; `numItems` counts the whole library
 /// (`Zotero_Tag::toResponseJSON`: the JSON answer never gets the collection's counts).
 fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded, within: &[usize]) -> Answer {
     let p = match params::parse(&req.query, Action::Tags, false) {
@@ -326,6 +326,14 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded, within: &[usize
                 None => tags.push((name, ty, 1)),
             }
         }
+    }
+    // `tag=a || b`: those names exactly (`name IN (…)`, utf8mb4_bin); given twice, refused.
+    if p.tag.len() > 1 {
+        return Answer::text(400, "Cannot specify 'tag' more than once");
+    }
+    if let Some(names) = p.tag.first().filter(|t| !t.is_empty() && *t != "0") {
+        let names: Vec<&str> = names.split(" || ").collect();
+        tags.retain(|(n, _, _)| names.contains(&n.as_str()));
     }
     if let Some(q) = &p.q {
         let q = search::fold(q);

@@ -25,11 +25,13 @@ pub mod list_collections;
 pub mod list_items;
 pub mod list_libraries;
 pub mod list_tags;
+pub mod manage_tags;
 mod note_content;
 pub mod output;
 pub mod params;
 pub mod parse;
 pub mod publish;
+pub mod remove_item_from_collection;
 pub mod search_items;
 pub mod trash_items;
 pub mod update_item;
@@ -308,6 +310,8 @@ tools! {
     TrashItems => trash_items::TrashItems,
     CreateNote => create_note::CreateNote,
     UpdateNote => update_note::UpdateNote,
+    RemoveItemFromCollection => remove_item_from_collection::RemoveItemFromCollection,
+    ManageTags => manage_tags::ManageTags,
 }
 
 impl ToolName {

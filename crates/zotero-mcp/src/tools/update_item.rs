@@ -243,6 +243,7 @@ impl ZoteroTool for UpdateItem {
             add: p.add_tags.map(Tags::into_strings).unwrap_or_default(),
             remove: p.remove_tags.map(Tags::into_strings).unwrap_or_default(),
             replace: p.tags.map(Tags::into_strings),
+            ..SetEdit::default()
         };
         let keys = |l: Option<List<ObjectKey, { limits::BATCH }>>| -> Vec<String> {
             l.map(|l| l.iter().map(|k| k.to_string()).collect())
@@ -251,7 +252,7 @@ impl ZoteroTool for UpdateItem {
         edit.collections = SetEdit {
             add: keys(p.add_collections),
             remove: keys(p.remove_collections),
-            replace: None,
+            ..SetEdit::default()
         };
         if !edit.collections.add.is_empty() {
             // A key that names no collection would be refused by Zotero for the whole item:

@@ -43,6 +43,7 @@ mod read_tools;
 mod registry;
 mod retries;
 mod server;
+mod tag_writes;
 mod tool_sets;
 mod tools_list;
 mod upload_failures;

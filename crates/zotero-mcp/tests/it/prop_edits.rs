@@ -358,7 +358,7 @@ proptest! {
                     e.tags = SetEdit {
                         add: c.add.iter().map(|t| t.to_string()).collect(),
                         remove: c.remove.iter().map(|t| t.to_string()).collect(),
-                        replace: None,
+                        ..SetEdit::default()
                     };
                     e
                 })

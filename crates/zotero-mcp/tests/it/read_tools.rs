@@ -77,6 +77,8 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_trash_items", false, true, true),
         ("zotero_create_note", false, false, false),
         ("zotero_update_note", false, true, true),
+        ("zotero_remove_item_from_collection", false, true, true),
+        ("zotero_manage_tags", false, true, true),
     ];
     assert_eq!(
         names,

@@ -90,6 +90,14 @@ async fn write_tools_without_credentials_name_them_before_any_request() {
             "zotero_add_item_to_collection",
             json!({"item_key": "VASWANI7", "collection_name": "Reading"}),
         ),
+        (
+            "zotero_remove_item_from_collection",
+            json!({"item_key": "VASWANI7", "collection_name": "Reading"}),
+        ),
+        (
+            "zotero_manage_tags",
+            json!({"tag": "nlp", "action": "delete"}),
+        ),
     ] {
         let a = server.call(tool, args).await;
         let err = a.expect_err("ZOTERO_AUTH_ERROR");

@@ -35,7 +35,7 @@ fn instructions(server: &Server) -> String {
 }
 
 /// A valid call of each tool that writes.
-fn write_calls() -> [(&'static str, Value); 6] {
+fn write_calls() -> [(&'static str, Value); 8] {
     [
         (
             "zotero_create_item",
@@ -60,6 +60,14 @@ fn write_calls() -> [(&'static str, Value); 6] {
         (
             "zotero_update_note",
             json!({"note_key": "PQN9TE22", "content": "Read-only"}),
+        ),
+        (
+            "zotero_remove_item_from_collection",
+            json!({"item_key": PARENT, "collection_name": "Transformers"}),
+        ),
+        (
+            "zotero_manage_tags",
+            json!({"tag": "nlp", "action": "rename", "new_name": "NLP"}),
         ),
     ]
 }

@@ -390,6 +390,9 @@ inline_schema!(Arxiv, "Arxiv", { "type": "string", "minLength": 1, "maxLength": 
 pub struct Tag(String);
 
 impl Tag {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
     pub fn into_string(self) -> String {
         self.0
     }
