@@ -10,6 +10,7 @@ pub mod changes;
 pub mod citation_text;
 pub mod cite;
 pub mod confirm;
+pub mod create_collection;
 pub mod create_item;
 pub mod export;
 pub mod get_annotations;
@@ -29,6 +30,7 @@ pub mod params;
 pub mod parse;
 pub mod publish;
 pub mod search_items;
+pub mod update_collection;
 pub mod upload_attachment;
 
 use std::future::Future;
@@ -299,6 +301,8 @@ tools! {
     GetItemChildren => get_item_children::GetItemChildren,
     GetNotes => get_notes::GetNotes,
     GetAnnotations => get_annotations::GetAnnotations,
+    CreateCollection => create_collection::CreateCollection,
+    UpdateCollection => update_collection::UpdateCollection,
 }
 
 impl ToolName {
@@ -408,8 +412,10 @@ mod tests {
                 ToolSet::Write | ToolSet::Files => assert!(!h.read_only, "{}", t.name()),
                 _ => {}
             }
-            // None of these tools can destroy anything.
-            assert!(!h.destructive, "{}", t.name());
+            // Only a write tool may destroy anything.
+            if h.destructive {
+                assert_eq!(t.set(), ToolSet::Write, "{}", t.name());
+            }
         }
     }
 

@@ -53,33 +53,36 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
     let (_emu, server) = setup().await;
     let tools = server.tools().await;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    // The seed's order, then the tools added since; (read-only, idempotent) for each.
+    // The seed's order, then the tools added since; (read-only, idempotent, destructive)
+    // for each.
     let expected = [
-        ("zotero_search_items", true, true),
-        ("zotero_list_collections", true, true),
-        ("zotero_get_item", true, true),
-        ("zotero_create_item", false, false),
-        ("zotero_upload_attachment", false, false),
-        ("zotero_attach_arxiv_pdf", false, false),
-        ("zotero_get_sort_values", true, true),
-        ("zotero_add_item_to_collection", false, true),
-        ("zotero_list_libraries", true, true),
-        ("zotero_list_items", true, true),
-        ("zotero_list_tags", true, true),
-        ("zotero_get_item_fulltext", true, true),
-        ("zotero_get_item_metadata", true, true),
-        ("zotero_cite", true, true),
-        ("zotero_export", true, true),
-        ("zotero_get_item_children", true, true),
-        ("zotero_get_notes", true, true),
-        ("zotero_get_annotations", true, true),
+        ("zotero_search_items", true, true, false),
+        ("zotero_list_collections", true, true, false),
+        ("zotero_get_item", true, true, false),
+        ("zotero_create_item", false, false, false),
+        ("zotero_upload_attachment", false, false, false),
+        ("zotero_attach_arxiv_pdf", false, false, false),
+        ("zotero_get_sort_values", true, true, false),
+        ("zotero_add_item_to_collection", false, true, false),
+        ("zotero_list_libraries", true, true, false),
+        ("zotero_list_items", true, true, false),
+        ("zotero_list_tags", true, true, false),
+        ("zotero_get_item_fulltext", true, true, false),
+        ("zotero_get_item_metadata", true, true, false),
+        ("zotero_cite", true, true, false),
+        ("zotero_export", true, true, false),
+        ("zotero_get_item_children", true, true, false),
+        ("zotero_get_notes", true, true, false),
+        ("zotero_get_annotations", true, true, false),
+        ("zotero_create_collection", false, true, false),
+        ("zotero_update_collection", false, true, true),
     ];
     assert_eq!(
         names,
         expected.iter().map(|e| e.0).collect::<Vec<_>>(),
         "tools/list"
     );
-    for (t, (_, read_only, idempotent)) in tools.iter().zip(expected) {
+    for (t, (_, read_only, idempotent, destructive)) in tools.iter().zip(expected) {
         let schema = Value::Object((*t.input_schema).clone());
         assert_eq!(schema["additionalProperties"], false, "{}", t.name);
         assert!(t.output_schema.is_some(), "{} has no output schema", t.name);
@@ -93,7 +96,12 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
                 "{}",
                 t.name
             );
-            assert_eq!(ann.destructive_hint, Some(false), "{}", t.name);
+            assert_eq!(
+                ann.destructive_hint.unwrap_or(true),
+                destructive,
+                "{}",
+                t.name
+            );
         }
     }
     server.stop().await;

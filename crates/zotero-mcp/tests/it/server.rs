@@ -29,7 +29,7 @@ async fn starts_and_lists_tools_without_credentials() {
     let server_info = info.server_info.clone().unwrap();
     assert_eq!(server_info.name, "zotero-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(server.tools().await.len(), 18);
+    assert_eq!(server.tools().await.len(), 20);
     // A call that needs Zotero says which variables to set.
     let a = server
         .call("zotero_search_items", json!({"query": "x"}))
@@ -108,7 +108,7 @@ fn protocol_versions_from_2025_03_26_are_accepted() {
         assert_eq!(s.responses[0]["result"]["serverInfo"]["name"], "zotero-mcp");
         assert_eq!(
             s.responses[1]["result"]["tools"].as_array().unwrap().len(),
-            18
+            20
         );
         assert!(s.status.success());
     }
@@ -134,7 +134,7 @@ fn help_version_and_tools_commands() {
     let (code, out, _) = run(&["tools", "--json"], &[]);
     assert_eq!(code, 0);
     let tools: Vec<Value> = serde_json::from_str(&out).unwrap();
-    assert_eq!(tools.len(), 18);
+    assert_eq!(tools.len(), 20);
     assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"));
 }
 

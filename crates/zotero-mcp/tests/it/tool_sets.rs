@@ -34,7 +34,7 @@ fn instructions(server: &Server) -> String {
 }
 
 /// A valid call of each tool that writes.
-fn write_calls() -> [(&'static str, Value); 4] {
+fn write_calls() -> [(&'static str, Value); 6] {
     [
         (
             "zotero_create_item",
@@ -51,6 +51,11 @@ fn write_calls() -> [(&'static str, Value); 4] {
         (
             "zotero_add_item_to_collection",
             json!({"item_key": PARENT, "collection_name": "Transformers"}),
+        ),
+        ("zotero_create_collection", json!({"name": "Read-only"})),
+        (
+            "zotero_update_collection",
+            json!({"collection_key": "RDLSTUP3", "delete": true}),
         ),
     ]
 }
@@ -125,7 +130,7 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
     assert!(text.contains("zotero_upload_attachment"), "{text}");
     assert!(!text.contains("zotero_create_item"), "{text}");
     for (tool, args) in write_calls() {
-        if tool == "zotero_create_item" || tool == "zotero_add_item_to_collection" {
+        if !matches!(tool, "zotero_upload_attachment" | "zotero_attach_arxiv_pdf") {
             let a = server.call(tool, args).await;
             let err = a.expect_err("ZOTERO_AUTH_ERROR");
             let message = err["message"].as_str().unwrap();
@@ -145,7 +150,12 @@ async fn tool_sets_choose_what_is_listed_and_callable() {
     let (emu, server) = setup(&[("ZOTERO_TOOLSETS", "write")]).await;
     assert_eq!(
         listed(&server).await,
-        ["zotero_create_item", "zotero_add_item_to_collection"]
+        [
+            "zotero_create_item",
+            "zotero_add_item_to_collection",
+            "zotero_create_collection",
+            "zotero_update_collection"
+        ]
     );
     let a = server
         .call("zotero_search_items", json!({"query": "attention"}))
@@ -197,5 +207,5 @@ fn the_tools_command_lists_every_tool_whatever_is_offered() {
         .unwrap();
     assert!(out.status.success());
     let tools: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(tools.len(), 18);
+    assert_eq!(tools.len(), 20);
 }
