@@ -11,7 +11,7 @@ use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::{ErrorCode, ToolError};
 use zotero_api::collection_writes::{CollectionChange, DeletePlan, Refusal};
-use zotero_api::edit::{field_value, ObjectKind};
+use zotero_api::edit::{field_value, EditStatus, ObjectKind};
 use zotero_api::model::Collection;
 
 pub struct UpdateCollection;
@@ -181,7 +181,13 @@ impl ZoteroTool for UpdateCollection {
             .update_collection(&key, &change, p.dry_run, &ctx.cancel)
             .await?
             .map_err(|r| refused(r, field))?;
-        let data = outcome.data.clone().unwrap_or_default();
+        // As it is after the write (in a dry run: would be).
+        let mut data = outcome.data.clone().unwrap_or_default();
+        if outcome.status == EditStatus::WouldChange {
+            for c in &outcome.changes {
+                data.insert(c.field.clone(), c.after.clone());
+            }
+        }
         let result = changes::single(
             ObjectResult::from_outcome(ObjectKind::Collection, outcome),
             "collection",

@@ -247,6 +247,8 @@ async fn dry_runs_answer_what_would_change_and_write_nothing() {
     );
     assert!(changes
         .contains(&json!({"field": "parentCollection", "before": "RDLSTUP3", "after": false})));
+    assert_eq!(d["name"], "Attention", "as it would be");
+    assert!(d.get("parent_key").is_none());
 
     let d = server
         .call(
