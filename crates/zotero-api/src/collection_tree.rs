@@ -276,6 +276,7 @@ mod tests {
             parent_key: parent.map(str::to_string),
             version: 1,
             num_items: None,
+            in_trash: false,
         }
     }
 

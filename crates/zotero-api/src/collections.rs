@@ -278,6 +278,7 @@ mod tests {
             parent_key: None,
             version: 1,
             num_items: None,
+            in_trash: false,
         };
         let all = [
             c("Transformers"),

@@ -38,7 +38,7 @@ pub enum ObjectKind {
 }
 
 impl ObjectKind {
-    fn path(self) -> &'static str {
+    pub(crate) fn path(self) -> &'static str {
         match self {
             ObjectKind::Item => "/items",
             ObjectKind::Collection => "/collections",

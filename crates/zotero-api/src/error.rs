@@ -111,8 +111,10 @@ pub enum ZoteroError {
     /// A create whose outcome could not be read: it is known to have happened (`created`)
     /// but the item could not be read back, or neither the answer nor a check afterwards
     /// said whether it happened.
-    #[error("{}", create_unconfirmed(.key, *.created, .reason))]
+    #[error("{}", create_unconfirmed(*.kind, .key, *.created, .reason))]
     CreateUnconfirmed {
+        /// What was being created.
+        kind: crate::edit::ObjectKind,
         key: String,
         created: bool,
         reason: String,
@@ -170,11 +172,22 @@ pub enum ZoteroError {
     },
 }
 
-fn create_unconfirmed(key: &str, created: bool, reason: &str) -> String {
+fn create_unconfirmed(
+    kind: crate::edit::ObjectKind,
+    key: &str,
+    created: bool,
+    reason: &str,
+) -> String {
+    let (noun, tool) = match kind {
+        crate::edit::ObjectKind::Item => ("item", "zotero_get_item"),
+        crate::edit::ObjectKind::Collection => ("collection", "zotero_list_collections"),
+    };
     if created {
-        format!("item {key} was created, but reading it back failed: {reason}; get it with zotero_get_item")
+        format!(
+            "{noun} {key} was created, but reading it back failed: {reason}; get it with {tool}"
+        )
     } else {
-        format!("could not tell whether item {key} was created: {reason}; look it up with zotero_get_item before trying again")
+        format!("could not tell whether {noun} {key} was created: {reason}; look it up with {tool} before trying again")
     }
 }
 

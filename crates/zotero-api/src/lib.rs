@@ -6,6 +6,7 @@ pub mod cache;
 pub mod children;
 pub mod client;
 pub mod collection_tree;
+pub mod collection_writes;
 pub mod collections;
 pub mod config;
 pub mod edit;

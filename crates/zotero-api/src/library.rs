@@ -41,6 +41,15 @@ impl LibraryRef {
             LibraryRef::Group(id) => format!("zotero://select/groups/{id}/items/{key}"),
         }
     }
+
+    /// The link that selects a collection in the Zotero desktop app:
+    /// `zotero://select/library/collections/KEY` or `zotero://select/groups/ID/collections/KEY`.
+    pub fn collection_url(self, key: &ObjectKey) -> String {
+        match self {
+            LibraryRef::User => format!("zotero://select/library/collections/{key}"),
+            LibraryRef::Group(id) => format!("zotero://select/groups/{id}/collections/{key}"),
+        }
+    }
 }
 
 impl fmt::Display for LibraryRef {
@@ -164,6 +173,14 @@ mod tests {
         assert_eq!(
             LibraryRef::Group(4711).zotero_url(&k),
             "zotero://select/groups/4711/items/VASWANI7"
+        );
+        assert_eq!(
+            LibraryRef::User.collection_url(&k),
+            "zotero://select/library/collections/VASWANI7"
+        );
+        assert_eq!(
+            LibraryRef::Group(4711).collection_url(&k),
+            "zotero://select/groups/4711/collections/VASWANI7"
         );
     }
 

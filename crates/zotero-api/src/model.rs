@@ -61,6 +61,9 @@ pub struct Collection {
     pub version: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub num_items: Option<u64>,
+    /// In Zotero's trash (`deleted` in its data; the Web API lists such collections too).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub in_trash: bool,
 }
 
 /// The wire object: `{key, version, meta, links, data}`.
@@ -170,6 +173,7 @@ impl WireObject {
             parent_key: text(&self.data, "parentCollection"),
             version: self.version(),
             num_items: self.meta.get("numItems").and_then(Value::as_u64),
+            in_trash: crate::edit::field_value(&self.data, "deleted") == Value::Bool(true),
         }
     }
 }

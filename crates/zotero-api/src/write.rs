@@ -1,10 +1,10 @@
 //! Writes: item templates, creates that happen exactly once, collection membership and
 //! version-checked deletes.
 //!
-//! Exactly once: every create carries a key generated here and a `Zotero-Write-Token`, so
-//! the HTTP layer may send it again when the answer is lost. The retry then either creates
-//! the item or answers `412 Write token already used`, and either way the item is found
-//! under the key we chose.
+//! Exactly once: every create (of an item or a collection) carries a key generated here and a
+//! `Zotero-Write-Token`, so the HTTP layer may send it again when the answer is lost. The
+//! retry then either creates the object or answers `412 Write token already used`, and either
+//! way the object is found under the key we chose.
 
 use hyper::header::HeaderValue;
 use hyper::Method;
@@ -15,6 +15,7 @@ use super::error::ZoteroError;
 use super::http::{ApiRequest, ApiResponse};
 use super::model::{Creator, Item, WireObject};
 use crate::client::Library;
+use crate::edit::ObjectKind;
 use crate::library::ObjectKey;
 use crate::response::{parse_json, unexpected};
 
@@ -168,9 +169,21 @@ impl Library<'_> {
         self.create_object(object, cancel).await
     }
 
-    /// POSTs one object under a key chosen here, exactly once (see the module comment).
+    /// POSTs one item under a key chosen here, exactly once (see the module comment).
     pub(crate) async fn create_object(
         &self,
+        object: Map<String, Value>,
+        cancel: &CancellationToken,
+    ) -> Result<WireObject, ZoteroError> {
+        self.create_object_of(ObjectKind::Item, object, cancel)
+            .await
+    }
+
+    /// POSTs one object of `kind` under a key chosen here, exactly once (see the module
+    /// comment).
+    pub(crate) async fn create_object_of(
+        &self,
+        kind: ObjectKind,
         mut object: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<WireObject, ZoteroError> {
@@ -187,10 +200,14 @@ impl Library<'_> {
             HeaderValue::from_str(&write_token()).map_err(|e| ZoteroError::InvalidRequest {
                 reason: e.to_string(),
             })?;
-        let req =
-            ApiRequest::with_body(Method::POST, "/items".to_string(), "application/json", body)
-                .header("zotero-write-token", token)
-                .repeatable(true);
+        let req = ApiRequest::with_body(
+            Method::POST,
+            kind.path().to_string(),
+            "application/json",
+            body,
+        )
+        .header("zotero-write-token", token)
+        .repeatable(true);
 
         let resp = match self.send(&req, cancel).await {
             Ok(resp) => resp,
@@ -206,27 +223,28 @@ impl Library<'_> {
             ) => return Err(e),
             // Any attempt may have landed before its answer was lost (or the call was
             // cancelled, or a retry was refused): the key says what happened.
-            Err(cause) => return self.confirm_created(&key, cause).await,
+            Err(cause) => return self.confirm_created(kind, &key, cause).await,
         };
         if resp.status == 412 && String::from_utf8_lossy(&resp.body).contains("Write token") {
             tracing::info!(
                 retries = resp.retries,
                 "write token already used: the create landed; reading it back"
             );
-            return self.read_back(&key, &resp).await;
+            return self.read_back(kind, &key, &resp).await;
         }
+        let what = format!("create the {}", kind.noun());
         if resp.status != 200 {
-            let error = unexpected(&resp, "create the item");
+            let error = unexpected(&resp, &what);
             // An error on a repeat says nothing about the attempts before it.
             return if resp.retries > 0 {
-                self.confirm_created(&key, error).await
+                self.confirm_created(kind, &key, error).await
             } else {
                 Err(error)
             };
         }
         let answer: Value = match parse_json(&resp) {
             Ok(answer) => answer,
-            Err(e) => return self.confirm_created(&key, e).await,
+            Err(e) => return self.confirm_created(kind, &key, e).await,
         };
         if let Some(failed) = answer.get("failed").and_then(|f| f.get("0")) {
             let code = failed.get("code").and_then(Value::as_u64).unwrap_or(400);
@@ -236,7 +254,7 @@ impl Library<'_> {
                 .unwrap_or("no reason given");
             return Err(ZoteroError::Rejected {
                 code: u16::try_from(code).unwrap_or(400),
-                message: format!("Zotero refused the new item: {message}"),
+                message: format!("Zotero refused the new {}: {message}", kind.noun()),
                 answer: resp.answer(),
             });
         }
@@ -247,21 +265,26 @@ impl Library<'_> {
         {
             Some(wire) => Ok(wire),
             // Older answers list only the key under `success`.
-            None => self.read_back(&key, &resp).await,
+            None => self.read_back(kind, &key, &resp).await,
         }
     }
 
-    /// Reads back an item Zotero said it created. A failure to read it is not a failure
-    /// to create it: the error says the item exists.
+    /// Reads back an object Zotero said it created. A failure to read it is not a failure
+    /// to create it: the error says the object exists.
     async fn read_back(
         &self,
+        kind: ObjectKind,
         key: &ObjectKey,
         resp: &ApiResponse,
     ) -> Result<WireObject, ZoteroError> {
-        match self.fetch_item(key, &CancellationToken::new()).await {
+        match self
+            .fetch_object(kind, key, &CancellationToken::new())
+            .await
+        {
             Ok(Some(wire)) => Ok(wire),
-            Ok(None) => Err(unexpected(resp, "create the item")),
+            Ok(None) => Err(unexpected(resp, &format!("create the {}", kind.noun()))),
             Err(e) => Err(ZoteroError::CreateUnconfirmed {
+                kind,
                 key: key.to_string(),
                 created: true,
                 reason: e.to_string(),
@@ -269,21 +292,26 @@ impl Library<'_> {
         }
     }
 
-    /// After a create whose outcome was not seen: the item exists under its key, or it
+    /// After a create whose outcome was not seen: the object exists under its key, or it
     /// was not created (the original error stands), or we cannot tell, and say so. Runs
     /// even when the call was cancelled: whoever cleans up needs the answer.
     async fn confirm_created(
         &self,
+        kind: ObjectKind,
         key: &ObjectKey,
         cause: ZoteroError,
     ) -> Result<WireObject, ZoteroError> {
-        match self.fetch_item(key, &CancellationToken::new()).await {
+        match self
+            .fetch_object(kind, key, &CancellationToken::new())
+            .await
+        {
             Ok(Some(wire)) => {
-                tracing::info!(error = %cause, "create outcome not seen; the item was found under its key");
+                tracing::info!(error = %cause, "create outcome not seen; the {} was found under its key", kind.noun());
                 Ok(wire)
             }
             Ok(None) => Err(cause),
             Err(e) => Err(ZoteroError::CreateUnconfirmed {
+                kind,
                 key: key.to_string(),
                 created: false,
                 reason: format!("{cause}; checking afterwards failed too: {e}"),
@@ -297,12 +325,22 @@ impl Library<'_> {
         key: &ObjectKey,
         cancel: &CancellationToken,
     ) -> Result<Option<WireObject>, ZoteroError> {
-        let req = ApiRequest::get(format!("/items/{key}")).fresh();
+        self.fetch_object(ObjectKind::Item, key, cancel).await
+    }
+
+    /// One object as it is now (never from the cache), or `None` when it does not exist.
+    pub(crate) async fn fetch_object(
+        &self,
+        kind: ObjectKind,
+        key: &ObjectKey,
+        cancel: &CancellationToken,
+    ) -> Result<Option<WireObject>, ZoteroError> {
+        let req = ApiRequest::get(format!("{}/{key}", kind.path())).fresh();
         let resp = self.send(&req, cancel).await?;
         match resp.status {
             200 => parse_json(&resp).map(Some),
             404 => Ok(None),
-            _ => Err(unexpected(&resp, &format!("read item {key}"))),
+            _ => Err(unexpected(&resp, &format!("read {} {key}", kind.noun()))),
         }
     }
 

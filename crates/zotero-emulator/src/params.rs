@@ -23,6 +23,8 @@ pub(crate) struct Params {
     pub(crate) tag: Vec<String>,
     pub(crate) item_type: Vec<String>,
     pub(crate) item_key: Vec<String>,
+    /// `collectionKey`: only these collections (`Zotero_Collections::search`); empty: all.
+    pub(crate) collection_key: Vec<String>,
     pub(crate) since: Option<u64>,
     pub(crate) include_trashed: bool,
     pub(crate) sort: String,
@@ -207,6 +209,19 @@ pub(crate) fn parse(
         nd.insert("itemKey".into(), item_key.join(","));
         limit_forced = Some(100);
     }
+    // `parseQueryParams`: outer commas trimmed, invalid keys dropped (`Zotero_ID::isValidKey`),
+    // the limit forced to `MAX_OBJECT_KEYS`.
+    let mut collection_key = Vec::new();
+    if let Some(k) = last("collectionKey") {
+        collection_key = k
+            .trim_matches(',')
+            .split(',')
+            .filter(|k| super::util::is_valid_key(k))
+            .map(str::to_string)
+            .collect();
+        nd.insert("collectionKey".into(), collection_key.join(","));
+        limit_forced = Some(100);
+    }
     let tag: Vec<String> = raw
         .get("tag")
         .map(|v| v.iter().map(|s| s.to_string()).collect())
@@ -301,6 +316,7 @@ pub(crate) fn parse(
         tag,
         item_type,
         item_key,
+        collection_key,
         since,
         include_trashed,
         sort,

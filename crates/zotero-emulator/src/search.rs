@@ -516,6 +516,13 @@ pub(crate) fn search_collections(
             None => true,
             Some(want) => c["data"]["parentCollection"].as_str() == want,
         })
+        // `AND key IN (…)` only when some key survived parsing.
+        .filter(|(_, c)| {
+            p.collection_key.is_empty()
+                || p.collection_key
+                    .iter()
+                    .any(|k| c["key"].as_str() == Some(k.as_str()))
+        })
         .filter(|(_, c)| {
             p.q.as_ref()
                 .is_none_or(|q| fold(c["data"]["name"].as_str().unwrap_or("")).contains(&fold(q)))

@@ -53,6 +53,16 @@ impl LibraryView<'_> {
         self.with(|l| l.items.clone())
     }
 
+    /// The stored JSON of a collection (trashed ones too; derived `meta` not filled in).
+    pub fn collection(&self, key: &str) -> Option<Value> {
+        self.with(|l| l.collections.iter().find(|c| c["key"] == key).cloned())
+    }
+
+    /// Every stored collection, in creation order.
+    pub fn collections(&self) -> Vec<Value> {
+        self.with(|l| l.collections.clone())
+    }
+
     /// The stored children of an item (notes, attachments, annotations).
     pub fn children(&self, parent_key: &str) -> Vec<Value> {
         self.with(|l| {
@@ -133,6 +143,16 @@ impl Emulator {
     /// Every stored item of the user library, in creation order.
     pub fn items(&self) -> Vec<Value> {
         self.library(LibraryId::USER).items()
+    }
+
+    /// The stored JSON of a collection of the user library.
+    pub fn collection(&self, key: &str) -> Option<Value> {
+        self.library(LibraryId::USER).collection(key)
+    }
+
+    /// Every stored collection of the user library, in creation order.
+    pub fn collections(&self) -> Vec<Value> {
+        self.library(LibraryId::USER).collections()
     }
 
     /// The stored children of an item of the user library.

@@ -104,8 +104,14 @@ impl From<ZoteroError> for ToolError {
                 answer_details(&mut e, answer);
                 e.details.insert("object_code".into(), json!(code));
             }
-            ZoteroError::CreateUnconfirmed { key, created, .. } => {
-                e.details.insert("item_key".into(), json!(key));
+            ZoteroError::CreateUnconfirmed {
+                kind, key, created, ..
+            } => {
+                let field = match kind {
+                    zotero_api::edit::ObjectKind::Item => "item_key",
+                    zotero_api::edit::ObjectKind::Collection => "collection_key",
+                };
+                e.details.insert(field.into(), json!(key));
                 let created = if *created {
                     json!(true)
                 } else {

@@ -10,6 +10,7 @@ pub mod changes;
 pub mod citation_text;
 pub mod cite;
 pub mod confirm;
+pub mod create_collection;
 pub mod create_item;
 pub mod create_note;
 pub mod export;
@@ -34,6 +35,7 @@ pub mod publish;
 pub mod remove_item_from_collection;
 pub mod search_items;
 pub mod trash_items;
+pub mod update_collection;
 pub mod update_item;
 pub mod update_note;
 pub mod upload_attachment;
@@ -312,6 +314,8 @@ tools! {
     UpdateNote => update_note::UpdateNote,
     RemoveItemFromCollection => remove_item_from_collection::RemoveItemFromCollection,
     ManageTags => manage_tags::ManageTags,
+    CreateCollection => create_collection::CreateCollection,
+    UpdateCollection => update_collection::UpdateCollection,
 }
 
 impl ToolName {

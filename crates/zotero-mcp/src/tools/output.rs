@@ -135,6 +135,9 @@ pub struct Collection {
     /// Items in it, when Zotero says
     #[serde(skip_serializing_if = "Option::is_none")]
     pub num_items: Option<u64>,
+    /// true: it is in Zotero's trash (restore it there to use it); absent otherwise
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub in_trash: bool,
 }
 
 impl From<zotero_api::model::Collection> for Collection {
@@ -145,6 +148,7 @@ impl From<zotero_api::model::Collection> for Collection {
             parent_key: c.parent_key,
             version: c.version,
             num_items: c.num_items,
+            in_trash: c.in_trash,
         }
     }
 }

@@ -11,6 +11,7 @@
 
 mod arxiv_and_progress;
 mod cite_export;
+mod collection_writes;
 mod collections;
 mod common;
 mod emulator_changes;

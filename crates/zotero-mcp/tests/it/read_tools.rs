@@ -53,7 +53,8 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
     let (_emu, server) = setup().await;
     let tools = server.tools().await;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    // The seed's order, then the tools added since; (read-only, idempotent, destructive) for each.
+    // The seed's order, then the tools added since; (read-only, idempotent, destructive)
+    // for each.
     let expected = [
         ("zotero_search_items", true, true, false),
         ("zotero_list_collections", true, true, false),
@@ -79,6 +80,8 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_update_note", false, true, true),
         ("zotero_remove_item_from_collection", false, true, true),
         ("zotero_manage_tags", false, true, true),
+        ("zotero_create_collection", false, true, false),
+        ("zotero_update_collection", false, true, true),
     ];
     assert_eq!(
         names,

@@ -35,7 +35,7 @@ fn instructions(server: &Server) -> String {
 }
 
 /// A valid call of each tool that writes.
-fn write_calls() -> [(&'static str, Value); 8] {
+fn write_calls() -> [(&'static str, Value); 10] {
     [
         (
             "zotero_create_item",
@@ -68,6 +68,11 @@ fn write_calls() -> [(&'static str, Value); 8] {
         (
             "zotero_manage_tags",
             json!({"tag": "nlp", "action": "rename", "new_name": "NLP"}),
+        ),
+        ("zotero_create_collection", json!({"name": "Read-only"})),
+        (
+            "zotero_update_collection",
+            json!({"collection_key": "RDLSTUP3", "delete": true}),
         ),
     ]
 }
