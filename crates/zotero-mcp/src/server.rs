@@ -168,14 +168,23 @@ impl Offer {
 }
 
 /// Progress notifications for one call, sent in order by one task.
-fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressFn {
+/// What a tool's progress counts: bytes for uploads, objects for the others.
+fn progress_message(tool: ToolName, done: u64, total: u64) -> String {
+    if tool.set() == ToolSet::Files {
+        format!("uploaded {done} of {total} bytes")
+    } else {
+        format!("{done} of {total} done")
+    }
+}
+
+fn progress_reporter(peer: Peer<RoleServer>, token: ProgressToken, tool: ToolName) -> ProgressFn {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, u64)>();
     tokio::spawn(
         async move {
             while let Some((done, total)) = rx.recv().await {
                 let mut p = ProgressNotificationParam::new(token.clone(), done as f64);
                 p.total = Some(total as f64);
-                p.message = Some(format!("uploaded {done} of {total} bytes"));
+                p.message = Some(progress_message(tool, done, total));
                 if peer.notify_progress(p).await.is_err() {
                     break;
                 }
@@ -361,7 +370,7 @@ impl ServerHandler for ZoteroServer {
         let progress = context
             .meta
             .get_progress_token()
-            .map(|token| progress_reporter(context.peer.clone(), token));
+            .map(|token| progress_reporter(context.peer.clone(), token, tool));
         let ctx = ToolContext {
             svc: self.svc.clone(),
             cancel: context.ct.clone(),

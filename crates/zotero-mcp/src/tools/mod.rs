@@ -163,7 +163,9 @@ impl ToolSet {
     pub fn purpose(self) -> &'static str {
         match self {
             ToolSet::Read => "find and read items and collections (search before adding anything)",
-            ToolSet::Write => "create items and file them in collections",
+            ToolSet::Write => {
+                "create and change items, notes, collections and tags (version-checked; dry_run previews)"
+            }
             ToolSet::Files => "attach files and arXiv PDFs to items",
             ToolSet::Cite => {
                 "format citations and bibliographies and export items (BibTeX, RIS, CSL JSON, …)"
