@@ -67,7 +67,7 @@ pub struct Collection {
 }
 
 /// The wire object: `{key, version, meta, links, data}`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct WireObject {
     #[serde(default)]
     pub key: Option<String>,

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use hyper::header::HeaderValue;
 use hyper::Method;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::error::ZoteroError;
@@ -59,9 +59,37 @@ pub struct Uploaded {
     pub title: String,
     pub content_type: String,
     pub size: u64,
+    /// The file's name as stored.
+    pub filename: String,
+    /// Lower-case hex MD5 of the bytes.
+    pub md5: String,
     /// The parent already had this file (same name and bytes): nothing was written, and the
     /// answer is that attachment.
     pub already_attached: bool,
+}
+
+/// What [`Library::upload_attachment`] would do, found out without writing
+/// ([`Library::plan_attachment`]).
+#[derive(Debug, Clone)]
+pub enum AttachmentPlan {
+    /// The parent has this file already (same name and bytes): nothing would be written.
+    Attached(Uploaded),
+    /// A new attachment item, then the file uploaded to it.
+    New(PlannedAttachment),
+}
+
+/// A new `imported_file` attachment as it would be created.
+#[derive(Debug, Clone)]
+pub struct PlannedAttachment {
+    /// The attachment item to be sent: the template filled in (without the key and version,
+    /// chosen when it is written).
+    pub object: Map<String, Value>,
+    pub title: String,
+    pub filename: String,
+    pub content_type: String,
+    pub size: u64,
+    /// Lower-case hex MD5 of the bytes.
+    pub md5: String,
 }
 
 /// The answer to step 2.
@@ -126,34 +154,15 @@ impl Library<'_> {
             () = cancel.cancelled() => return Err(ZoteroError::Cancelled),
             turn = self.client.upload_turns.lock(turn) => turn,
         };
-        if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
-            tracing::info!("the parent has this file already; nothing written");
-            Progress::new(progress, file.size).done();
-            let text = |k: &str| {
-                existing
-                    .data
-                    .get(k)
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            };
-            return Ok(Uploaded {
-                attachment_key: existing.key(),
-                version: existing.version(),
-                title: text("title").unwrap_or_else(|| file.filename.clone()),
-                content_type: text("contentType").unwrap_or_else(|| file.content_type.clone()),
-                size: file.size,
-                already_attached: true,
-            });
-        }
-        let title = new.title.unwrap_or(&file.filename).to_string();
-        let mut object = self
-            .client
-            .template("attachment", Some("imported_file"), cancel)
-            .await?;
-        object.insert("parentItem".into(), Value::from(new.parent_key.as_str()));
-        object.insert("title".into(), Value::from(title.clone()));
-        object.insert("filename".into(), Value::from(file.filename.clone()));
-        object.insert("contentType".into(), Value::from(file.content_type.clone()));
+        let planned = match self.plan_upload(&new, cancel).await? {
+            AttachmentPlan::Attached(existing) => {
+                tracing::info!("the parent has this file already; nothing written");
+                Progress::new(progress, file.size).done();
+                return Ok(existing);
+            }
+            AttachmentPlan::New(planned) => planned,
+        };
+        let PlannedAttachment { object, title, .. } = planned;
         let created = match self.create_object(object, cancel).await {
             Ok(created) => created,
             Err(error) => {
@@ -200,6 +209,8 @@ impl Library<'_> {
                     title,
                     content_type: file.content_type.clone(),
                     size: file.size,
+                    filename: file.filename.clone(),
+                    md5: file.md5.clone(),
                     already_attached: false,
                 })
             }
@@ -212,6 +223,64 @@ impl Library<'_> {
                 })
             }
         }
+    }
+
+    /// What [`Library::upload_attachment`] would do, after the same checks (the key may
+    /// write files here; the parent's attachments are read for this file). Writes nothing:
+    /// no attachment item, no upload authorization, no bytes sent.
+    pub async fn plan_attachment(
+        &self,
+        new: &NewAttachment<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<AttachmentPlan, ZoteroError> {
+        self.require_write(true, cancel).await?;
+        self.plan_upload(new, cancel).await
+    }
+
+    /// The attachment of the parent that has this file already, or the attachment item to
+    /// create for it.
+    async fn plan_upload(
+        &self,
+        new: &NewAttachment<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<AttachmentPlan, ZoteroError> {
+        let file = new.file;
+        if let Some(existing) = self.attached_already(new.parent_key, file, cancel).await? {
+            let text = |k: &str| {
+                existing
+                    .data
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            };
+            return Ok(AttachmentPlan::Attached(Uploaded {
+                attachment_key: existing.key(),
+                version: existing.version(),
+                title: text("title").unwrap_or_else(|| file.filename.clone()),
+                content_type: text("contentType").unwrap_or_else(|| file.content_type.clone()),
+                size: file.size,
+                filename: file.filename.clone(),
+                md5: file.md5.clone(),
+                already_attached: true,
+            }));
+        }
+        let title = new.title.unwrap_or(&file.filename).to_string();
+        let mut object = self
+            .client
+            .template("attachment", Some("imported_file"), cancel)
+            .await?;
+        object.insert("parentItem".into(), Value::from(new.parent_key.as_str()));
+        object.insert("title".into(), Value::from(title.clone()));
+        object.insert("filename".into(), Value::from(file.filename.clone()));
+        object.insert("contentType".into(), Value::from(file.content_type.clone()));
+        Ok(AttachmentPlan::New(PlannedAttachment {
+            object,
+            title,
+            filename: file.filename.clone(),
+            content_type: file.content_type.clone(),
+            size: file.size,
+            md5: file.md5.clone(),
+        }))
     }
 
     /// The attachment of `parent` that holds exactly this file (same filename and MD5), so

@@ -6,6 +6,8 @@
 //! retry then either creates the object or answers `412 Write token already used`, and either
 //! way the object is found under the key we chose.
 
+use std::collections::BTreeMap;
+
 use hyper::header::HeaderValue;
 use hyper::Method;
 use serde_json::{json, Map, Value};
@@ -59,6 +61,41 @@ pub struct NewNote {
     pub collections: Vec<ObjectKey>,
 }
 
+/// An item as [`Library::create_item`] would create it, before anything is written.
+#[derive(Debug, Clone)]
+pub struct PlannedItem {
+    /// The object to be sent: its type's template filled in (without the key and version,
+    /// chosen when it is written).
+    pub object: Map<String, Value>,
+    /// Inputs the item type has no field for, to be written into `extra` as `Field: value`
+    /// lines.
+    pub moved_to_extra: Vec<&'static str>,
+}
+
+impl PlannedItem {
+    /// The item as it would be: no key (`""`) and version 0 (not written yet).
+    pub fn to_item(&self) -> Item {
+        WireObject {
+            data: self.object.clone(),
+            ..WireObject::default()
+        }
+        .to_item()
+    }
+
+    /// Each field that would be written with a value, by its Zotero name (the template's
+    /// empty fields, the item type, creators, tags and other lists left out).
+    pub fn fields(&self) -> BTreeMap<String, String> {
+        self.object
+            .iter()
+            .filter(|(name, _)| name.as_str() != "itemType")
+            .filter_map(|(name, value)| match value.as_str() {
+                Some(v) if !v.is_empty() => Some((name.clone(), v.to_string())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct CreatedItem {
     pub item: Item,
@@ -86,12 +123,30 @@ const FIELD_MAP: [(&str, &str, &[&str]); 5] = [
 ];
 
 impl Library<'_> {
-    /// Creates a regular item from its template.
+    /// Creates a regular item from its template: [`Library::plan_item`], then the create.
     pub async fn create_item(
         &self,
         new: &NewItem,
         cancel: &CancellationToken,
     ) -> Result<CreatedItem, ZoteroError> {
+        let PlannedItem {
+            object,
+            moved_to_extra,
+        } = self.plan_item(new, cancel).await?;
+        let wire = self.create_object(object, cancel).await?;
+        Ok(CreatedItem {
+            item: wire.to_item(),
+            moved_to_extra,
+        })
+    }
+
+    /// What [`Library::create_item`] would send: its type's template filled in, after the
+    /// same checks (the key may write here, the item type exists). Reads; writes nothing.
+    pub async fn plan_item(
+        &self,
+        new: &NewItem,
+        cancel: &CancellationToken,
+    ) -> Result<PlannedItem, ZoteroError> {
         // Missing credentials or access are said before the template is fetched.
         self.require_write(false, cancel).await?;
         let mut object = self.client.template(&new.item_type, None, cancel).await?;
@@ -134,9 +189,8 @@ impl Library<'_> {
             "tags".into(),
             Value::Array(new.tags.iter().map(|t| json!({ "tag": t })).collect()),
         );
-        let wire = self.create_object(object, cancel).await?;
-        Ok(CreatedItem {
-            item: wire.to_item(),
+        Ok(PlannedItem {
+            object,
             moved_to_extra,
         })
     }

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use zotero_api::upload::{FileToUpload, NewAttachment, ProgressFn, Uploaded};
+use zotero_api::upload::{AttachmentPlan, FileToUpload, NewAttachment, ProgressFn, Uploaded};
 use zotero_api::{Library, LibraryRef, ObjectKey, ZoteroClient};
 use zotero_sources::{Fetcher, PrepareOptions, PreparedFile, SourceSpec};
 
@@ -53,16 +53,47 @@ impl ZoteroService {
         progress: Option<ProgressFn>,
         cancel: &CancellationToken,
     ) -> Result<Uploaded, ToolError> {
-        library.check_parent(parent, cancel).await?;
-        let (spec, options) = source;
-        let prepared = self.fetcher.prepare(spec, options, cancel).await?;
-        let file = to_upload(prepared);
+        let file = self.prepare(&library, parent, source, cancel).await?;
         let new = NewAttachment {
             parent_key: parent,
             title,
             file: &file,
         };
         Ok(library.upload_attachment(new, progress, cancel).await?)
+    }
+
+    /// What [`ZoteroService::attach`] would do (a dry run): the same checks of the parent
+    /// and of the file (read or downloaded, size limit, MD5), then what would be written;
+    /// nothing is.
+    pub async fn plan_attach(
+        &self,
+        library: Library<'_>,
+        parent: &ObjectKey,
+        title: Option<&str>,
+        source: (SourceSpec, PrepareOptions),
+        cancel: &CancellationToken,
+    ) -> Result<AttachmentPlan, ToolError> {
+        let file = self.prepare(&library, parent, source, cancel).await?;
+        let new = NewAttachment {
+            parent_key: parent,
+            title,
+            file: &file,
+        };
+        Ok(library.plan_attachment(&new, cancel).await?)
+    }
+
+    /// Checks that `parent` can take an attachment, then reads or fetches the file.
+    async fn prepare(
+        &self,
+        library: &Library<'_>,
+        parent: &ObjectKey,
+        source: (SourceSpec, PrepareOptions),
+        cancel: &CancellationToken,
+    ) -> Result<FileToUpload, ToolError> {
+        library.check_parent(parent, cancel).await?;
+        let (spec, options) = source;
+        let prepared = self.fetcher.prepare(spec, options, cancel).await?;
+        Ok(to_upload(prepared))
     }
 }
 

@@ -3,10 +3,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::changes::{self, Change, ObjectResult, Status};
 use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::envelope::{ErrorCode, ToolError};
 use zotero_api::collections::CollectionRef;
+use zotero_api::edit::{Edit, ObjectKind};
+use zotero_api::Library;
 
 pub struct AddItemToCollection;
 
@@ -22,6 +25,9 @@ pub struct AddItemToCollectionParams {
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
+    /// Answer exactly what would change without writing
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -33,6 +39,15 @@ pub struct AddItemToCollectionData {
     pub collection_key: String,
     /// The item was in the collection already; nothing was written
     pub already_member: bool,
+    /// Dry run: would_change, or unchanged (already_member)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<Status>,
+    /// Dry run: the item's collections before → after
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changes: Vec<Change>,
+    /// Present in a dry run: nothing was written
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 impl ZoteroTool for AddItemToCollection {
@@ -42,7 +57,8 @@ impl ZoteroTool for AddItemToCollection {
         collection given by collection_key or collection_name (case-insensitive exact match; \
         give one). An item already there is left as it is (already_member). A name shared by \
         several collections is refused with their keys; an unknown name answers the closest \
-        names.";
+        names. dry_run answers the collections before → after. Undo with \
+        zotero_remove_item_from_collection.";
     const HINTS: Hints = Hints::ADD_IDEMPOTENT;
     const SET: ToolSet = ToolSet::Write;
     type Params = AddItemToCollectionParams;
@@ -78,15 +94,56 @@ impl ZoteroTool for AddItemToCollection {
             }
         };
         let item = p.item_key.key();
-        let m = ctx
-            .svc
-            .library(library(p.library))?
-            .add_to_collection(item, &target, &ctx.cancel)
-            .await?;
+        let lib = ctx.svc.library(library(p.library))?;
+        if p.dry_run {
+            return dry_run(&lib, item, &target, ctx).await;
+        }
+        let m = lib.add_to_collection(item, &target, &ctx.cancel).await?;
         Ok(AddItemToCollectionData {
             item_key: p.item_key.to_string(),
             collection_key: m.collection_key,
             already_member: m.already_member,
+            status: None,
+            changes: Vec::new(),
+            dry_run: false,
         })
     }
+}
+
+/// The same checks as the write (the key may write here, the collection resolves, the item
+/// exists), then the edit engine's dry run of adding the collection: the collections before
+/// → after, as the write would set them.
+async fn dry_run(
+    lib: &Library<'_>,
+    item: &zotero_api::ObjectKey,
+    target: &CollectionRef,
+    ctx: &ToolContext,
+) -> Result<AddItemToCollectionData, ToolError> {
+    lib.require_write(false, &ctx.cancel).await?;
+    let collection_key = lib.resolve_collection(target, &ctx.cancel).await?;
+    let mut edit = Edit::new(item.clone());
+    edit.collections.add.push(collection_key.clone());
+    let outcome = lib
+        .edit_objects(ObjectKind::Item, vec![edit], true, &ctx.cancel, None)
+        .await?
+        .into_iter()
+        .next()
+        .ok_or_else(|| {
+            ToolError::new(
+                ErrorCode::Internal,
+                "the edit engine answered no outcome for the item",
+            )
+        })?;
+    let result = changes::single(
+        ObjectResult::from_outcome(ObjectKind::Item, outcome),
+        "item",
+    )?;
+    Ok(AddItemToCollectionData {
+        item_key: result.key,
+        collection_key,
+        already_member: result.status == Status::Unchanged,
+        status: Some(result.status),
+        changes: result.changes,
+        dry_run: true,
+    })
 }

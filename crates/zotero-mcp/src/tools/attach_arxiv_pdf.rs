@@ -23,6 +23,9 @@ pub struct AttachArxivPdfParams {
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
+    /// Answer exactly what would change without writing
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -43,7 +46,9 @@ impl ZoteroTool for AttachArxivPdf {
         the Zotero library. arxiv_id takes new and old ids (1706.03762v5, \
         hep-th/9901001), 'arXiv:' prefixes and arxiv.org/abs or /pdf URLs. A non-PDF answer is \
         refused. All or nothing; the same PDF attached again answers the existing attachment \
-        (already_attached).";
+        (already_attached). dry_run fetches and checks the PDF and answers the attachment it \
+        would create. Undo: trash the attachment (zotero_trash_items); its file is deleted \
+        when the trash is emptied.";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Files;
     type Params = AttachArxivPdfParams;
@@ -65,20 +70,23 @@ impl ZoteroTool for AttachArxivPdf {
         let source = SourceSpec::Url(pdf_url.clone());
         let lib = ctx.svc.library(library(p.library))?;
         let parent = p.item_key.key();
-        let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
-        let up = ctx
-            .svc
-            .attach(
-                lib,
-                parent,
-                title.as_deref(),
-                (source, options),
-                progress,
-                cancel,
-            )
-            .await?;
+        let source = (source, options);
+        let attached = if p.dry_run {
+            let plan = ctx
+                .svc
+                .plan_attach(lib, parent, title.as_deref(), source, &ctx.cancel)
+                .await?;
+            Attached::planned(p.item_key.as_str(), plan)
+        } else {
+            let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
+            let up = ctx
+                .svc
+                .attach(lib, parent, title.as_deref(), source, progress, cancel)
+                .await?;
+            Attached::new(p.item_key.as_str(), up)
+        };
         Ok(AttachArxivPdfData {
-            attached: Attached::new(p.item_key.as_str(), up),
+            attached,
             arxiv_id: id.id,
             pdf_url,
         })

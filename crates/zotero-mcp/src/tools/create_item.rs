@@ -1,5 +1,7 @@
 //! `zotero_create_item`: a new regular item from its type's template, created exactly once.
 
+use std::collections::BTreeMap;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -40,20 +42,30 @@ pub struct CreateItemParams {
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
+    /// Answer exactly what would change without writing
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CreateItemData {
-    /// Key of the new item
+    /// Key of the new item ("" in a dry run)
     pub item_key: String,
-    /// Its version
+    /// Its version (0 in a dry run)
     pub version: u64,
-    /// The item as created
+    /// The item as created (in a dry run: as it would be)
     pub item: Item,
     /// Inputs the item type has no field for, written into extra as 'Field: value' lines
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub moved_to_extra: Vec<&'static str>,
+    /// Present in a dry run: nothing was written; item is the item that would be created,
+    /// and item_key is "" and version 0 (they exist once it is written)
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
+    /// Dry run: each field that would be written with a value, by its Zotero name
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fields: Option<BTreeMap<String, String>>,
 }
 
 impl ZoteroTool for CreateItem {
@@ -63,7 +75,8 @@ impl ZoteroTool for CreateItem {
         the Zotero library; answers its key and version. Search first: this always \
         creates a new item. An input the item type has no field for (a DOI on a book) goes into \
         extra as a 'DOI: …' line, listed in moved_to_extra. An unknown item_type is refused with \
-        the valid types.";
+        the valid types. dry_run answers the item it would create. Undo: move it to the trash \
+        with zotero_trash_items.";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Write;
     type Params = CreateItemParams;
@@ -95,12 +108,26 @@ impl ZoteroTool for CreateItem {
             extra: given(p.extra),
         };
         let lib = ctx.svc.library(library(p.library))?;
+        if p.dry_run {
+            let plan = lib.plan_item(&new, &ctx.cancel).await?;
+            let item = plan.to_item();
+            return Ok(CreateItemData {
+                item_key: item.item_key.clone(),
+                version: item.version,
+                item: Item::new(item, lib.name()),
+                fields: Some(plan.fields()),
+                moved_to_extra: plan.moved_to_extra,
+                dry_run: true,
+            });
+        }
         let created = lib.create_item(&new, &ctx.cancel).await?;
         Ok(CreateItemData {
             item_key: created.item.item_key.clone(),
             version: created.item.version,
             item: Item::new(created.item, lib.name()),
             moved_to_extra: created.moved_to_extra,
+            dry_run: false,
+            fields: None,
         })
     }
 }

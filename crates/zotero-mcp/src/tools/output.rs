@@ -153,11 +153,12 @@ impl From<zotero_api::model::Collection> for Collection {
     }
 }
 
-/// A file attached to an item (`zotero_upload_attachment`, `zotero_attach_arxiv_pdf`).
+/// A file attached to an item (`zotero_upload_attachment`, `zotero_attach_arxiv_pdf`), or in a
+/// dry run the attachment that would be.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Attached {
-    /// Key of the new attachment item
+    /// Key of the new attachment item ("" in a dry run, unless already_attached)
     pub attachment_key: String,
     /// The item it is attached to
     pub parent_item_key: String,
@@ -167,12 +168,23 @@ pub struct Attached {
     pub content_type: String,
     /// Bytes
     pub size: u64,
-    /// Version of the attachment item
+    /// Version of the attachment item (0 in a dry run, unless already_attached)
     pub version: u64,
+    /// The file's name as stored
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
+    /// MD5 of the file's bytes (lower-case hex)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub md5: Option<String>,
     /// Present when the item had this file (same name and bytes) already: nothing was
     /// written, this is that attachment
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub already_attached: bool,
+    /// Present in a dry run: nothing was written. Unless already_attached, this is the
+    /// attachment that would be created (attachment_key "" and version 0: they exist once
+    /// it is written)
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dry_run: bool,
 }
 
 impl Attached {
@@ -184,7 +196,33 @@ impl Attached {
             content_type: up.content_type,
             size: up.size,
             version: up.version,
+            filename: Some(up.filename),
+            md5: Some(up.md5),
             already_attached: up.already_attached,
+            dry_run: false,
+        }
+    }
+
+    /// A dry run's answer: the attachment there already, or the one that would be created.
+    pub fn planned(parent: &str, plan: zotero_api::upload::AttachmentPlan) -> Self {
+        use zotero_api::upload::AttachmentPlan;
+        match plan {
+            AttachmentPlan::Attached(up) => Self {
+                dry_run: true,
+                ..Self::new(parent, up)
+            },
+            AttachmentPlan::New(new) => Self {
+                attachment_key: String::new(),
+                parent_item_key: parent.to_string(),
+                title: new.title,
+                content_type: new.content_type,
+                size: new.size,
+                version: 0,
+                filename: Some(new.filename),
+                md5: Some(new.md5),
+                already_attached: false,
+                dry_run: true,
+            },
         }
     }
 }

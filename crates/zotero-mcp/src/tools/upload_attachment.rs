@@ -41,6 +41,9 @@ pub struct UploadAttachmentParams {
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
+    /// Answer exactly what would change without writing
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 const ONE_SOURCE: &str = "file_path, file_url, or file_bytes_base64 with filename";
@@ -53,7 +56,9 @@ impl ZoteroTool for UploadAttachment {
         addresses) or file_bytes_base64 with filename. Files over ZOTERO_UPLOAD_MAX_BYTES are \
         refused unread. All or nothing: a failed upload leaves no attachment behind. The same \
         file (name and bytes) attached again answers the existing attachment (already_attached). \
-        Reports progress in bytes when the request has a progressToken.";
+        Reports progress in bytes when the request has a progressToken. dry_run reads and \
+        checks the file and answers the attachment it would create. Undo: trash the \
+        attachment (zotero_trash_items); its file is deleted when the trash is emptied.";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Files;
     type Params = UploadAttachmentParams;
@@ -111,17 +116,18 @@ impl ZoteroTool for UploadAttachment {
         let title = given(p.title);
         let lib = ctx.svc.library(library(p.library))?;
         let parent = p.item_key.key();
+        let source = (spec, options);
+        if p.dry_run {
+            let plan = ctx
+                .svc
+                .plan_attach(lib, parent, title.as_deref(), source, &ctx.cancel)
+                .await?;
+            return Ok(Attached::planned(p.item_key.as_str(), plan));
+        }
         let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
         let up = ctx
             .svc
-            .attach(
-                lib,
-                parent,
-                title.as_deref(),
-                (spec, options),
-                progress,
-                cancel,
-            )
+            .attach(lib, parent, title.as_deref(), source, progress, cancel)
             .await?;
         Ok(Attached::new(p.item_key.as_str(), up))
     }

@@ -14,6 +14,7 @@ mod cite_export;
 mod collection_writes;
 mod collections;
 mod common;
+mod dry_runs;
 mod emulator_changes;
 mod emulator_client;
 mod emulator_faults;
