@@ -65,34 +65,14 @@ impl ZoteroTool for AddItemToCollection {
     type Data = AddItemToCollectionData;
 
     fn validate(p: &AddItemToCollectionParams) -> Result<(), ToolError> {
-        match (&p.collection_key, &p.collection_name) {
-            (Some(_), Some(_)) => Err(ToolError::invalid(
-                "collection_key",
-                "give collection_key or collection_name, not both",
-            )),
-            (None, None) => Err(ToolError::invalid(
-                "collection_key",
-                "give collection_key or collection_name (see zotero_list_collections)",
-            )),
-            _ => Ok(()),
-        }
+        collection_target(&p.collection_key, &p.collection_name).map(drop)
     }
 
     async fn run(
         p: AddItemToCollectionParams,
         ctx: &ToolContext,
     ) -> Result<AddItemToCollectionData, ToolError> {
-        let target = match (p.collection_key, p.collection_name) {
-            (Some(key), _) => CollectionRef::Key(key.key().clone()),
-            (None, Some(name)) => CollectionRef::Name(name.into_string()),
-            // `validate` refused a call with neither.
-            (None, None) => {
-                return Err(ToolError::invalid(
-                    "collection_key",
-                    "give collection_key or collection_name",
-                ))
-            }
-        };
+        let target = collection_target(&p.collection_key, &p.collection_name)?;
         let item = p.item_key.key();
         let lib = ctx.svc.library(library(p.library))?;
         if p.dry_run {
@@ -146,4 +126,23 @@ async fn dry_run(
         changes: result.changes,
         dry_run: true,
     })
+}
+
+/// The collection a call names by `collection_key` or `collection_name` (exactly one).
+pub(crate) fn collection_target(
+    key: &Option<ObjectKey>,
+    name: &Option<NonBlank<{ limits::COLLECTION_NAME }>>,
+) -> Result<CollectionRef, ToolError> {
+    match (key, name) {
+        (Some(key), None) => Ok(CollectionRef::Key(key.key().clone())),
+        (None, Some(name)) => Ok(CollectionRef::Name(name.as_str().to_string())),
+        (Some(_), Some(_)) => Err(ToolError::invalid(
+            "collection_key",
+            "give collection_key or collection_name, not both",
+        )),
+        (None, None) => Err(ToolError::invalid(
+            "collection_key",
+            "give collection_key or collection_name (see zotero_list_collections)",
+        )),
+    }
 }

@@ -4,11 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::add_item_to_collection::collection_target;
 use super::changes::{self, Change, ObjectResult, Status};
 use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::{ErrorCode, ToolError};
-use zotero_api::collections::CollectionRef;
 use zotero_api::edit::{Edit, ObjectKind};
 
 pub struct RemoveItemFromCollection;
@@ -67,34 +67,14 @@ impl ZoteroTool for RemoveItemFromCollection {
     type Data = RemoveItemFromCollectionData;
 
     fn validate(p: &RemoveItemFromCollectionParams) -> Result<(), ToolError> {
-        match (&p.collection_key, &p.collection_name) {
-            (Some(_), Some(_)) => Err(ToolError::invalid(
-                "collection_key",
-                "give collection_key or collection_name, not both",
-            )),
-            (None, None) => Err(ToolError::invalid(
-                "collection_key",
-                "give collection_key or collection_name (see zotero_list_collections)",
-            )),
-            _ => Ok(()),
-        }
+        collection_target(&p.collection_key, &p.collection_name).map(drop)
     }
 
     async fn run(
         p: RemoveItemFromCollectionParams,
         ctx: &ToolContext,
     ) -> Result<RemoveItemFromCollectionData, ToolError> {
-        let target = match (p.collection_key, p.collection_name) {
-            (Some(key), _) => CollectionRef::Key(key.key().clone()),
-            (None, Some(name)) => CollectionRef::Name(name.into_string()),
-            // `validate` refused a call with neither.
-            (None, None) => {
-                return Err(ToolError::invalid(
-                    "collection_key",
-                    "give collection_key or collection_name",
-                ))
-            }
-        };
+        let target = collection_target(&p.collection_key, &p.collection_name)?;
         let lib = ctx.svc.library(library(p.library))?;
         // Refused before anything is read when the key may not write here.
         lib.require_write(false, &ctx.cancel).await?;

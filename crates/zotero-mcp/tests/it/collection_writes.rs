@@ -5,7 +5,7 @@
 //! deletes asked for, version-checked, cascading to subcollections and keeping the items,
 //! trashed collections in listings, dry runs and read-only libraries that write nothing.
 
-use crate::common::{env_for, in_process, in_process_as, TestClient};
+use crate::common::{env_for, in_process_as, setup, writes, TestClient};
 use crate::emulator_client::{get, lib};
 use serde_json::{json, Value};
 use zotero_emulator::{
@@ -15,21 +15,6 @@ use zotero_emulator::{
 const CREATE: &str = "zotero_create_collection";
 const UPDATE: &str = "zotero_update_collection";
 const COLLECTIONS: &str = "/users/475425/collections";
-
-async fn setup() -> (Emulator, crate::common::Server) {
-    let emu = Emulator::start().await;
-    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
-    (emu, server)
-}
-
-/// Requests that could change something (anything but GET and HEAD).
-fn writes(emu: &Emulator) -> Vec<String> {
-    emu.requests()
-        .into_iter()
-        .filter(|r| r.method != "GET" && r.method != "HEAD")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect()
-}
 
 fn named(emu: &Emulator, name: &str) -> Vec<Value> {
     emu.collections()

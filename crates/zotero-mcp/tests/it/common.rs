@@ -109,6 +109,27 @@ impl rmcp::ClientHandler for TestClient {
     }
 }
 
+/// The emulator with its fixture library and the server pointed at it, in this process.
+pub async fn setup() -> (zotero_emulator::Emulator, Server) {
+    let emu = zotero_emulator::Emulator::start().await;
+    let server = in_process(&env_for(
+        &emu.uri(),
+        zotero_emulator::USER_ID,
+        zotero_emulator::API_KEY,
+    ))
+    .await;
+    (emu, server)
+}
+
+/// The requests that reached the web API other than reads, as `METHOD path`.
+pub fn writes(emu: &zotero_emulator::Emulator) -> Vec<String> {
+    emu.requests()
+        .iter()
+        .filter(|r| r.method != "GET" && r.method != "HEAD")
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect()
+}
+
 /// [`in_process`] with this client.
 pub async fn in_process_as(env: &[(String, String)], test_client: TestClient) -> Server {
     let vars: HashMap<String, String> = env.iter().cloned().collect();

@@ -8,17 +8,8 @@
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, KeyAccess, UserAccess, API_KEY, USER_ID};
 
-use crate::common::{env_for, in_process};
+use crate::common::{env_for, in_process, writes};
 use crate::upload_support::{attachments_of, bytes, env, md5_hex, setup, temp_file, PARENT};
-
-/// Every request that could have changed something: any but a GET, to Zotero or the bucket.
-fn writes(emu: &Emulator) -> Vec<String> {
-    emu.requests()
-        .iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect()
-}
 
 /// Nothing was written: no request but reads, none to the bucket, no upload authorized.
 fn assert_nothing_written(emu: &Emulator) {

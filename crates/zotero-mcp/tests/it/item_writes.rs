@@ -8,21 +8,7 @@
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, Fault, FaultKind, ZoteroEdit, API_KEY, USER_ID};
 
-use crate::common::{env_for, in_process, in_process_as, Server, TestClient};
-
-async fn setup() -> (Emulator, Server) {
-    let emu = Emulator::start().await;
-    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
-    (emu, server)
-}
-
-fn writes(emu: &Emulator) -> Vec<String> {
-    emu.requests()
-        .iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect()
-}
+use crate::common::{env_for, in_process, in_process_as, setup, writes, TestClient};
 
 fn data(emu: &Emulator, key: &str) -> Value {
     emu.item(key).unwrap()["data"].clone()

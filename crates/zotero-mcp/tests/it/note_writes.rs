@@ -12,7 +12,7 @@ use zotero_emulator::{
     USER_ID,
 };
 
-use crate::common::{env_for, in_process, Server};
+use crate::common::{env_for, in_process, setup, writes};
 
 const ITEMS: &str = "/users/475425/items";
 /// A journal article with a PDF (`PDF`).
@@ -25,21 +25,6 @@ const NOTE_PARENT: &str = "PQKBRC33";
 const ANNOTATION: &str = "RESAN2HL";
 const TRASHED: &str = "TRASHD33";
 const COLLECTION: &str = "RDLSTUP3";
-
-async fn setup() -> (Emulator, Server) {
-    let emu = Emulator::start().await;
-    let server = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
-    (emu, server)
-}
-
-/// Every request that could have changed something.
-fn writes(emu: &Emulator) -> Vec<String> {
-    emu.requests()
-        .iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect()
-}
 
 /// The bodies of the POSTs to the items endpoint, as JSON.
 fn posts(emu: &Emulator) -> Vec<Value> {

@@ -9,7 +9,7 @@ mod local;
 use serde_json::json;
 use zotero_emulator::{Emulator, GroupSpec, KeyAccess, Library, LibraryId, API_KEY, USER_ID};
 
-use crate::common::{env_for, in_process, Server};
+use crate::common::{env_for, in_process, writes, Server};
 
 pub(super) const LAB: u64 = 4001;
 pub(super) const READERS: u64 = 4002;
@@ -30,14 +30,6 @@ pub(super) async fn server(emu: &Emulator, extra: &[(&str, &str)]) -> Server {
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     in_process(&env).await
-}
-
-fn writes(emu: &Emulator) -> Vec<String> {
-    emu.requests()
-        .iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| format!("{} {}", r.method, r.path))
-        .collect()
 }
 
 #[tokio::test]
