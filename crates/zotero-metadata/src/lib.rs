@@ -1,0 +1,6 @@
+//! What identifies a paper and what the services that registered it say about it: the
+//! identifiers a researcher hands over (DOI, arXiv id, ISBN, PMID, PMCID, and the URLs that
+//! carry them), parsed and put in one canonical form each, so that the same work is
+//! recognised whatever way it was written.
+//!
+//! Imports point one way: zotero-mcp → zotero-metadata → zotero-sources (for the arXiv id).
