@@ -183,6 +183,35 @@ impl Library<'_> {
         listing: &ItemListing,
         cancel: &CancellationToken,
     ) -> Result<ItemPage, ZoteroError> {
+        let resp = self.send_listing(listing, cancel).await?;
+        let page = parse_page(&resp, "list items", WireObject::to_item)?;
+        let library_version = resp
+            .header("last-modified-version")
+            .and_then(|v| v.trim().parse().ok());
+        Ok(ItemPage {
+            page,
+            library_version,
+        })
+    }
+
+    /// The items of one page of `listing` as Zotero sends them (every field).
+    pub(crate) async fn list_items_wire(
+        &self,
+        listing: &ItemListing,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<WireObject>, ZoteroError> {
+        let resp = self.send_listing(listing, cancel).await?;
+        if resp.status != 200 {
+            return Err(crate::response::unexpected(&resp, "list items"));
+        }
+        crate::response::parse_json(&resp)
+    }
+
+    async fn send_listing(
+        &self,
+        listing: &ItemListing,
+        cancel: &CancellationToken,
+    ) -> Result<ApiResponse, ZoteroError> {
         self.check_item_types(&listing.filter.item_types, cancel)
             .await?;
         let mut query: Vec<(&str, String)> = listing.filter.params();
@@ -201,17 +230,8 @@ impl Library<'_> {
             listing.filter.path(),
             encode_query(&pairs)
         ));
-        let resp = self
-            .send_in_collection(&req, listing.filter.collection.as_ref(), cancel)
-            .await?;
-        let page = parse_page(&resp, "list items", WireObject::to_item)?;
-        let library_version = resp
-            .header("last-modified-version")
-            .and_then(|v| v.trim().parse().ok());
-        Ok(ItemPage {
-            page,
-            library_version,
-        })
+        self.send_in_collection(&req, listing.filter.collection.as_ref(), cancel)
+            .await
     }
 
     /// Sends a listing of (or within) a collection, making sure the collection exists: the

@@ -15,6 +15,7 @@ pub mod export;
 pub mod fulltext;
 pub mod groups;
 pub mod http;
+pub mod identify;
 pub mod items;
 mod keyed_lock;
 pub mod keys;
