@@ -58,6 +58,14 @@ pub struct Config {
     /// The only directories `file_path` may read from (`ZOTERO_UPLOAD_ROOTS`), each resolved
     /// here, once; empty: the default policy (no hidden names, no system trees).
     pub upload_roots: Vec<PathBuf>,
+    /// The root of each metadata service, when a variable (`ZOTERO_DOI_BASE`, …) replaces
+    /// the public one.
+    pub metadata_bases: HashMap<zotero_metadata::services::Service, String>,
+    /// `ZOTERO_CONTACT_EMAIL`: named to the metadata services (Crossref's polite pool,
+    /// NCBI), and what lets Unpaywall be asked for open-access PDFs.
+    pub contact_email: Option<String>,
+    /// `ZOTERO_NCBI_API_KEY`: E-utilities at 10 requests a second instead of 3.
+    pub ncbi_api_key: Option<String>,
 }
 
 pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
@@ -181,6 +189,18 @@ impl Config {
             Some(v) => parse_upload_roots(&v)?,
         };
 
+        let mut metadata_bases = HashMap::new();
+        for service in zotero_metadata::services::Service::ALL {
+            if let Some(v) = get(service.variable()) {
+                metadata_bases.insert(service, parse_base(service.variable(), &v)?);
+            }
+        }
+        let contact_email = match get("ZOTERO_CONTACT_EMAIL") {
+            None => None,
+            Some(v) => Some(parse_email(&v)?),
+        };
+        let ncbi_api_key = get("ZOTERO_NCBI_API_KEY");
+
         let read_only = parse_bool(&get, "ZOTERO_READ_ONLY", false)?;
         let toolsets = match get("ZOTERO_TOOLSETS") {
             None => ToolSet::ALL.into_iter().collect(),
@@ -206,7 +226,22 @@ impl Config {
             read_only,
             toolsets,
             upload_roots,
+            metadata_bases,
+            contact_email,
+            ncbi_api_key,
         })
+    }
+
+    /// What the metadata services need.
+    pub fn metadata(&self) -> zotero_metadata::services::ServicesConfig {
+        zotero_metadata::services::ServicesConfig {
+            bases: self.metadata_bases.clone(),
+            contact_email: self.contact_email.clone(),
+            ncbi_api_key: self.ncbi_api_key.clone(),
+            timeout: self.timeout,
+            retry: self.retry.clone(),
+            min_interval_override: None,
+        }
     }
 
     /// What the Zotero client needs.
@@ -250,6 +285,24 @@ impl Config {
             missing.push(CREDENTIAL_VARS[1]);
         }
         missing
+    }
+}
+
+/// A contact address: something@domain, printable, no spaces (it goes into a header and
+/// query strings).
+fn parse_email(v: &str) -> Result<String, ConfigError> {
+    let ok = v.len() <= 254
+        && v.chars().all(|c| c.is_ascii_graphic())
+        && v.split_once('@')
+            .is_some_and(|(user, domain)| !user.is_empty() && domain.contains('.'));
+    if ok {
+        Ok(v.to_string())
+    } else {
+        Err(ConfigError {
+            var: "ZOTERO_CONTACT_EMAIL",
+            value: v.to_string(),
+            expected: "an e-mail address such as you@example.org".into(),
+        })
     }
 }
 
@@ -453,11 +506,33 @@ mod tests {
             ("ZOTERO_TOOLSETS", ","),
             ("ZOTERO_UPLOAD_ROOTS", "/nonexistent/zotero-papers"),
             ("ZOTERO_UPLOAD_ROOTS", "relative/papers"),
+            ("ZOTERO_DOI_BASE", "doi.org"),
+            ("ZOTERO_CROSSREF_BASE", "ftp://api.crossref.org"),
+            ("ZOTERO_NCBI_BASE", "https://x.org/?q"),
+            ("ZOTERO_CONTACT_EMAIL", "not an address"),
+            ("ZOTERO_CONTACT_EMAIL", "me@localhost"),
         ] {
             let err = cfg(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
             assert!(err.to_string().contains(var), "{err}");
         }
+    }
+
+    #[test]
+    fn metadata_services_take_their_bases_and_the_contact() {
+        use zotero_metadata::services::Service;
+        let c = cfg(&[]).unwrap().metadata();
+        assert_eq!(c.base(Service::Crossref), "https://api.crossref.org");
+        assert!(c.contact_email.is_none());
+        let c = cfg(&[
+            ("ZOTERO_ARXIV_API_BASE", "http://127.0.0.1:9/arxiv-api/"),
+            ("ZOTERO_CONTACT_EMAIL", "me@example.org"),
+        ])
+        .unwrap()
+        .metadata();
+        assert_eq!(c.base(Service::Arxiv), "http://127.0.0.1:9/arxiv-api");
+        assert_eq!(c.base(Service::Doi), "https://doi.org");
+        assert_eq!(c.contact_email.as_deref(), Some("me@example.org"));
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct ZoteroService {
     pub arxiv_base: String,
     /// The library of a call that names none (`ZOTERO_LIBRARY`).
     pub default_library: LibraryRef,
+    /// DOI, Crossref, DataCite, arXiv's API, Open Library, NCBI, Unpaywall: one client and
+    /// one pace per service for the whole process.
+    pub metadata: zotero_metadata::services::MetadataServices,
 }
 
 impl ZoteroService {
@@ -33,6 +36,8 @@ impl ZoteroService {
                 .map_err(|e| format!("cannot build the file fetcher: {e}"))?,
             arxiv_base: config.arxiv_base.clone(),
             default_library: config.library,
+            metadata: zotero_metadata::services::MetadataServices::new(config.metadata())
+                .map_err(|e| format!("cannot build the metadata client: {e}"))?,
         })
     }
 
