@@ -4,3 +4,5 @@
 //! recognised whatever way it was written.
 //!
 //! Imports point one way: zotero-mcp → zotero-metadata → zotero-sources (for the arXiv id).
+
+pub mod identifiers;
