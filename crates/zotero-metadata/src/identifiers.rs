@@ -3,20 +3,26 @@
 //!
 //! | kind    | accepted                                                                   | canonical (duplicates)        |
 //! |---------|----------------------------------------------------------------------------|-------------------------------|
-//! | `doi`   | `10.1000/xyz`, `doi:` / `DOI ` + DOI, `https://doi.org/…`, `http://dx.doi.org/…`, `doi.org/…` (`%`-escapes decoded) | lower case (DOIs are case-insensitive) |
-//! | `arxiv` | `1706.03762v5`, `hep-th/9901001`, `math.CA/0611800v2`, `arXiv:…`, `https://(export.)arxiv.org/abs|pdf/…(.pdf)` | no version, no subject class: `1706.03762`, `math/0611800` |
-//! | `isbn`  | ISBN-10 (check `X`) and ISBN-13 (978/979), hyphens and spaces, `ISBN:` / `ISBN-13:` / `ISBN ` | the 13 digits of the ISBN-13 |
+//! | `doi`   | `10.1000/xyz`, `doi:` / `DOI ` before it, `https://doi.org/…`, `http://dx.doi.org/…`, `doi.org/…` (`%`-escapes decoded) | lower case (DOIs are case-insensitive) |
+//! | `arxiv` | `1706.03762v5`, `hep-th/9901001`, `math.CA/0611800v2`, `arXiv:…`, `https://arxiv.org/abs/…`, `…/pdf/…(.pdf)`, on `export.arxiv.org` too | no version, no subject class: `1706.03762`, `math/0611800` |
+//! | `isbn`  | ISBN-10 (check `X`) and ISBN-13 (978/979), hyphens and spaces, `ISBN:`, `ISBN-13:`, `ISBN ` | the 13 digits of the ISBN-13 |
 //! | `pmid`  | `31452104`, `PMID:` / `PMID `, `https://pubmed.ncbi.nlm.nih.gov/<pmid>/`, `https://www.ncbi.nlm.nih.gov/pubmed/<pmid>` | the digits |
 //! | `pmcid` | `PMC6784890` (any case), `PMCID:`, `https://www.ncbi.nlm.nih.gov/pmc/articles/PMC…/`, `https://pmc.ncbi.nlm.nih.gov/articles/PMC…/` | `PMC` + digits |
 //!
 //! Around any of them, whitespace, a final `.`, `,` or `;`, a final `)` or `]` without its
-//! opening one (copied with the sentence around it), and enclosing quotes or `<…>` are dropped.
+//! opening one (copied with the sentence around it), and enclosing quotes, `<…>`, `(…)` or
+//! `[…]` are dropped. The kind is decided by the first of: a label (`doi:`, `arXiv:`, `ISBN`,
+//! `PMID:`, `PMCID:`), a link's host, `10.` (DOI), `PMC`, the shape of an arXiv id, digits.
+//!
+//! A label is read for what it says the kind is, not checked against the rest (`ISBN-13:`
+//! before an ISBN-10 is read as the ISBN-10).
 //!
 //! Bare numbers: 1 to 8 digits without a leading zero are a PMID (NLM: "a 1- to 8-digit accession
 //! number with no leading zeros"); 10 digits (or 9 and `X`) are an ISBN-10 and 13 digits an
-//! ISBN-13, their check digit verified — no PMID is that long, so there is nothing to choose;
-//! any other number, or one with hyphens or spaces that is not a valid ISBN, is refused with what
-//! was expected. An arXiv DOI (`10.48550/arXiv.1706.03762`) stays a DOI: [`Doi::arxiv_id`] gives
+//! ISBN-13 (978/979), their check digit verified — no PMID is that long, so there is nothing to
+//! choose; a number of 9, 11, 12 or more than 13 digits, or one with hyphens or spaces that is
+//! not a valid ISBN, is refused with what was expected. A PMCID has 1 to 9 digits (PMC has no
+//! documented length; today's have 7 or 8). An arXiv DOI (`10.48550/arXiv.1706.03762`) stays a DOI: [`Doi::arxiv_id`] gives
 //! the arXiv id for recognising the same paper.
 //!
 //! Inputs over [`MAX_INPUT_CHARS`] are refused before anything else, and no error repeats more
@@ -366,8 +372,8 @@ pub fn parse(input: &str) -> Result<Identifier, IdentifierError> {
     if let Some(rest) = label(s, "doi") {
         return parse_doi(rest, &shown).map(Identifier::Doi);
     }
-    if strip_prefix_ci(s, "arxiv:").is_some() {
-        return parse_arxiv(s, &shown).map(Identifier::Arxiv);
+    if let Some(rest) = label(s, "arxiv") {
+        return parse_arxiv(rest, &shown).map(Identifier::Arxiv);
     }
     if let Some(rest) = isbn_label(s) {
         return parse_isbn(rest, &shown).map(Identifier::Isbn);
@@ -655,9 +661,13 @@ fn parse_doi(doi: &str, shown: &str) -> Result<Doi, IdentifierError> {
 fn parse_arxiv(s: &str, shown: &str) -> Result<ArxivId, IdentifierError> {
     ArxivId::parse(s).map_err(|err| {
         let problem = match err {
-            // The reason may quote part of the input: only short ones are repeated.
-            SourceError::InvalidArxivId { reason, .. } if reason.chars().count() <= 100 => reason,
-            _ => "it is not a valid arXiv id".to_string(),
+            // A reason that quotes the input (its archive or subject class) is repeated only
+            // when the quote is short, as a mistyped archive is; the excerpt shows the rest.
+            SourceError::InvalidArxivId { reason, .. } if !reason.contains('"') => reason,
+            SourceError::InvalidArxivId { reason, .. } if reason.chars().count() <= 80 => reason,
+            _ => "the part before the / is not an arXiv archive with an optional subject class \
+                  (such as hep-th or math.CA)"
+                .to_string(),
         };
         IdentifierError::Malformed {
             kind: IdentifierKind::Arxiv,
@@ -1017,6 +1027,7 @@ mod tests {
             ("1706.03762v5", "1706.03762v5", "1706.03762"),
             ("arXiv:1706.03762v5", "1706.03762v5", "1706.03762"),
             ("ARXIV:1706.03762", "1706.03762", "1706.03762"),
+            ("arXiv 1706.03762", "1706.03762", "1706.03762"),
             (
                 "https://arxiv.org/abs/1706.03762v5",
                 "1706.03762v5",
@@ -1287,9 +1298,20 @@ mod tests {
         let msg = err(&bad).to_string();
         assert!(!msg.contains(&"b".repeat(EXCERPT_CHARS)), "{msg}");
         assert!(msg.contains('…'), "{msg}");
-        let bad_archive = format!("{}/9901001", "q".repeat(200));
-        let msg = err(&bad_archive).to_string();
-        assert!(!msg.contains(&"q".repeat(EXCERPT_CHARS)), "{msg}");
+        for bad_archive in [
+            format!("{}/9901001", "q".repeat(200)),
+            format!("arXiv:{}/9901001", "q".repeat(60)),
+            format!("arXiv:math.{}/9901001", "Q".repeat(60)),
+        ] {
+            let e = err(&bad_archive);
+            assert_eq!(
+                e.looks_like().is_some(),
+                bad_archive.starts_with("arXiv"),
+                "{e}"
+            );
+            let msg = e.to_string();
+            assert!(msg.matches(['q', 'Q']).count() < EXCERPT_CHARS, "{msg}");
+        }
     }
 
     #[test]
