@@ -113,9 +113,18 @@ pub fn clean_doi(doi: &str) -> String {
     stripped.trim().to_string()
 }
 
-/// An arXiv id without its `vN`.
+/// An arXiv id as compared: without its `vN`, and an old-style id without its subject class
+/// (`math.CA/0611800` is `math/0611800`: the class is not part of the identifier).
 fn without_version(id: &str) -> String {
     let id = id.trim().trim_end_matches('/');
+    let owned;
+    let id = match id.split_once('/') {
+        Some((archive, number)) if archive.contains('.') => {
+            owned = format!("{}/{number}", archive.split('.').next().unwrap_or(archive));
+            owned.as_str()
+        }
+        _ => id,
+    };
     match id.rfind('v') {
         Some(at)
             if at > 0
@@ -315,6 +324,11 @@ mod tests {
             assert!(arxiv.found_in(&data(d.clone())), "{d}");
         }
         assert!(!arxiv.found_in(&data(json!({"extra": "arXiv:1706.03763"}))));
+        let old = WorkIds {
+            arxiv: Some("math/0611800".into()),
+            ..WorkIds::default()
+        };
+        assert!(old.found_in(&data(json!({"archiveID": "arXiv:math.CA/0611800v2"}))));
 
         let isbn = WorkIds {
             isbn13: vec!["9780306406157".into()],

@@ -5,4 +5,5 @@
 //!
 //! Imports point one way: zotero-mcp → zotero-metadata → zotero-sources (for the arXiv id).
 
+pub mod identifiers;
 pub mod services;

@@ -1,6 +1,8 @@
 //! arXiv identifiers: the forms people paste (bare ids, `arXiv:` prefixes, abs/pdf links)
 //! reduced to the id, its version, the PDF URL and a file name.
 
+use std::fmt;
+
 use super::error::SourceError;
 
 /// The archives of old-style identifiers (`archive[.SC]/YYMMNNN`, used until March 2007).
@@ -11,7 +13,9 @@ const OLD_ARCHIVES: &[&str] = &[
     "patt-sol", "physics", "plasm-ph", "q-alg", "q-bio", "quant-ph", "solv-int", "supr-con",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Equality is of the id as written (two versions of one paper differ); compare
+/// [`ArxivId::canonical`] to recognise the same paper.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArxivId {
     /// The id as fetched: with the version when one was given (`1706.03762v1`,
     /// `hep-th/9901001`).
@@ -54,6 +58,20 @@ impl ArxivId {
         Ok(ArxivId { id, base, version })
     }
 
+    /// The paper whatever its version and however it was written, for recognising duplicates:
+    /// the id without version and, for old-style ids, without the subject class, which arXiv
+    /// says is not part of the identifier (`math.CA/0611800v2` is `arXiv:math/0611800v2`
+    /// externally, and its API answers `math/0611800`). `1706.03762v5` → `1706.03762`.
+    pub fn canonical(&self) -> String {
+        match self.base.split_once('/') {
+            Some((archive, number)) => {
+                let archive = archive.split_once('.').map_or(archive, |(a, _)| a);
+                format!("{archive}/{number}")
+            }
+            None => self.base.clone(),
+        }
+    }
+
     /// `{arxiv_base}/pdf/{id}`.
     pub fn pdf_url(&self, arxiv_base: &str) -> String {
         format!("{}/pdf/{}", arxiv_base.trim_end_matches('/'), self.id)
@@ -62,6 +80,13 @@ impl ArxivId {
     /// `<id>.pdf` with `/` replaced by `_` (`hep-th_9901001.pdf`).
     pub fn filename(&self) -> String {
         format!("{}.pdf", self.id.replace('/', "_"))
+    }
+}
+
+/// The id as fetched (`1706.03762v5`, `math.CA/0611800`), which [`ArxivId::parse`] reads back.
+impl fmt::Display for ArxivId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.id)
     }
 }
 
@@ -355,6 +380,21 @@ mod tests {
         assert_eq!(id.filename(), "hep-th_9901001v2.pdf");
         let id = ArxivId::parse("arXiv:1706.03762").unwrap();
         assert_eq!(id.filename(), "1706.03762.pdf");
+    }
+
+    #[test]
+    fn canonical_drops_version_and_subject_class() {
+        for (input, canonical) in [
+            ("1706.03762v5", "1706.03762"),
+            ("https://arxiv.org/pdf/1706.03762v1.pdf", "1706.03762"),
+            ("hep-th/9901001v2", "hep-th/9901001"),
+            ("math.CA/0611800v2", "math/0611800"),
+            ("arXiv:MATH.ca/0611800", "math/0611800"),
+        ] {
+            let id = ArxivId::parse(input).unwrap();
+            assert_eq!(id.canonical(), canonical, "{input}");
+            assert_eq!(ArxivId::parse(&id.to_string()).unwrap(), id, "{input}");
+        }
     }
 
     proptest! {
