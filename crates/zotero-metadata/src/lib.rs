@@ -4,3 +4,10 @@
 //! recognised whatever way it was written.
 //!
 //! Imports point one way: zotero-mcp → zotero-metadata → zotero-sources (for the arXiv id).
+
+mod mapping_error;
+pub mod schema;
+pub mod zotero_item;
+
+pub use mapping_error::MappingError;
+pub use zotero_item::{CreatorName, DraftCreator, ZoteroItemDraft};
