@@ -5,9 +5,12 @@
 //!
 //! Imports point one way: zotero-mcp → zotero-metadata → zotero-sources (for the arXiv id).
 
+pub mod csl;
 mod mapping_error;
 pub mod schema;
+mod text;
 pub mod zotero_item;
 
+pub use csl::{from_csl_json, from_doi_csl_json};
 pub use mapping_error::MappingError;
 pub use zotero_item::{CreatorName, DraftCreator, ZoteroItemDraft};
