@@ -59,7 +59,7 @@ pub(crate) use respond::Answer;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use wiremock::{Mock, MockServer};
 
@@ -83,6 +83,10 @@ pub struct Recorded {
     pub body: Vec<u8>,
     /// The full length of the body.
     pub body_len: usize,
+    /// When the request arrived (monotonic: for spacing between requests).
+    pub at: Instant,
+    /// When the request arrived (wall clock).
+    pub time: SystemTime,
 }
 
 impl Recorded {
@@ -92,6 +96,19 @@ impl Recorded {
         self.headers
             .iter()
             .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `User-Agent` header.
+    pub fn user_agent(&self) -> Option<&str> {
+        self.header("user-agent")
+    }
+
+    /// The first value of a query parameter.
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
 }

@@ -3,7 +3,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use wiremock::{Match, Respond, ResponseTemplate};
 
@@ -99,6 +99,8 @@ pub(crate) fn record(request: &wiremock::Request) -> Recorded {
             .collect(),
         body: request.body[..request.body.len().min(RECORDED_BODY_LIMIT)].to_vec(),
         body_len: request.body.len(),
+        at: Instant::now(),
+        time: SystemTime::now(),
     }
 }
 
