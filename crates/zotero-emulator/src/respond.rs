@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use wiremock::{Match, Respond, ResponseTemplate};
 
-use super::{local, routes, writes};
+use super::{local, metadata, routes, writes};
 use super::{Fault, FaultKind, Recorded, RetryAfter, Server, State, RECORDED_BODY_LIMIT};
 
 /// An answer before it becomes a wiremock `ResponseTemplate`.
@@ -151,6 +151,9 @@ impl Respond for Responder {
             _ => local::handle(&mut st, &self.base, &recorded),
         };
         drop(st);
+        if web {
+            answer = metadata::finish(answer, &recorded, fault.as_ref());
+        }
 
         let mut delay = latency;
         match fault {
