@@ -10,8 +10,9 @@
 //! Every library has its own state (`libs.rs`): the user library and the groups
 //! (`groups.rs`), with the key's access to each (`access.rs`). Writes (`writes.rs`,
 //! `apply.rs`, `validate.rs`), item templates (`schema.rs`), the file upload protocol
-//! (`files.rs`, with a fake S3 bucket in `s3.rs`) and a fake web host and arXiv (`web.rs`) live
-//! on the same server. A second server plays the desktop app's local API (`local/`) over the
+//! (`files.rs`, with a fake S3 bucket in `s3.rs`), a fake web host and arXiv (`web.rs`) and the
+//! fake metadata hosts for adding papers by identifier (`metadata/`: doi.org, Crossref,
+//! DataCite, arXiv's API, Open Library, NCBI, Unpaywall) live on the same server. A second server plays the desktop app's local API (`local/`) over the
 //! same state.
 
 mod access;
@@ -29,6 +30,7 @@ mod library;
 mod libs;
 mod local;
 mod mappings;
+mod metadata;
 mod params;
 mod props;
 mod reads;
@@ -51,6 +53,7 @@ pub use groups::{FileEditing, GroupSpec, GroupType, LibraryEditing, LibraryReadi
 pub use library::{Library, TITLE_WORDS};
 pub use libs::LibraryId;
 pub use local::{DesktopRelease, LOCAL_DATA_DIR};
+pub use metadata::{crossref_article, ArxivPaper, MetadataHost};
 pub use storage::StoredFile;
 pub use view::LibraryView;
 pub use web::HostedFile;
@@ -59,7 +62,7 @@ pub(crate) use respond::Answer;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use wiremock::{Mock, MockServer};
 
@@ -83,6 +86,10 @@ pub struct Recorded {
     pub body: Vec<u8>,
     /// The full length of the body.
     pub body_len: usize,
+    /// When the request arrived (monotonic: for spacing between requests).
+    pub at: Instant,
+    /// When the request arrived (wall clock).
+    pub time: SystemTime,
 }
 
 impl Recorded {
@@ -92,6 +99,19 @@ impl Recorded {
         self.headers
             .iter()
             .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The `User-Agent` header.
+    pub fn user_agent(&self) -> Option<&str> {
+        self.header("user-agent")
+    }
+
+    /// The first value of a query parameter.
+    pub fn query_param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
 }
@@ -244,6 +264,10 @@ impl Fault {
         self.path_prefix = Some(prefix.to_string());
         self
     }
+    /// Restricts the fault to one fake metadata host (`/crossref/…`, `/ncbi/…`, …).
+    pub fn on_host(self, host: MetadataHost) -> Fault {
+        self.on(&format!("{}/", host.root()))
+    }
     /// Restricts the fault to paths ending with `suffix` (e.g. `/file`).
     pub fn path_suffix(mut self, suffix: &str) -> Fault {
         self.path_suffix = Some(suffix.to_string());
@@ -306,6 +330,9 @@ pub(crate) struct State {
     pub(crate) files: storage::FileStore,
     /// The fake web host and arXiv.
     pub(crate) web: web::WebState,
+    /// The fake metadata hosts (doi.org, Crossref, DataCite, arXiv's API, Open Library, NCBI,
+    /// Unpaywall, open-access copies).
+    pub(crate) meta: metadata::MetaState,
     /// `Zotero-Write-Token`s of successful writes (per key).
     pub(crate) write_tokens: HashSet<String>,
     /// Fields this server's older schema lacks (`Emulator::drop_field`); see `State::schema`.
@@ -345,6 +372,7 @@ impl Emulator {
             access: KeyAccess::default(),
             files,
             web: web::WebState::default(),
+            meta: metadata::MetaState::catalogue(),
             write_tokens: HashSet::new(),
             dropped_fields: schema::DroppedFields::new(),
             local: local::LocalState::default(),

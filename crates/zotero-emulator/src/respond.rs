@@ -3,11 +3,11 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use wiremock::{Match, Respond, ResponseTemplate};
 
-use super::{local, routes, writes};
+use super::{local, metadata, routes, writes};
 use super::{Fault, FaultKind, Recorded, RetryAfter, Server, State, RECORDED_BODY_LIMIT};
 
 /// An answer before it becomes a wiremock `ResponseTemplate`.
@@ -99,6 +99,8 @@ pub(crate) fn record(request: &wiremock::Request) -> Recorded {
             .collect(),
         body: request.body[..request.body.len().min(RECORDED_BODY_LIMIT)].to_vec(),
         body_len: request.body.len(),
+        at: Instant::now(),
+        time: SystemTime::now(),
     }
 }
 
@@ -149,6 +151,9 @@ impl Respond for Responder {
             _ => local::handle(&mut st, &self.base, &recorded),
         };
         drop(st);
+        if web {
+            answer = metadata::finish(answer, &recorded, fault.as_ref());
+        }
 
         let mut delay = latency;
         match fault {

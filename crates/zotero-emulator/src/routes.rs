@@ -1,11 +1,12 @@
-//! Request dispatch of the web API: authentication, routing on method and path to a library
+//! Request dispatch of the web API (after the hosts that are not the API: the bucket, the web
+//! host, arXiv, the metadata hosts): authentication, routing on method and path to a library
 //! (`/users/{id}/…`, `/groups/{id}/…`) with the key's access checked as `ApiController` and
 //! the controllers do it, `/keys/current`, the groups, item types and fields.
 
 use super::access::{keys_current, Creds, Perm};
 use super::files::{self, FileRights, BUCKET_PATH};
 use super::libs::LibraryId;
-use super::{collwrites, groups, mappings, reads, s3, schema, web, writes};
+use super::{collwrites, groups, mappings, metadata, reads, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 
 pub(crate) use super::reads::page;
@@ -73,6 +74,9 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
     }
     if path.starts_with("/arxiv/") {
         return web::arxiv_get(st, base, req);
+    }
+    if let Some(a) = metadata::handle(st, base, req) {
+        return a;
     }
     if let Some(v) = req.header("zotero-api-version") {
         if !matches!(v.trim(), "1" | "2" | "3") {

@@ -175,13 +175,13 @@ impl Emulator {
     /// Registers a PDF for an arXiv id. `1706.03762v2` is that version; an id without a version
     /// becomes the next one (v1 first). Unversioned requests get the latest version.
     pub fn add_arxiv(&self, id: &str, pdf: impl Into<Vec<u8>>) {
-        self.add_arxiv_entry(id, ArxivEntry::Pdf(pdf.into()));
+        self.add_arxiv_version(id, ArxivEntry::Pdf(pdf.into()));
     }
 
     /// Like [`Emulator::add_arxiv`], but `/pdf/<id>` answers this HTML page (200 `text/html`),
     /// as arXiv does for withdrawn papers or PDFs still being built.
     pub fn add_arxiv_page(&self, id: &str, html: &str) {
-        self.add_arxiv_entry(id, ArxivEntry::Page(html.to_string()));
+        self.add_arxiv_version(id, ArxivEntry::Page(html.to_string()));
     }
 
     /// `true`: `/pdf/<id>` without a version redirects (302) to the latest `/pdf/<id>vN`
@@ -190,7 +190,7 @@ impl Emulator {
         self.state.lock().unwrap().web.arxiv_redirect_unversioned = on;
     }
 
-    fn add_arxiv_entry(&self, id: &str, entry: ArxivEntry) {
+    fn add_arxiv_version(&self, id: &str, entry: ArxivEntry) {
         let (base, version) = split_version(id);
         let mut st = self.state.lock().unwrap();
         let versions = st.web.arxiv.entry(base.to_string()).or_default();

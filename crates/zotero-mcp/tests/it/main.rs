@@ -21,6 +21,7 @@ mod emulator_faults;
 mod emulator_files;
 mod emulator_hosts;
 mod emulator_libraries;
+mod emulator_metadata;
 mod emulator_schema;
 mod emulator_selftest;
 mod emulator_writes;
