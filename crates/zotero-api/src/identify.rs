@@ -88,7 +88,7 @@ impl WorkIds {
             }
         }
         if let Some(pmid) = &self.pmid {
-            if extra_value("PMID").iter().any(|p| p == pmid) {
+            if field("PMID").trim() == pmid || extra_value("PMID").iter().any(|p| p == pmid) {
                 return true;
             }
         }

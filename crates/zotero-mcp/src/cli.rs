@@ -24,6 +24,28 @@ enum Command {
     /// belongs to, what it may do in each library) and the desktop app's local API; says
     /// which files file_path may read (ZOTERO_UPLOAD_ROOTS).
     Check,
+    /// Add papers by DOI, arXiv id, ISBN, PMID or PMCID (or a URL carrying one) to the
+    /// library, with their PDF when one is open; prints what was added.
+    Add {
+        /// 1 to 20 identifiers.
+        #[arg(required = true, num_args = 1..=20)]
+        identifiers: Vec<String>,
+        /// user or group:<id> (the default library otherwise).
+        #[arg(long)]
+        library: Option<String>,
+        /// Put the new items into the collection of this key or name.
+        #[arg(long)]
+        collection: Option<String>,
+        /// A tag for every new item (repeat for more).
+        #[arg(long = "tag")]
+        tags: Vec<String>,
+        /// Do not attach PDFs.
+        #[arg(long)]
+        no_pdf: bool,
+        /// Look everything up and say what would be added, without writing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Print the tools this server lists, as JSON.
     Tools {
         /// JSON output (the only format).
@@ -54,6 +76,24 @@ pub fn main() -> ExitCode {
             }
         },
         Some(Command::Check) => run(crate::check::run(config)),
+        Some(Command::Add {
+            identifiers,
+            library,
+            collection,
+            tags,
+            no_pdf,
+            dry_run,
+        }) => run(crate::identify::cli_add(
+            config,
+            crate::identify::CliAdd {
+                identifiers,
+                library,
+                collection,
+                tags,
+                attach_pdf: !no_pdf,
+                dry_run,
+            },
+        )),
         None | Some(Command::Serve) => run(crate::transport::stdio::serve(config)),
     }
 }

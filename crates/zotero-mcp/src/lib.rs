@@ -5,6 +5,7 @@ pub mod cli;
 pub mod config;
 pub mod envelope;
 pub mod errors;
+pub mod identify;
 pub mod log;
 pub mod markdown;
 pub mod note_html;

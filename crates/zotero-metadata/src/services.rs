@@ -272,7 +272,7 @@ impl MetadataServices {
         Ok(())
     }
 
-    /// GETs `path_and_query` below the service's base, paced, retried on 429/5xx, redirects
+    /// GETs `path_and_query` below the service's base (or a whole `https://` URL), paced, retried on 429/5xx, redirects
     /// followed; any status is answered (the caller decides what 404 means).
     pub async fn get(
         &self,
@@ -281,7 +281,12 @@ impl MetadataServices {
         accept: &'static str,
         cancel: &CancellationToken,
     ) -> Result<Answer, ServiceError> {
-        let url = format!("{}{}", self.config.base(s), path_and_query);
+        let url = if path_and_query.starts_with("https://") || path_and_query.starts_with("http://")
+        {
+            path_and_query.to_string()
+        } else {
+            format!("{}{}", self.config.base(s), path_and_query)
+        };
         let retry = Retry {
             policy: &self.config.retry,
             gate: None,
@@ -543,8 +548,14 @@ impl MetadataServices {
         pmcids: &[String],
         cancel: &CancellationToken,
     ) -> Result<Vec<Value>, ServiceError> {
+        // The converter lives on www.ncbi.nlm.nih.gov, not on the E-utilities host; a
+        // configured NCBI base serves both.
+        let root = match self.config.bases.get(&Service::Ncbi) {
+            Some(base) => base.clone(),
+            None => "https://www.ncbi.nlm.nih.gov".to_string(),
+        };
         let path = format!(
-            "/pmc/utils/idconv/v1.0/?format=json&ids={}{}",
+            "{root}/pmc/utils/idconv/v1.0/?format=json&ids={}{}",
             pmcids.join(","),
             self.ncbi_manners()
         );

@@ -4,6 +4,7 @@
 //! `tools!` lists every tool once, so a tool cannot be listed but not callable (or the
 //! reverse).
 
+pub mod add_by_identifier;
 pub mod add_item_to_collection;
 pub mod attach_arxiv_pdf;
 pub mod changes;
@@ -318,6 +319,7 @@ tools! {
     ManageTags => manage_tags::ManageTags,
     CreateCollection => create_collection::CreateCollection,
     UpdateCollection => update_collection::UpdateCollection,
+    AddByIdentifier => add_by_identifier::AddByIdentifier,
 }
 
 impl ToolName {

@@ -9,6 +9,7 @@
     clippy::indexing_slicing
 )]
 
+mod add_by_identifier;
 mod arxiv_and_progress;
 mod cite_export;
 mod collection_writes;

@@ -82,6 +82,7 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_manage_tags", false, true, true),
         ("zotero_create_collection", false, true, false),
         ("zotero_update_collection", false, true, true),
+        ("zotero_add_by_identifier", false, true, false),
     ];
     assert_eq!(
         names,

@@ -172,6 +172,8 @@ pub mod limits {
     pub const CREATORS: usize = 500;
     /// Fields one update may set (an item type has fewer than 60).
     pub const FIELDS: usize = 100;
+    /// An identifier or the URL that carries it (characters): zotero-metadata's bound.
+    pub const IDENTIFIER: usize = 2_000;
     /// Objects one batch write may name: Zotero's limit per request.
     pub const BATCH: usize = 50;
 }

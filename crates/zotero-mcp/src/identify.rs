@@ -1,0 +1,883 @@
+//! Adding papers by what identifies them (`zotero_add_by_identifier`, `zotero-mcp add`):
+//! parse each identifier, ask the services that registered it (a batch per service where
+//! the service takes one: arXiv, NCBI), map their answer to a Zotero item, look for the same
+//! work in the library and among the call's own identifiers, create what is missing exactly
+//! once, and attach a PDF (arXiv's, or an open-access one from Unpaywall) through the upload
+//! path with all its guarantees.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use zotero_api::identify::{clean_doi, Draft, WorkIds};
+use zotero_api::model::Creator;
+use zotero_api::upload::ProgressFn;
+use zotero_api::Library;
+use zotero_metadata::identifiers::{self, Identifier};
+use zotero_metadata::services::ServiceError;
+use zotero_metadata::zotero_item::{CreatorName, ZoteroItemDraft};
+use zotero_metadata::ArxivEntry;
+use zotero_sources::{PrepareOptions, SourceSpec};
+
+use crate::envelope::ToolError;
+use crate::service::ZoteroService;
+
+/// What to add and where.
+pub struct AddRequest {
+    pub inputs: Vec<String>,
+    pub collection: Option<String>,
+    pub tags: Vec<String>,
+    pub attach_pdf: bool,
+    pub dry_run: bool,
+}
+
+/// What happened to one identifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddStatus {
+    Created,
+    /// The library has the work already (`item_key`); nothing created.
+    AlreadyInLibrary,
+    /// Another identifier of this call is the same work (its item is `item_key`).
+    SameAsEarlier,
+    /// Dry run: would be created.
+    WouldCreate,
+    /// No service knows it.
+    NotFound,
+    Failed,
+    /// The call was cancelled before its turn.
+    NotAttempted,
+}
+
+/// What happened to the PDF of one identifier.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PdfStatus {
+    Attached,
+    AlreadyAttached,
+    /// Unpaywall knows no open-access copy (or the work has no DOI to ask about).
+    NoneOpenAccess,
+    /// Not looked for, and why (`attach_pdf: false`, no contact address for Unpaywall, dry run).
+    NotSearched,
+    Failed,
+}
+
+#[derive(Debug, Clone)]
+pub struct PdfOutcome {
+    pub status: PdfStatus,
+    pub attachment_key: Option<String>,
+    pub source: Option<String>,
+    /// Why it failed, or why it was not looked for.
+    pub reason: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AddOutcome {
+    pub input: String,
+    pub kind: Option<&'static str>,
+    pub status: AddStatus,
+    pub item_key: Option<String>,
+    pub title: Option<String>,
+    pub item_type: Option<String>,
+    pub pdf: Option<PdfOutcome>,
+    pub error: Option<String>,
+}
+
+impl AddOutcome {
+    fn new(input: &str, kind: Option<&'static str>, status: AddStatus) -> Self {
+        Self {
+            input: input.to_string(),
+            kind,
+            status,
+            item_key: None,
+            title: None,
+            item_type: None,
+            pdf: None,
+            error: None,
+        }
+    }
+
+    fn failed(input: &str, kind: Option<&'static str>, error: String) -> Self {
+        let mut o = Self::new(input, kind, AddStatus::Failed);
+        o.error = Some(error);
+        o
+    }
+}
+
+/// What a service said about one identifier.
+enum Found {
+    Draft(Box<ZoteroItemDraft>),
+    Unknown(String),
+    Failed(String),
+}
+
+/// Adds every identifier; one outcome per input, in order. `Err` only when nothing could be
+/// done at all (the library cannot be written, the collection does not exist).
+pub async fn add_by_identifiers(
+    svc: &ZoteroService,
+    lib: Library<'_>,
+    req: AddRequest,
+    progress: Option<ProgressFn>,
+    cancel: &CancellationToken,
+) -> Result<Vec<AddOutcome>, ToolError> {
+    lib.require_write(false, cancel).await?;
+    let collection_key = req.collection.clone();
+    let total = req.inputs.len() as u64;
+    let report = |done: usize| {
+        if let Some(p) = &progress {
+            p(done as u64, total);
+        }
+    };
+    let parsed: Vec<Result<Identifier, String>> = req
+        .inputs
+        .iter()
+        .map(|i| identifiers::parse(i).map_err(|e| e.to_string()))
+        .collect();
+
+    // The batches: every arXiv id in one feed, every PubMed id in one summary.
+    let arxiv_ids: Vec<String> = parsed
+        .iter()
+        .filter_map(|p| p.as_ref().ok().and_then(Identifier::arxiv_id))
+        .map(|a| a.canonical())
+        .collect();
+    let arxiv = if arxiv_ids.is_empty() || cancel.is_cancelled() {
+        HashMap::new()
+    } else {
+        fetch_arxiv(svc, &arxiv_ids, cancel).await
+    };
+    let pmcids: Vec<String> = parsed
+        .iter()
+        .filter_map(|p| match p {
+            Ok(Identifier::Pmcid(c)) => Some(c.canonical()),
+            _ => None,
+        })
+        .collect();
+    let pmc_to_pmid = if pmcids.is_empty() || cancel.is_cancelled() {
+        HashMap::new()
+    } else {
+        fetch_pmc(svc, &pmcids, cancel).await
+    };
+    let mut pmids: Vec<String> = parsed
+        .iter()
+        .filter_map(|p| match p {
+            Ok(Identifier::Pmid(m)) => Some(m.canonical()),
+            _ => None,
+        })
+        .collect();
+    pmids.extend(
+        pmc_to_pmid
+            .values()
+            .filter_map(|r| r.as_ref().ok().cloned()),
+    );
+    pmids.sort();
+    pmids.dedup();
+    let pubmed = if pmids.is_empty() || cancel.is_cancelled() {
+        HashMap::new()
+    } else {
+        fetch_pubmed(svc, &pmids, cancel).await
+    };
+
+    let mut outcomes: Vec<AddOutcome> = Vec::new();
+    // The works created or found in this call: their identifiers and their item.
+    let mut seen: Vec<(WorkIds, String, String)> = Vec::new();
+    for (i, (input, parsed)) in req.inputs.iter().zip(parsed).enumerate() {
+        if cancel.is_cancelled() {
+            outcomes.push(AddOutcome::new(input, None, AddStatus::NotAttempted));
+            continue;
+        }
+        let id = match parsed {
+            Ok(id) => id,
+            Err(why) => {
+                outcomes.push(AddOutcome::failed(input, None, why));
+                report(i + 1);
+                continue;
+            }
+        };
+        let kind = Some(id.kind().name());
+        let found = match &id {
+            _ if id.arxiv_id().is_some() => {
+                let a = id.arxiv_id();
+                let base = a.as_ref().map(|a| a.canonical()).unwrap_or_default();
+                match arxiv.get(&base) {
+                    Some(Ok(entry)) => {
+                        arxiv_draft(svc, entry, a.and_then(|a| a.version), cancel).await
+                    }
+                    Some(Err(why)) => Found::Failed(why.clone()),
+                    None => Found::Unknown("arXiv has no such paper".into()),
+                }
+            }
+            Identifier::Doi(doi) => fetch_doi(svc, doi.as_str(), cancel).await,
+            Identifier::Isbn(isbn) => fetch_isbn(svc, isbn.isbn13(), cancel).await,
+            Identifier::Pmid(m) => pubmed
+                .get(&m.canonical())
+                .map(clone_found)
+                .unwrap_or_else(|| Found::Unknown("PubMed has no such article".into())),
+            Identifier::Pmcid(c) => match pmc_to_pmid.get(&c.canonical()) {
+                Some(Ok(pmid)) => pubmed
+                    .get(pmid)
+                    .map(clone_found)
+                    .unwrap_or_else(|| Found::Unknown("PubMed has no such article".into())),
+                Some(Err(why)) => Found::Unknown(why.clone()),
+                None => Found::Unknown("the PMC ID converter does not know it".into()),
+            },
+            Identifier::Arxiv(_) => Found::Unknown("arXiv has no such paper".into()),
+        };
+        let mut draft = match found {
+            Found::Draft(d) => *d,
+            Found::Unknown(why) => {
+                let mut o = AddOutcome::new(input, kind, AddStatus::NotFound);
+                o.error = Some(why);
+                outcomes.push(o);
+                report(i + 1);
+                continue;
+            }
+            Found::Failed(why) => {
+                outcomes.push(AddOutcome::failed(input, kind, why));
+                report(i + 1);
+                continue;
+            }
+        };
+        let ids = work_ids(&id, &draft);
+        let title = draft.fields.get("title").cloned().unwrap_or_default();
+        let mut outcome = AddOutcome::new(input, kind, AddStatus::Created);
+        outcome.title = Some(title.clone());
+        outcome.item_type = Some(draft.item_type.clone());
+
+        if let Some((_, key, _)) = seen.iter().find(|(w, _, _)| same_work(w, &ids)) {
+            outcome.status = AddStatus::SameAsEarlier;
+            outcome.item_key = Some(key.clone());
+            outcomes.push(outcome);
+            report(i + 1);
+            continue;
+        }
+        match lib.find_same_work(&title, &ids, cancel).await {
+            Ok(Some((key, _))) => {
+                outcome.status = AddStatus::AlreadyInLibrary;
+                outcome.item_key = Some(key.clone());
+                seen.push((ids.clone(), key.clone(), title.clone()));
+                if req.attach_pdf && !req.dry_run {
+                    outcome.pdf = Some(match existing_pdf(lib, &key, cancel).await {
+                        Some(pdf) => pdf,
+                        None => attach_pdf(svc, lib, &key, &id, &ids, cancel).await,
+                    });
+                }
+                outcomes.push(outcome);
+                report(i + 1);
+                continue;
+            }
+            Ok(None) => {}
+            Err(e) => {
+                outcomes.push(AddOutcome::failed(
+                    input,
+                    kind,
+                    format!("could not look for it in the library: {e}"),
+                ));
+                report(i + 1);
+                continue;
+            }
+        }
+        if req.dry_run {
+            outcome.status = AddStatus::WouldCreate;
+            outcome.pdf = Some(PdfOutcome {
+                status: PdfStatus::NotSearched,
+                attachment_key: None,
+                source: None,
+                reason: Some("dry run".into()),
+            });
+            outcomes.push(outcome);
+            report(i + 1);
+            continue;
+        }
+        draft.tags = req.tags.clone();
+        let new = to_draft(&draft, collection_key.iter().cloned().collect());
+        match lib.create_draft(&new, cancel).await {
+            Ok(created) => {
+                outcome.item_key = Some(created.key.clone());
+                seen.push((ids.clone(), created.key.clone(), title.clone()));
+                outcome.pdf = Some(if req.attach_pdf {
+                    attach_pdf(svc, lib, &created.key, &id, &ids, cancel).await
+                } else {
+                    PdfOutcome {
+                        status: PdfStatus::NotSearched,
+                        attachment_key: None,
+                        source: None,
+                        reason: Some("attach_pdf is false".into()),
+                    }
+                });
+            }
+            Err(e) => {
+                outcome.status = AddStatus::Failed;
+                outcome.error = Some(format!("could not create the item: {e}"));
+            }
+        }
+        outcomes.push(outcome);
+        report(i + 1);
+    }
+    Ok(outcomes)
+}
+
+fn clone_found(f: &Result<ZoteroItemDraft, String>) -> Found {
+    // Shared by every identifier of the work (a PMCID and its PMID).
+    match f {
+        Ok(d) => Found::Draft(Box::new(d.clone())),
+        Err(why) => Found::Failed(why.clone()),
+    }
+}
+
+/// The identifiers of the work: the one given, and those the metadata carries.
+fn work_ids(id: &Identifier, draft: &ZoteroItemDraft) -> WorkIds {
+    let mut ids = WorkIds::default();
+    if let Some(doi) = draft.fields.get("DOI") {
+        ids.doi = Some(clean_doi(doi));
+    }
+    match id {
+        Identifier::Doi(d) => ids.doi = Some(d.canonical().to_string()),
+        Identifier::Isbn(i) => ids.isbn13.push(i.isbn13().to_string()),
+        Identifier::Pmid(m) => ids.pmid = Some(m.canonical()),
+        _ => {}
+    }
+    if let Some(a) = id.arxiv_id() {
+        ids.arxiv = Some(a.canonical());
+    }
+    if let Some(isbns) = draft.fields.get("ISBN") {
+        for i in isbns.split([' ', ',', ';']) {
+            if let Some(i13) = zotero_api::identify::isbn13_of(i) {
+                if !ids.isbn13.contains(&i13) {
+                    ids.isbn13.push(i13);
+                }
+            }
+        }
+    }
+    if let Some(p) = draft.fields.get("PMID") {
+        ids.pmid.get_or_insert_with(|| p.trim().to_string());
+    }
+    for line in &draft.extra_lines {
+        if let Some(p) = line.strip_prefix("PMID:") {
+            ids.pmid.get_or_insert_with(|| p.trim().to_string());
+        }
+    }
+    ids
+}
+
+fn same_work(a: &WorkIds, b: &WorkIds) -> bool {
+    let eq = |x: &Option<String>, y: &Option<String>| x.is_some() && x == y;
+    eq(&a.doi, &b.doi)
+        || eq(&a.arxiv, &b.arxiv)
+        || eq(&a.pmid, &b.pmid)
+        || a.isbn13.iter().any(|i| b.isbn13.contains(i))
+}
+
+fn to_draft(d: &ZoteroItemDraft, collections: Vec<String>) -> Draft {
+    let mut fields = d.fields.clone();
+    // As Zotero's translators do for what they fetched from the web: when it was fetched.
+    if fields.contains_key("url") && !fields.contains_key("accessDate") {
+        fields.insert("accessDate".into(), utc_now());
+    }
+    if !d.extra_lines.is_empty() {
+        fields.insert("extra".into(), d.extra_lines.join("\n"));
+    }
+    Draft {
+        item_type: d.item_type.clone(),
+        fields,
+        creators: d
+            .creators
+            .iter()
+            .map(|c| match &c.name {
+                CreatorName::Split {
+                    first_name,
+                    last_name,
+                } => Creator {
+                    creator_type: c.creator_type.clone(),
+                    first_name: Some(first_name.clone()),
+                    last_name: Some(last_name.clone()),
+                    name: None,
+                },
+                CreatorName::Single { name } => Creator {
+                    creator_type: c.creator_type.clone(),
+                    first_name: None,
+                    last_name: None,
+                    name: Some(name.clone()),
+                },
+            })
+            .collect(),
+        tags: d.tags.clone(),
+        collections,
+    }
+}
+
+fn service_error(e: ServiceError) -> String {
+    e.to_string()
+}
+
+async fn fetch_doi(svc: &ZoteroService, doi: &str, cancel: &CancellationToken) -> Found {
+    let m = &svc.metadata;
+    let mut failures: Vec<String> = Vec::new();
+    match m.doi_csl(doi, cancel).await {
+        Ok(Some(csl)) => match zotero_metadata::csl::from_doi_csl_json(&csl) {
+            Ok(d) => return Found::Draft(Box::new(d)),
+            Err(e) => failures.push(format!("doi.org's CSL-JSON: {e}")),
+        },
+        Ok(None) => {}
+        Err(e) => failures.push(service_error(e)),
+    }
+    match m.crossref_work(doi, cancel).await {
+        Ok(Some(work)) => match zotero_metadata::from_crossref_work(&work) {
+            Ok(d) => return Found::Draft(Box::new(d)),
+            Err(e) => failures.push(format!("Crossref's record: {e}")),
+        },
+        Ok(None) => {}
+        Err(e) => failures.push(service_error(e)),
+    }
+    match m.datacite(doi, cancel).await {
+        Ok(Some(attrs)) => match zotero_metadata::from_datacite(&attrs) {
+            Ok(d) => return Found::Draft(Box::new(d)),
+            Err(e) => failures.push(format!("DataCite's record: {e}")),
+        },
+        Ok(None) => {}
+        Err(e) => failures.push(service_error(e)),
+    }
+    if failures.is_empty() {
+        Found::Unknown("no registration agency knows this DOI (doi.org, Crossref, DataCite)".into())
+    } else {
+        Found::Failed(failures.join("; "))
+    }
+}
+
+async fn fetch_isbn(svc: &ZoteroService, isbn13: &str, cancel: &CancellationToken) -> Found {
+    match svc.metadata.openlibrary_isbn(isbn13, cancel).await {
+        Ok(Some(record)) => match zotero_metadata::from_open_library(&record, isbn13) {
+            Ok(d) => Found::Draft(Box::new(d)),
+            Err(e) => Found::Failed(format!("Open Library's record: {e}")),
+        },
+        Ok(None) => Found::Unknown("Open Library has no book with this ISBN".into()),
+        Err(e) => Found::Failed(service_error(e)),
+    }
+}
+
+/// Every arXiv id's entry from one feed (or why there is none), by id without version.
+async fn fetch_arxiv(
+    svc: &ZoteroService,
+    ids: &[String],
+    cancel: &CancellationToken,
+) -> HashMap<String, Result<ArxivEntry, String>> {
+    let mut out = HashMap::new();
+    let feed = match svc.metadata.arxiv_feed(ids, cancel).await {
+        Ok(feed) => feed,
+        Err(e) => {
+            let why = service_error(e);
+            for id in ids {
+                out.insert(id.clone(), Err(why.clone()));
+            }
+            return out;
+        }
+    };
+    match zotero_metadata::parse_arxiv_feed(&feed) {
+        Ok(entries) => {
+            for entry in entries {
+                let id = zotero_sources::ArxivId::parse(&entry.id)
+                    .map(|a| a.canonical())
+                    .unwrap_or_else(|_| entry.id.clone());
+                out.insert(id, Ok(entry));
+            }
+        }
+        Err(zotero_metadata::MappingError::NotFound { .. }) => {}
+        Err(e) => {
+            for id in ids {
+                out.insert(id.clone(), Err(format!("arXiv's feed: {e}")));
+            }
+        }
+    }
+    out
+}
+
+/// An arXiv paper's item; published in a journal (arXiv lists its DOI), the journal's
+/// metadata merged in as Zotero's arXiv translator does.
+async fn arxiv_draft(
+    svc: &ZoteroService,
+    entry: &ArxivEntry,
+    version: Option<u32>,
+    cancel: &CancellationToken,
+) -> Found {
+    let draft = match zotero_metadata::from_arxiv_entry(entry, version) {
+        Ok(d) => d,
+        Err(e) => return Found::Failed(format!("arXiv's record: {e}")),
+    };
+    if let Some(doi) = &entry.doi {
+        if let Found::Draft(published) = fetch_doi(svc, doi, cancel).await {
+            if let Ok(merged) = zotero_metadata::merge_arxiv_with_published(&draft, &published) {
+                return Found::Draft(Box::new(merged));
+            }
+        }
+    }
+    Found::Draft(Box::new(draft))
+}
+
+/// PMCID → PMID through the PMC ID converter.
+async fn fetch_pmc(
+    svc: &ZoteroService,
+    pmcids: &[String],
+    cancel: &CancellationToken,
+) -> HashMap<String, Result<String, String>> {
+    let mut out = HashMap::new();
+    match svc.metadata.pmc_ids(pmcids, cancel).await {
+        Ok(records) => {
+            for r in records {
+                let Some(pmcid) = r.get("pmcid").and_then(Value::as_str) else {
+                    continue;
+                };
+                let pmid = r.get("pmid").and_then(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                });
+                out.insert(
+                    pmcid.to_uppercase(),
+                    pmid.ok_or_else(|| "the PMC ID converter knows no PubMed id for it".into()),
+                );
+            }
+        }
+        Err(e) => {
+            let why = service_error(e);
+            for c in pmcids {
+                out.insert(c.clone(), Err(why.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// Every PMID's draft from one summary request.
+async fn fetch_pubmed(
+    svc: &ZoteroService,
+    pmids: &[String],
+    cancel: &CancellationToken,
+) -> HashMap<String, Result<ZoteroItemDraft, String>> {
+    let mut out = HashMap::new();
+    match svc.metadata.pubmed_summaries(pmids, cancel).await {
+        Ok(result) => {
+            for pmid in pmids {
+                let Some(record) = result.get(pmid) else {
+                    continue;
+                };
+                if record.get("error").is_some() {
+                    continue;
+                }
+                out.insert(
+                    pmid.clone(),
+                    zotero_metadata::from_pubmed_summary(record, pmid)
+                        .map_err(|e| format!("PubMed's record: {e}")),
+                );
+            }
+        }
+        Err(e) => {
+            let why = service_error(e);
+            for m in pmids {
+                out.insert(m.clone(), Err(why.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The PDF an item found in the library has already (any PDF attachment): then none is
+/// added. `None` when it has none, or its attachments could not be read (then the upload
+/// path's own check for the same file still stands).
+async fn existing_pdf(
+    lib: Library<'_>,
+    item_key: &str,
+    cancel: &CancellationToken,
+) -> Option<PdfOutcome> {
+    let key = zotero_api::ObjectKey::parse(item_key).ok()?;
+    let item = lib.get_item(&key, cancel).await.ok()?;
+    let pdf = item
+        .attachments?
+        .into_iter()
+        .find(|a| a.content_type.as_deref() == Some("application/pdf"))?;
+    Some(PdfOutcome {
+        status: PdfStatus::AlreadyAttached,
+        attachment_key: Some(pdf.attachment_key),
+        source: None,
+        reason: None,
+    })
+}
+
+/// The PDF for a new or found item: arXiv's for an arXiv paper, else an open-access copy
+/// Unpaywall knows of (only with a contact address). The upload path keeps its promises:
+/// no orphan attachment, the size limit, the PDF check, no second copy of the same file.
+async fn attach_pdf(
+    svc: &ZoteroService,
+    lib: Library<'_>,
+    item_key: &str,
+    id: &Identifier,
+    ids: &WorkIds,
+    cancel: &CancellationToken,
+) -> PdfOutcome {
+    let Ok(parent) = zotero_api::ObjectKey::parse(item_key) else {
+        return pdf_failed("the item key Zotero answered is not a key".into(), None);
+    };
+    let (url, filename, source) =
+        if let Some(a) = id.arxiv_id() {
+            (
+                a.pdf_url(&svc.arxiv_base),
+                a.filename(),
+                "arXiv".to_string(),
+            )
+        } else {
+            let Some(doi) = &ids.doi else {
+                return PdfOutcome {
+                    status: PdfStatus::NoneOpenAccess,
+                    attachment_key: None,
+                    source: None,
+                    reason: Some("no DOI to look for an open-access copy with".into()),
+                };
+            };
+            match svc.metadata.unpaywall(doi, cancel).await {
+                Err(ServiceError::NoContact) => return PdfOutcome {
+                    status: PdfStatus::NotSearched,
+                    attachment_key: None,
+                    source: None,
+                    reason: Some(
+                        "set ZOTERO_CONTACT_EMAIL to look for open-access PDFs through Unpaywall"
+                            .into(),
+                    ),
+                },
+                Err(e) => return pdf_failed(service_error(e), Some("Unpaywall")),
+                Ok(record) => {
+                    let url = record
+                        .as_ref()
+                        .and_then(|r| r.pointer("/best_oa_location/url_for_pdf"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    match url {
+                        Some(u) => (u, pdf_name(doi), "Unpaywall".to_string()),
+                        None => {
+                            return PdfOutcome {
+                                status: PdfStatus::NoneOpenAccess,
+                                attachment_key: None,
+                                source: Some("Unpaywall".into()),
+                                reason: None,
+                            }
+                        }
+                    }
+                }
+            }
+        };
+    let options = PrepareOptions {
+        content_type: Some("application/pdf".into()),
+        filename: Some(filename),
+        require_pdf: true,
+        input_field: None,
+    };
+    match svc
+        .attach(
+            lib,
+            &parent,
+            None,
+            (SourceSpec::Url(url), options),
+            None,
+            cancel,
+        )
+        .await
+    {
+        Ok(up) => PdfOutcome {
+            status: if up.already_attached {
+                PdfStatus::AlreadyAttached
+            } else {
+                PdfStatus::Attached
+            },
+            attachment_key: Some(up.attachment_key),
+            source: Some(source),
+            reason: None,
+        },
+        Err(e) => pdf_failed(e.message, Some(&source)),
+    }
+}
+
+fn pdf_failed(reason: String, source: Option<&str>) -> PdfOutcome {
+    PdfOutcome {
+        status: PdfStatus::Failed,
+        attachment_key: None,
+        source: source.map(str::to_string),
+        reason: Some(reason),
+    }
+}
+
+/// A file name for a DOI's PDF: the DOI with what file systems dislike replaced.
+fn pdf_name(doi: &str) -> String {
+    let safe: String = doi
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || ".-_".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(120)
+        .collect();
+    format!("{safe}.pdf")
+}
+
+/// `zotero-mcp add`'s arguments.
+pub struct CliAdd {
+    pub identifiers: Vec<String>,
+    pub library: Option<String>,
+    pub collection: Option<String>,
+    pub tags: Vec<String>,
+    pub attach_pdf: bool,
+    pub dry_run: bool,
+}
+
+/// `zotero-mcp add <identifier>…`: adds them and prints one line each (stdout), what went
+/// wrong on stderr; exit 0 when every identifier ended in the library, 1 otherwise, 2 for
+/// a configuration or argument error.
+pub async fn cli_add(config: crate::config::Config, args: CliAdd) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let svc = match ZoteroService::new(&config) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("zotero-mcp: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let named = match args
+        .library
+        .as_deref()
+        .map(str::parse::<zotero_api::LibraryRef>)
+    {
+        None => None,
+        Some(Ok(l)) => Some(l),
+        Some(Err(_)) => {
+            eprintln!("zotero-mcp: --library takes user or group:<id>");
+            return ExitCode::from(2);
+        }
+    };
+    let lib = match svc.library(named) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("zotero-mcp: {}", e.message);
+            return ExitCode::from(2);
+        }
+    };
+    let cancel = CancellationToken::new();
+    let collection = match &args.collection {
+        None => None,
+        Some(c) => {
+            let target = match zotero_api::ObjectKey::parse(c) {
+                Ok(k) => zotero_api::collections::CollectionRef::Key(k),
+                Err(_) => zotero_api::collections::CollectionRef::Name(c.clone()),
+            };
+            match lib.resolve_collection(&target, &cancel).await {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    eprintln!("zotero-mcp: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let req = AddRequest {
+        inputs: args.identifiers,
+        collection,
+        tags: args.tags,
+        attach_pdf: args.attach_pdf,
+        dry_run: args.dry_run,
+    };
+    let outcomes = match add_by_identifiers(&svc, lib, req, None, &cancel).await {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("zotero-mcp: {}", e.message);
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut all_in = true;
+    for o in &outcomes {
+        let status = match o.status {
+            AddStatus::Created => "added",
+            AddStatus::AlreadyInLibrary => "already in the library",
+            AddStatus::SameAsEarlier => "same work as above",
+            AddStatus::WouldCreate => "would be added",
+            AddStatus::NotFound => "not found",
+            AddStatus::Failed => "failed",
+            AddStatus::NotAttempted => "not attempted",
+        };
+        all_in &= matches!(
+            o.status,
+            AddStatus::Created
+                | AddStatus::AlreadyInLibrary
+                | AddStatus::SameAsEarlier
+                | AddStatus::WouldCreate
+        );
+        let key = o.item_key.as_deref().unwrap_or("-");
+        let title = o.title.as_deref().unwrap_or("");
+        let pdf = match o.pdf.as_ref().map(|p| &p.status) {
+            Some(PdfStatus::Attached) => ", PDF attached",
+            Some(PdfStatus::AlreadyAttached) => ", PDF already attached",
+            Some(PdfStatus::NoneOpenAccess) => ", no open-access PDF",
+            Some(PdfStatus::Failed) => ", PDF failed",
+            _ => "",
+        };
+        println!(
+            "{}\t{status}\t{key}\t{title}{pdf}",
+            crate::tools::params::quote(&o.input)
+        );
+        if let Some(e) = &o.error {
+            eprintln!("{}: {e}", crate::tools::params::quote(&o.input));
+        }
+        if let Some(PdfOutcome {
+            status: PdfStatus::Failed,
+            reason: Some(r),
+            ..
+        }) = &o.pdf
+        {
+            eprintln!("{}: the PDF: {r}", crate::tools::params::quote(&o.input));
+        }
+    }
+    if all_in {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Now in UTC as Zotero writes `accessDate`: `YYYY-MM-DD HH:MM:SS`.
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (if m <= 2 { y + 1 } else { y }, m as u32, d as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_become_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(20_781), (2026, 11, 24));
+        assert_eq!(utc_now().len(), 19);
+    }
+}

@@ -1,0 +1,315 @@
+//! Conformance of `zotero_add_by_identifier` against the emulator's Zotero and its fake
+//! metadata hosts: each identifier kind, each outcome (created, already in the library, the
+//! same work twice in a call, not found, malformed), the PDF (arXiv's, Unpaywall's, none),
+//! dry runs, read-only libraries, and the manners kept with each host (user agent, contact,
+//! batching, spacing; the Zotero key never sent there).
+
+use std::time::Instant;
+
+use serde_json::{json, Value};
+use zotero_emulator::{Emulator, MetadataHost, API_KEY, USER_ID};
+
+use crate::common::{env_for, in_process, writes, Server};
+
+const EMAIL: &str = "ada@lovelace-lab.org";
+
+async fn setup(email: bool) -> (Emulator, Server) {
+    let emu = Emulator::start().await;
+    emu.add_catalogue_arxiv_pdfs();
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.extend(
+        [
+            ("ZOTERO_DOI_BASE", emu.doi_base()),
+            ("ZOTERO_CROSSREF_BASE", emu.crossref_base()),
+            ("ZOTERO_DATACITE_BASE", emu.datacite_base()),
+            ("ZOTERO_ARXIV_API_BASE", emu.arxiv_api_base()),
+            ("ZOTERO_OPENLIBRARY_BASE", emu.openlibrary_base()),
+            ("ZOTERO_NCBI_BASE", emu.ncbi_base()),
+            ("ZOTERO_UNPAYWALL_BASE", emu.unpaywall_base()),
+            ("ZOTERO_ARXIV_BASE", emu.arxiv_base()),
+            ("ZOTERO_FETCH_ALLOW_PRIVATE", "1".to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v)),
+    );
+    if email {
+        env.push(("ZOTERO_CONTACT_EMAIL".into(), EMAIL.into()));
+    }
+    let server = in_process(&env).await;
+    (emu, server)
+}
+
+async fn add(server: &Server, args: Value) -> Value {
+    server
+        .call("zotero_add_by_identifier", args)
+        .await
+        .expect_ok()
+        .clone()
+}
+
+fn item_posts(emu: &Emulator) -> usize {
+    emu.requests()
+        .iter()
+        .filter(|r| {
+            r.method == "POST"
+                && r.path == format!("/users/{USER_ID}/items")
+                && String::from_utf8_lossy(&r.body).contains("\"itemType\"")
+                && !String::from_utf8_lossy(&r.body).contains("\"attachment\"")
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn a_doi_becomes_an_item_with_its_open_access_pdf_and_never_twice() {
+    let (emu, server) = setup(true).await;
+    let d = add(
+        &server,
+        json!({"identifiers": ["https://doi.org/10.1038/nature12373"]}),
+    )
+    .await;
+    let r = &d["results"][0];
+    assert_eq!(r["status"], "created", "{d}");
+    assert_eq!(r["kind"], "doi");
+    assert_eq!(r["item_type"], "journalArticle");
+    assert_eq!(r["pdf"], "attached", "{d}");
+    assert_eq!(r["pdf_source"], "Unpaywall");
+    let key = r["item_key"].as_str().unwrap();
+    let item = emu.item(key).unwrap();
+    let data = &item["data"];
+    assert_eq!(
+        data["DOI"].as_str().unwrap().to_lowercase(),
+        "10.1038/nature12373"
+    );
+    assert!(!data["title"].as_str().unwrap().is_empty());
+    assert_eq!(data["creators"].as_array().unwrap().len(), 8);
+    for f in ["publicationTitle", "volume", "pages", "date"] {
+        assert!(!data[f].as_str().unwrap_or("").is_empty(), "{f}: {data}");
+    }
+    // The PDF hangs under it, checked to be a PDF.
+    let pdf_key = r["pdf_attachment_key"].as_str().unwrap();
+    assert_eq!(emu.item(pdf_key).unwrap()["data"]["parentItem"], key);
+    assert_eq!(
+        emu.item(pdf_key).unwrap()["data"]["contentType"],
+        "application/pdf"
+    );
+    assert_eq!(d["created"], 1);
+
+    // Again, written another way: found in the library, nothing created, the PDF already there.
+    let posts = item_posts(&emu);
+    let d = add(&server, json!({"identifiers": ["doi:10.1038/NATURE12373"]})).await;
+    let r = &d["results"][0];
+    assert_eq!(r["status"], "already_in_library", "{d}");
+    assert_eq!(r["item_key"], key);
+    assert_eq!(r["pdf"], "already_attached", "{d}");
+    assert_eq!(item_posts(&emu), posts);
+    assert_eq!(d["already_in_library"], 1);
+}
+
+#[tokio::test]
+async fn arxiv_papers_come_as_preprints_with_their_pdf_and_the_library_copy_is_found() {
+    let (emu, server) = setup(false).await;
+    let d = add(
+        &server,
+        json!({"identifiers": ["arXiv:hep-th/9711200", "https://arxiv.org/abs/1706.03762v5",
+                               "1512.03385"],
+               "tags": ["to-read"]}),
+    )
+    .await;
+    let (a, b, c) = (&d["results"][0], &d["results"][1], &d["results"][2]);
+    assert_eq!(a["status"], "created", "{d}");
+    assert_eq!(a["pdf"], "attached", "{d}");
+    assert_eq!(a["pdf_source"], "arXiv");
+    let data = emu.item(a["item_key"].as_str().unwrap()).unwrap()["data"].clone();
+    assert!(
+        data["extra"]
+            .as_str()
+            .unwrap_or("")
+            .contains("hep-th/9711200")
+            || data["archiveID"] == "arXiv:hep-th/9711200",
+        "{data}"
+    );
+    assert_eq!(data["tags"], json!([{"tag": "to-read"}]));
+    // 1706.03762 is VASWANI7 in the fixture library, which has its PDF: nothing added.
+    assert_eq!(b["status"], "already_in_library", "{d}");
+    assert_eq!(b["item_key"], "VASWANI7");
+    assert_eq!(b["pdf"], "already_attached", "{d}");
+    assert_eq!(b["pdf_attachment_key"], "VASPDF23");
+    // 1512.03385 is RESNET52 (found by its title, compared by its arXiv id).
+    assert_eq!(c["status"], "already_in_library", "{d}");
+    assert_eq!(c["item_key"], "RESNET52");
+    // The three ids went to arXiv's API in one request.
+    assert_eq!(emu.count_to(MetadataHost::ArxivApi), 1);
+}
+
+#[tokio::test]
+async fn isbns_pmids_and_pmcids_and_one_work_named_three_ways() {
+    let (emu, server) = setup(true).await;
+    let d = add(
+        &server,
+        json!({"identifiers": ["ISBN 0-13-110362-8", "PMID: 23903748", "PMC4221854",
+                               "10.1038/nature12373"]}),
+    )
+    .await;
+    let res = d["results"].as_array().unwrap();
+    assert_eq!(res[0]["status"], "created", "{d}");
+    assert_eq!(res[0]["item_type"], "book");
+    assert_eq!(res[0]["pdf"], "none_open_access", "{d}");
+    let book = emu.item(res[0]["item_key"].as_str().unwrap()).unwrap();
+    assert!(book["data"]["ISBN"]
+        .as_str()
+        .unwrap()
+        .contains("9780131103627"));
+    assert_eq!(res[1]["status"], "created", "{d}");
+    let key = res[1]["item_key"].clone();
+    // The same article by its PMCID and its DOI: the one item, not three.
+    for r in &res[2..] {
+        assert_eq!(r["status"], "same_as_earlier", "{d}");
+        assert_eq!(r["item_key"], key);
+    }
+    assert_eq!(d["created"], 2);
+    assert_eq!(item_posts(&emu), 2);
+    // One summary request for PubMed, one id conversion.
+    assert_eq!(emu.count_to(MetadataHost::Ncbi), 2);
+}
+
+#[tokio::test]
+async fn what_cannot_be_read_or_found_is_said_per_identifier() {
+    let (emu, server) = setup(false).await;
+    let d = add(
+        &server,
+        json!({"identifiers": ["10.1038", "978-0-13-110362-6", "10.9999/does-not-exist",
+                               "not an identifier", "hep-th/9711200"], "attach_pdf": false}),
+    )
+    .await;
+    let res = d["results"].as_array().unwrap();
+    let statuses: Vec<&str> = res.iter().map(|r| r["status"].as_str().unwrap()).collect();
+    assert_eq!(
+        statuses,
+        ["failed", "failed", "not_found", "failed", "created"],
+        "{d}"
+    );
+    assert!(res[0]["error"].as_str().unwrap().contains("DOI"), "{d}");
+    assert!(
+        res[1]["error"].as_str().unwrap().contains("check digit"),
+        "{d}"
+    );
+    assert!(res[3]["error"].as_str().unwrap().contains("DOI"), "{d}");
+    assert_eq!(res[4]["pdf"], "not_searched");
+    assert_eq!(d["not_added"], 4);
+    assert_eq!(item_posts(&emu), 1);
+}
+
+#[tokio::test]
+async fn without_a_contact_address_unpaywall_is_never_asked() {
+    let (emu, server) = setup(false).await;
+    let d = add(&server, json!({"identifiers": ["10.1038/sdata.2016.18"]})).await;
+    let r = &d["results"][0];
+    assert_eq!(r["status"], "created", "{d}");
+    assert_eq!(r["pdf"], "not_searched");
+    assert!(r["pdf_reason"]
+        .as_str()
+        .unwrap()
+        .contains("ZOTERO_CONTACT_EMAIL"));
+    assert_eq!(emu.count_to(MetadataHost::Unpaywall), 0);
+}
+
+#[tokio::test]
+async fn a_dry_run_looks_everything_up_and_writes_nothing() {
+    let (emu, server) = setup(true).await;
+    let d = add(
+        &server,
+        json!({"identifiers": ["10.1038/sdata.2016.18", "1706.03762"], "dry_run": true}),
+    )
+    .await;
+    assert_eq!(d["results"][0]["status"], "would_create", "{d}");
+    assert_eq!(d["results"][1]["status"], "already_in_library");
+    assert_eq!(d["dry_run"], true);
+    assert!(writes(&emu).is_empty(), "{:?}", writes(&emu));
+}
+
+#[tokio::test]
+async fn a_library_the_key_cannot_write_is_refused_before_any_service_is_asked() {
+    use zotero_emulator::{GroupSpec, KeyAccess, Library};
+    let (emu, server) = setup(true).await;
+    emu.add_group(GroupSpec::new(4002, "Readers"), Library::from_fixtures());
+    emu.set_key_access(KeyAccess::groups(&[(4002, false)]));
+    let a = server
+        .call(
+            "zotero_add_by_identifier",
+            json!({"identifiers": ["10.1038/nature12373"], "library": "group:4002"}),
+        )
+        .await;
+    a.expect_err("ZOTERO_AUTH_ERROR");
+    for host in MetadataHost::ALL {
+        assert_eq!(emu.count_to(host), 0, "{host:?}");
+    }
+    assert!(writes(&emu).is_empty());
+}
+
+#[tokio::test]
+async fn twenty_identifiers_keep_each_hosts_manners() {
+    let (emu, server) = setup(true).await;
+    let ids = [
+        "10.1038/nature12373",
+        "10.1038/nature14539",
+        "10.1038/sdata.2016.18",
+        "10.1007/978-3-319-24574-4_28",
+        "10.1109/CVPR.2016.90",
+        "10.1023/A:1026654312961",
+        "10.5072/zenodo.8142113",
+        "1512.03385",
+        "hep-th/9711200",
+        "1706.03762",
+        "9780131103627",
+        "0465026850",
+        "PMID 23903748",
+        "26017442",
+        "26978244",
+        "PMC4221854",
+        "PMC4792175",
+        "https://doi.org/10.1038/NATURE14539",
+        "arXiv:1512.03385v1",
+        "ISBN 978-0-465-02685-2",
+    ];
+    let started = Instant::now();
+    let d = add(&server, json!({"identifiers": ids})).await;
+    let wall = started.elapsed();
+    let res = d["results"].as_array().unwrap();
+    assert_eq!(res.len(), 20);
+    assert!(
+        res.iter().all(|r| r["status"] != "failed"),
+        "{}",
+        serde_json::to_string_pretty(&d).unwrap()
+    );
+    let mut counts = Vec::new();
+    for host in MetadataHost::ALL {
+        let got = emu.requests_to(host);
+        counts.push(format!("{host:?} {}", got.len()));
+        for r in &got {
+            let ua = r.user_agent().unwrap_or("");
+            assert!(ua.starts_with("zotero-mcp/"), "{host:?}: {ua}");
+            // The metadata services are told who asks (the PDF host is a file download).
+            if host != MetadataHost::OpenAccess {
+                assert!(ua.contains(EMAIL), "{host:?}: {ua}");
+            }
+            // The Zotero key never leaves for another host.
+            assert!(r.header("zotero-api-key").is_none(), "{host:?}");
+            assert!(r.header("authorization").is_none(), "{host:?}");
+            assert!(!r.path.contains(API_KEY) && !format!("{:?}", r.query).contains(API_KEY));
+        }
+    }
+    // Batched where the service takes batches; paced as each asks.
+    assert_eq!(emu.count_to(MetadataHost::ArxivApi), 1);
+    if let Some(gap) = emu.min_interval(MetadataHost::Ncbi) {
+        assert!(gap.as_millis() >= 330, "NCBI requests {gap:?} apart");
+    }
+    if let Some(gap) = emu.min_interval(MetadataHost::Crossref) {
+        assert!(gap.as_millis() >= 95, "Crossref requests {gap:?} apart");
+    }
+    eprintln!(
+        "20 identifiers: {} created, {} already in the library, in {wall:?}; requests per host: {}",
+        d["created"],
+        d["already_in_library"],
+        counts.join(", ")
+    );
+}
