@@ -313,3 +313,187 @@ async fn twenty_identifiers_keep_each_hosts_manners() {
         counts.join(", ")
     );
 }
+
+#[tokio::test]
+async fn created_items_go_into_the_collection_with_the_tags() {
+    let (emu, server) = setup(false).await;
+    let d = add(
+        &server,
+        json!({"identifiers": ["0465026850", "10.1038/sdata.2016.18"],
+               "collection_name": "attention MECHANISMS", "tags": ["lab", "2026"],
+               "attach_pdf": false}),
+    )
+    .await;
+    for r in d["results"].as_array().unwrap() {
+        assert_eq!(r["status"], "created", "{d}");
+        let data = emu.item(r["item_key"].as_str().unwrap()).unwrap()["data"].clone();
+        assert_eq!(data["collections"], json!(["ATTNDP62"]));
+        assert_eq!(data["tags"], json!([{"tag": "lab"}, {"tag": "2026"}]));
+        // Fetched from the web: when, as Zotero records it.
+        if !data["url"].as_str().unwrap_or("").is_empty() {
+            assert!(
+                data["accessDate"].as_str().unwrap().starts_with("20"),
+                "{data}"
+            );
+        }
+    }
+    // An unknown collection is refused before anything is looked up or written.
+    let a = server
+        .call(
+            "zotero_add_by_identifier",
+            json!({"identifiers": ["0131103628"], "collection_name": "No such"}),
+        )
+        .await;
+    a.expect_err("ZOTERO_NOT_FOUND");
+}
+
+#[tokio::test]
+async fn pdfs_that_are_not_open_or_not_pdfs_leave_the_item_and_say_why() {
+    let (emu, server) = setup(true).await;
+    // A closed article: Unpaywall knows it and has no open copy.
+    emu.add_crossref_work(zotero_emulator::crossref_article(
+        "10.5555/closed.2026.1",
+        "A closed article",
+        &[("Ada", "Lovelace")],
+        2026,
+    ));
+    emu.add_unpaywall(json!({"doi": "10.5555/closed.2026.1", "is_oa": false,
+                             "best_oa_location": null, "oa_locations": []}));
+    let d = add(
+        &server,
+        json!({"identifiers": ["10.5555/closed.2026.1", "10.1007/978-3-319-24574-4_28"]}),
+    )
+    .await;
+    let res = d["results"].as_array().unwrap();
+    assert_eq!(res[0]["status"], "created", "{d}");
+    assert_eq!(res[0]["pdf"], "none_open_access", "{d}");
+    assert_eq!(res[1]["status"], "created", "{d}");
+    assert_eq!(res[1]["item_type"], "bookSection");
+    assert_eq!(res[1]["pdf"], "failed", "{d}");
+    assert!(
+        res[1]["pdf_reason"].as_str().unwrap().contains("PDF"),
+        "{d}"
+    );
+    // No attachment was left behind by the refused download.
+    let key = res[1]["item_key"].as_str().unwrap();
+    assert!(emu
+        .items()
+        .iter()
+        .all(|i| i["data"]["parentItem"] != json!(key)));
+}
+
+#[tokio::test]
+async fn a_rate_limited_service_is_asked_again_after_its_wait() {
+    use zotero_emulator::{Fault, FaultKind, RetryAfter};
+    let (emu, server) = setup(false).await;
+    emu.inject(
+        Fault::once(FaultKind::RateLimited {
+            retry_after: RetryAfter::Seconds(1),
+        })
+        .on_host(MetadataHost::OpenLibrary),
+    );
+    emu.inject(
+        Fault::once(FaultKind::Unavailable {
+            retry_after: None,
+            backoff: None,
+        })
+        .on_host(MetadataHost::ArxivApi),
+    );
+    let d = add(
+        &server,
+        json!({"identifiers": ["9780131103627", "hep-th/9711200"], "attach_pdf": false}),
+    )
+    .await;
+    for r in d["results"].as_array().unwrap() {
+        assert_eq!(r["status"], "created", "{d}");
+    }
+    assert_eq!(emu.count_to(MetadataHost::OpenLibrary), 2);
+    assert_eq!(emu.count_to(MetadataHost::ArxivApi), 2);
+    assert_eq!(emu.faults_pending(), 0);
+}
+
+#[tokio::test]
+async fn progress_is_reported_per_identifier_and_a_cancel_stops_the_rest() {
+    use std::sync::{Arc, Mutex};
+    use tokio_util::sync::CancellationToken;
+    use zotero_mcp::tools::{ToolContext, ToolName};
+    let emu = Emulator::start().await;
+    let mut env: std::collections::HashMap<String, String> =
+        env_for(&emu.uri(), USER_ID, API_KEY).into_iter().collect();
+    for (k, v) in [
+        ("ZOTERO_DOI_BASE", emu.doi_base()),
+        ("ZOTERO_CROSSREF_BASE", emu.crossref_base()),
+        ("ZOTERO_OPENLIBRARY_BASE", emu.openlibrary_base()),
+    ] {
+        env.insert(k.into(), v);
+    }
+    let config = zotero_mcp::config::Config::from_map(&env).unwrap();
+    let svc = zotero_mcp::service::ZoteroService::new(&config).unwrap();
+    let cancel = CancellationToken::new();
+    let stop = cancel.clone();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let ctx = ToolContext {
+        svc: Arc::new(svc),
+        cancel,
+        // The client cancels once two identifiers are done.
+        progress: Some(Arc::new(move |done, total| {
+            log.lock().unwrap().push((done, total));
+            if done >= 2 {
+                stop.cancel();
+            }
+        })),
+        confirm: None,
+    };
+    let tool = ToolName::from_name("zotero_add_by_identifier").unwrap();
+    let args = json!({"identifiers": ["9780131103627", "0465026850", "10.1109/CVPR.2016.90",
+                                      "10.1038/nature12373"], "attach_pdf": false});
+    let data = tool
+        .call(&ctx, args.as_object().cloned())
+        .await
+        .expect("an answer");
+    let statuses: Vec<&str> = data["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["created", "created", "not_attempted", "not_attempted"],
+        "{data}"
+    );
+    assert_eq!(data["created"], 2);
+    assert_eq!(*seen.lock().unwrap(), [(1, 4), (2, 4)]);
+    // What was not attempted was not created either.
+    assert_eq!(item_posts(&emu), 2);
+}
+
+#[test]
+fn the_add_command_prints_what_was_added() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let emu = rt.block_on(Emulator::start());
+    let out = std::process::Command::new(crate::common::BIN)
+        .args(["add", "0465026850", "not-an-id", "--tag", "cli", "--no-pdf"])
+        .env_clear()
+        .env("ZOTERO_API_BASE", emu.uri())
+        .env("ZOTERO_USER_ID", USER_ID.to_string())
+        .env("ZOTERO_API_KEY", API_KEY)
+        .env("ZOTERO_OPENLIBRARY_BASE", emu.openlibrary_base())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // One identifier could not be added: exit 1.
+    assert_eq!(out.status.code(), Some(1), "{stdout} {stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    assert!(lines[0].starts_with("0465026850\tadded\t"), "{stdout}");
+    assert!(lines[1].starts_with("not-an-id\tfailed"), "{stdout}");
+    assert!(stderr.contains("not-an-id"), "{stderr}");
+    let key = lines[0].split('\t').nth(2).unwrap();
+    let item = emu.item(key).unwrap();
+    assert_eq!(item["data"]["itemType"], "book");
+    assert_eq!(item["data"]["tags"], json!([{"tag": "cli"}]));
+    drop(rt);
+}
