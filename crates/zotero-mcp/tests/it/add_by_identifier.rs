@@ -497,3 +497,45 @@ fn the_add_command_prints_what_was_added() {
     assert_eq!(item["data"]["tags"], json!([{"tag": "cli"}]));
     drop(rt);
 }
+
+#[tokio::test]
+async fn crossref_and_datacite_answer_when_content_negotiation_cannot() {
+    use zotero_emulator::{Fault, FaultKind};
+    let (emu, server) = setup(false).await;
+    // doi.org fails (every retry): Crossref's own record is used.
+    emu.inject(Fault::times(FaultKind::Status(500), 3).on_host(MetadataHost::Doi));
+    let d = add(
+        &server,
+        json!({"identifiers": ["10.1038/sdata.2016.18"], "attach_pdf": false}),
+    )
+    .await;
+    let r = &d["results"][0];
+    assert_eq!(r["status"], "created", "{d}");
+    let data = emu.item(r["item_key"].as_str().unwrap()).unwrap()["data"].clone();
+    assert_eq!(data["libraryCatalog"], "Crossref", "{data}");
+    assert_eq!(data["creators"].as_array().unwrap().len(), 53);
+    // A DataCite DOI: a dataset, through content negotiation with DataCite.
+    let d = add(
+        &server,
+        json!({"identifiers": ["10.5072/zenodo.8142113"], "attach_pdf": false}),
+    )
+    .await;
+    let r = &d["results"][0];
+    assert_eq!(r["status"], "created", "{d}");
+    assert_eq!(r["item_type"], "dataset", "{d}");
+}
+
+#[tokio::test]
+async fn a_book_added_twice_by_its_two_isbns_is_found_the_second_time() {
+    let (emu, server) = setup(false).await;
+    let first = add(&server, json!({"identifiers": ["9780131103627"]})).await;
+    let key = first["results"][0]["item_key"].clone();
+    let posts = item_posts(&emu);
+    let again = add(&server, json!({"identifiers": ["0-13-110362-8"]})).await;
+    assert_eq!(
+        again["results"][0]["status"], "already_in_library",
+        "{again}"
+    );
+    assert_eq!(again["results"][0]["item_key"], key);
+    assert_eq!(item_posts(&emu), posts);
+}
