@@ -1,5 +1,5 @@
-//! The command line: serve MCP on stdio (default), `check` the configuration, or print the
-//! tool list.
+//! The command line: serve MCP on stdio (default) or Streamable HTTP (`serve --http`), `check`
+//! the configuration, or print the tool list.
 
 use std::process::ExitCode;
 
@@ -18,8 +18,18 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve MCP on stdin/stdout (the default).
-    Serve,
+    /// Serve MCP on stdin/stdout (the default), or with --http over Streamable HTTP.
+    Serve {
+        /// Serve Streamable HTTP at http://ADDR/mcp instead of stdio (ADDR defaults to
+        /// 127.0.0.1:8000). Beyond loopback ZOTERO_MCP_HTTP_TOKEN is required.
+        #[arg(
+            long,
+            value_name = "ADDR",
+            num_args = 0..=1,
+            default_missing_value = crate::transport::http::DEFAULT_ADDR
+        )]
+        http: Option<std::net::SocketAddr>,
+    },
     /// Check the configuration against Zotero: ZOTERO_API_KEY and ZOTERO_USER_ID (who the key
     /// belongs to, what it may do in each library) and the desktop app's local API; says
     /// which files file_path may read (ZOTERO_UPLOAD_ROOTS).
@@ -94,7 +104,14 @@ pub fn main() -> ExitCode {
                 dry_run,
             },
         )),
-        None | Some(Command::Serve) => run(crate::transport::stdio::serve(config)),
+        Some(Command::Serve { http: Some(addr) }) => {
+            if let Err(message) = crate::transport::http::check_bind(&config, addr) {
+                eprintln!("zotero-mcp: {message}");
+                return ExitCode::from(2);
+            }
+            run(crate::transport::http::serve(config, addr))
+        }
+        None | Some(Command::Serve { http: None }) => run(crate::transport::stdio::serve(config)),
     }
 }
 

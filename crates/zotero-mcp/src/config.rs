@@ -66,7 +66,43 @@ pub struct Config {
     pub contact_email: Option<String>,
     /// `ZOTERO_NCBI_API_KEY`: E-utilities at 10 requests a second instead of 3.
     pub ncbi_api_key: Option<String>,
+    /// `ZOTERO_MCP_HTTP_TOKEN`: the bearer token every Streamable HTTP request must carry;
+    /// required to bind beyond loopback.
+    pub http_token: Option<HttpToken>,
+    /// `ZOTERO_MCP_HTTP_ALLOWED_HOSTS`: `Host` values accepted besides the loopback names and
+    /// the bound address (`host` for any port, `host:port`, or `*` for any), lowercased.
+    pub http_allowed_hosts: Vec<String>,
+    /// `ZOTERO_MCP_HTTP_ALLOWED_ORIGINS`: `Origin` values accepted besides loopback origins
+    /// (`https://app.example.org`, `http://host:port`, or `null`), lowercased.
+    pub http_allowed_origins: Vec<String>,
 }
+
+/// The bearer token of the HTTP transport: never printed, compared in constant time.
+#[derive(Clone)]
+pub struct HttpToken(String);
+
+impl HttpToken {
+    /// Whether `candidate` is the token, in a time that depends on their lengths only.
+    pub fn matches(&self, candidate: &[u8]) -> bool {
+        let token = self.0.as_bytes();
+        let mut diff = token.len() ^ candidate.len();
+        for i in 0..token.len().max(candidate.len()) {
+            let a = token.get(i).copied().unwrap_or(0);
+            let b = candidate.get(i).copied().unwrap_or(0);
+            diff |= usize::from(a ^ b);
+        }
+        std::hint::black_box(diff) == 0
+    }
+}
+
+impl std::fmt::Debug for HttpToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HttpToken(<redacted>)")
+    }
+}
+
+/// The shortest bearer token accepted.
+pub const MIN_HTTP_TOKEN_CHARS: usize = 16;
 
 pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
 pub const DEFAULT_ARXIV_BASE: &str = "https://arxiv.org";
@@ -207,6 +243,19 @@ impl Config {
             Some(v) => parse_toolsets(&v)?,
         };
 
+        let http_token = match get("ZOTERO_MCP_HTTP_TOKEN") {
+            None => None,
+            Some(v) => Some(parse_http_token(&v)?),
+        };
+        let http_allowed_hosts = match get("ZOTERO_MCP_HTTP_ALLOWED_HOSTS") {
+            None => Vec::new(),
+            Some(v) => parse_allowed_hosts(&v)?,
+        };
+        let http_allowed_origins = match get("ZOTERO_MCP_HTTP_ALLOWED_ORIGINS") {
+            None => Vec::new(),
+            Some(v) => parse_allowed_origins(&v)?,
+        };
+
         Ok(Config {
             api_key,
             user_id,
@@ -229,6 +278,9 @@ impl Config {
             metadata_bases,
             contact_email,
             ncbi_api_key,
+            http_token,
+            http_allowed_hosts,
+            http_allowed_origins,
         })
     }
 
@@ -304,6 +356,72 @@ fn parse_email(v: &str) -> Result<String, ConfigError> {
             expected: "an e-mail address such as you@example.org".into(),
         })
     }
+}
+
+/// `ZOTERO_MCP_HTTP_TOKEN`: long enough not to be guessed, and printable without spaces
+/// (it travels in a header).
+fn parse_http_token(v: &str) -> Result<HttpToken, ConfigError> {
+    if v.len() >= MIN_HTTP_TOKEN_CHARS && v.bytes().all(|b| b.is_ascii_graphic()) {
+        Ok(HttpToken(v.to_string()))
+    } else {
+        Err(ConfigError {
+            var: "ZOTERO_MCP_HTTP_TOKEN",
+            value: "<redacted>".into(),
+            expected: format!(
+                "at least {MIN_HTTP_TOKEN_CHARS} printable ASCII characters without spaces, \
+                 e.g. from `openssl rand -hex 32`"
+            ),
+        })
+    }
+}
+
+/// `ZOTERO_MCP_HTTP_ALLOWED_HOSTS`: comma-separated `host`, `host:port`, `[v6]:port` or `*`.
+fn parse_allowed_hosts(v: &str) -> Result<Vec<String>, ConfigError> {
+    let mut hosts = Vec::new();
+    for entry in v.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let entry = entry.to_ascii_lowercase();
+        let ok = entry == "*"
+            || (!entry.contains(['/', '@', '?', '#'])
+                && entry.parse::<hyper::http::uri::Authority>().is_ok());
+        if !ok {
+            return Err(ConfigError {
+                var: "ZOTERO_MCP_HTTP_ALLOWED_HOSTS",
+                value: v.to_string(),
+                expected: "host names separated by commas, each `host` (any port), `host:port` \
+                           or `*` (any host), e.g. mcp.example.org,192.168.1.5:8000"
+                    .into(),
+            });
+        }
+        hosts.push(entry);
+    }
+    Ok(hosts)
+}
+
+/// `ZOTERO_MCP_HTTP_ALLOWED_ORIGINS`: comma-separated `http(s)://host[:port]` or `null`.
+fn parse_allowed_origins(v: &str) -> Result<Vec<String>, ConfigError> {
+    let mut origins = Vec::new();
+    for entry in v.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let entry = entry.trim_end_matches('/').to_ascii_lowercase();
+        let ok = entry == "null"
+            || entry
+                .strip_prefix("https://")
+                .or_else(|| entry.strip_prefix("http://"))
+                .is_some_and(|authority| {
+                    !authority.contains(['/', '@', '?', '#'])
+                        && authority.parse::<hyper::http::uri::Authority>().is_ok()
+                });
+        if !ok {
+            return Err(ConfigError {
+                var: "ZOTERO_MCP_HTTP_ALLOWED_ORIGINS",
+                value: v.to_string(),
+                expected: "origins separated by commas, each `http://host[:port]`, \
+                           `https://host[:port]` or `null`, e.g. https://app.example.org"
+                    .into(),
+            });
+        }
+        origins.push(entry);
+    }
+    Ok(origins)
 }
 
 fn parse_base(var: &'static str, v: &str) -> Result<String, ConfigError> {
@@ -511,11 +629,52 @@ mod tests {
             ("ZOTERO_NCBI_BASE", "https://x.org/?q"),
             ("ZOTERO_CONTACT_EMAIL", "not an address"),
             ("ZOTERO_CONTACT_EMAIL", "me@localhost"),
+            ("ZOTERO_MCP_HTTP_TOKEN", "short"),
+            ("ZOTERO_MCP_HTTP_TOKEN", "has a space inside it"),
+            ("ZOTERO_MCP_HTTP_ALLOWED_HOSTS", "example.org/path"),
+            ("ZOTERO_MCP_HTTP_ALLOWED_HOSTS", "a b"),
+            ("ZOTERO_MCP_HTTP_ALLOWED_ORIGINS", "example.org"),
+            ("ZOTERO_MCP_HTTP_ALLOWED_ORIGINS", "https://example.org/app"),
         ] {
             let err = cfg(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
             assert!(err.to_string().contains(var), "{err}");
         }
+    }
+
+    #[test]
+    fn http_variables_are_parsed_and_the_token_never_shown() {
+        let c = cfg(&[]).unwrap();
+        assert!(c.http_token.is_none() && c.http_allowed_hosts.is_empty());
+        let token = "0123456789abcdef-token";
+        let c = cfg(&[
+            ("ZOTERO_MCP_HTTP_TOKEN", token),
+            (
+                "ZOTERO_MCP_HTTP_ALLOWED_HOSTS",
+                " MCP.example.org, 10.0.0.2:8000,[::2]:80,*",
+            ),
+            (
+                "ZOTERO_MCP_HTTP_ALLOWED_ORIGINS",
+                "https://App.example.org/, http://10.0.0.2:3000,null",
+            ),
+        ])
+        .unwrap();
+        let t = c.http_token.as_ref().unwrap();
+        assert!(t.matches(token.as_bytes()));
+        assert!(!t.matches(b"0123456789abcdef-toke"));
+        assert!(!t.matches(b"0123456789abcdef-tokeN"));
+        assert!(!t.matches(b""));
+        assert!(!format!("{c:?}").contains(token));
+        assert_eq!(
+            c.http_allowed_hosts,
+            ["mcp.example.org", "10.0.0.2:8000", "[::2]:80", "*"]
+        );
+        assert_eq!(
+            c.http_allowed_origins,
+            ["https://app.example.org", "http://10.0.0.2:3000", "null"]
+        );
+        let err = cfg(&[("ZOTERO_MCP_HTTP_TOKEN", "short")]).unwrap_err();
+        assert!(!err.to_string().contains("short"), "{err}");
     }
 
     #[test]
