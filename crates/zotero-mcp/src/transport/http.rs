@@ -4,7 +4,9 @@
 //!
 //! Every request passes the [`Guard`] before rmcp sees it: `Host` (DNS rebinding), `Origin`
 //! (cross-site requests from browsers), the bearer token when one is set, the path, and the
-//! body's declared size. Logs stay JSON on stderr; stdout is not used.
+//! body's declared size. The body is then read within the same bound as a stdio message and
+//! judged by the same JSON-RPC rules (`jsonrpc::classify`), so a malformed message gets the
+//! same error over both transports. Logs stay JSON on stderr; stdout is not used.
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
@@ -14,18 +16,20 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::http::uri::Authority;
-use hyper::{Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
+use rmcp::model::ErrorCode;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
+use super::jsonrpc::{self, Verdict};
 use super::lines::max_message_bytes;
 use crate::config::{Config, HttpToken};
 use crate::server::ZoteroServer;
@@ -117,12 +121,7 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
                     let (guard, mcp) = (guard.clone(), mcp.clone());
                     let service = hyper::service::service_fn(move |req: Request<Incoming>| {
                         let (guard, mcp) = (guard.clone(), mcp.clone());
-                        async move {
-                            Ok::<_, Infallible>(match guard.check(&req) {
-                                Ok(()) => mcp.handle(req).await,
-                                Err(refusal) => refusal.response(),
-                            })
-                        }
+                        async move { Ok::<_, Infallible>(answer(&guard, &mcp, req).await) }
                     });
                     let conn = builder
                         .serve_connection(TokioIo::new(stream), service)
@@ -158,6 +157,64 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
     tracing::info!("http.stopped");
     ExitCode::SUCCESS
 }
+
+type Mcp = StreamableHttpService<ZoteroServer, NeverSessionManager>;
+
+/// One request: refused by the guard, or read (within the bound) and judged by the same
+/// JSON-RPC rules as a stdio line, then served by rmcp.
+async fn answer(guard: &Guard, mcp: &Mcp, req: Request<Incoming>) -> Response<Body> {
+    if let Err(refusal) = guard.check(&req) {
+        return refusal.response();
+    }
+    if req.method() != Method::POST {
+        return mcp.handle(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let bytes = match Limited::new(body, guard.max_body).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE).response();
+        }
+        Err(e) => {
+            tracing::debug!(error = %e, "http.body_unreadable");
+            return Refusal::new(StatusCode::BAD_REQUEST, "Bad Request: unreadable body")
+                .response();
+        }
+    };
+    match jsonrpc::classify(&bytes) {
+        Verdict::Deliver(_) => {
+            mcp.handle(Request::from_parts(parts, Full::new(bytes)))
+                .await
+        }
+        Verdict::Answer { line, refusal } => {
+            refusal.log();
+            // A message that is not JSON-RPC at all is a bad request; a request with bad
+            // params is answered like any other error of a method.
+            let status = match refusal.code {
+                Some(code) if code == ErrorCode::PARSE_ERROR.0 => StatusCode::BAD_REQUEST,
+                Some(code) if code == ErrorCode::INVALID_REQUEST.0 => StatusCode::BAD_REQUEST,
+                _ => StatusCode::OK,
+            };
+            let mut response = Response::new(Full::new(Bytes::from(line)).boxed());
+            *response.status_mut() = status;
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        }
+        // An invalid notification or response: nothing to answer, but not accepted either.
+        Verdict::Silence(refusal) => {
+            refusal.log();
+            Refusal::new(StatusCode::BAD_REQUEST, "Bad Request: invalid message").response()
+        }
+        Verdict::Skip => {
+            Refusal::new(StatusCode::BAD_REQUEST, "Bad Request: empty body").response()
+        }
+    }
+}
+
+const TOO_LARGE: &str = "Payload Too Large: the body exceeds the largest message accepted \
+                         (ZOTERO_UPLOAD_MAX_BYTES as base64, plus 1 MiB)";
 
 /// Resolves on SIGTERM or SIGINT (Ctrl-C).
 async fn shutdown_signal() {
@@ -299,11 +356,7 @@ impl Guard {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > self.max_body as u64) {
-            return Err(Refusal::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Payload Too Large: the body exceeds the largest message accepted \
-                 (ZOTERO_UPLOAD_MAX_BYTES as base64, plus 1 MiB)",
-            ));
+            return Err(Refusal::new(StatusCode::PAYLOAD_TOO_LARGE, TOO_LARGE));
         }
         Ok(())
     }

@@ -262,6 +262,67 @@ async fn stdio_and_http_give_the_same_answers() {
     assert!(http.wait().await.success());
 }
 
+/// The answers of the stdio binary to these lines (it ends when its input does).
+async fn stdio_answers(lines: &[&str]) -> Vec<Value> {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in lines {
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+    }
+    drop(stdin);
+    let out = tokio::time::timeout(Duration::from_secs(20), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn malformed_messages_get_the_same_errors_as_on_stdio() {
+    let cases = [
+        ("not json", 400),
+        (
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{}}"#,
+            200,
+        ),
+        (r#"{"jsonrpc":"2.0","id":4}"#, 400),
+        (r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#, 400),
+        ("[]", 400),
+    ];
+    let lines: Vec<&str> = cases.iter().map(|(l, _)| *l).collect();
+    let over_stdio = stdio_answers(&lines).await;
+    assert_eq!(over_stdio.len(), cases.len(), "{over_stdio:?}");
+    let http = HttpServer::start(&[]).await;
+    for ((line, status), expected) in cases.iter().zip(&over_stdio) {
+        let (got, _, body) = post(http.addr, &[], line.as_bytes().to_vec()).await;
+        assert_eq!(got.as_u16(), *status, "{line}");
+        let answer: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(&answer, expected, "{line}");
+    }
+    // An invalid notification gets no answer on stdio; over HTTP it is not accepted.
+    let (got, _, body) = post(http.addr, &[], br#"{"jsonrpc":"2.0","method":5}"#.to_vec()).await;
+    assert_eq!(got, StatusCode::BAD_REQUEST);
+    assert!(!String::from_utf8_lossy(&body).contains("jsonrpc"));
+    // A valid notification is accepted.
+    let (got, _, _) = post(
+        http.addr,
+        &[],
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(got, StatusCode::ACCEPTED);
+}
+
 #[tokio::test]
 async fn foreign_hosts_and_origins_are_refused() {
     let emu = Emulator::start().await;
@@ -387,7 +448,7 @@ async fn a_body_beyond_the_bound_is_refused_with_413() {
     let answer = String::from_utf8_lossy(&answer[..n]);
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
 
-    // Streamed without a length, rmcp stops reading at the same bound.
+    // Streamed without a length, reading stops at the same bound.
     let mut big =
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"".to_vec();
     big.resize(16 * 1024 * 1024 + 10, b'a');
