@@ -21,7 +21,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::http::uri::Authority;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use rmcp::model::ErrorCode;
@@ -42,6 +42,9 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:8000";
 
 /// How long a shutdown waits for the calls in flight before it stops anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// How long a client may take to send a request's headers.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 type Body = BoxBody<Bytes, Infallible>;
 
@@ -110,7 +113,12 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
     let guard = Arc::new(Guard::new(&config, bound, max_body));
     tracing::info!(addr = %bound, path = PATH, auth = guard.token.is_some(), "http.listening");
 
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // A client that never finishes its headers does not hold a connection forever.
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
     let graceful = GracefulShutdown::new();
     let stop = shutdown_signal();
     tokio::pin!(stop);
@@ -144,14 +152,17 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
     }
     drop(listener);
     tracing::info!(connections = graceful.count(), "http.shutting_down");
-    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown())
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            grace_seconds = SHUTDOWN_GRACE.as_secs(),
-            "http.shutdown_timeout"
-        );
+    tokio::select! {
+        drained = tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()) => {
+            if drained.is_err() {
+                tracing::warn!(
+                    grace_seconds = SHUTDOWN_GRACE.as_secs(),
+                    "http.shutdown_timeout"
+                );
+            }
+        }
+        // A second signal: stop waiting.
+        () = shutdown_signal() => tracing::warn!("http.shutdown_forced"),
     }
     cancel.cancel();
     tracing::info!("http.stopped");
