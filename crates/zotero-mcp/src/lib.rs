@@ -9,6 +9,8 @@ pub mod identify;
 pub mod log;
 pub mod markdown;
 pub mod note_html;
+pub mod prompts;
+pub mod resources;
 pub mod server;
 pub mod service;
 pub mod tools;

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerCapabilities, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, Tool, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -45,6 +47,17 @@ impl ZoteroServer {
             tools: Arc::default(),
             upload_max_bytes: config.upload_max_bytes,
         })
+    }
+
+    /// What a resource read or list gets: the calls of the tools it reuses, cancelled with
+    /// the request; no progress, no questions to the user (nothing is written).
+    fn reading_context(&self, cancel: tokio_util::sync::CancellationToken) -> ToolContext {
+        ToolContext {
+            svc: self.svc.clone(),
+            cancel,
+            progress: None,
+            confirm: None,
+        }
     }
 
     fn tools(&self) -> &[Tool] {
@@ -311,10 +324,16 @@ fn correlation_id() -> String {
 
 impl ServerHandler for ZoteroServer {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(self.offer.instructions())
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_resources()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .with_instructions(self.offer.instructions())
     }
 
     /// Protocol versions from 2025-03-26 on.
@@ -334,6 +353,61 @@ impl ServerHandler for ZoteroServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let ctx = self.reading_context(context.ct.clone());
+        let cursor = request.and_then(|r| r.cursor);
+        Ok(crate::resources::list(cursor.as_deref(), &ctx).await?)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            crate::resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let ctx = self.reading_context(context.ct.clone());
+        let span = tracing::info_span!(
+            "resource_read",
+            correlation_id = %correlation_id(),
+            uri = %crate::tools::params::quote(&request.uri)
+        );
+        let result = crate::resources::read(&request.uri, &ctx)
+            .instrument(span)
+            .await;
+        Ok(result?.into())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(crate::prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let result =
+            crate::prompts::get(&request.name, request.arguments, self.svc.default_library)?;
+        Ok(result.into())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
