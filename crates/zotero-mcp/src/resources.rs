@@ -564,6 +564,55 @@ fn item_description(item: &Value) -> String {
     parts.join(" · ")
 }
 
+/// What `completion/complete` completes: an item key or a collection key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completable {
+    Item,
+    Collection,
+}
+
+/// How many objects completion looks through: the most recently modified.
+pub const COMPLETION_POOL: u64 = 100;
+/// The most values a completion answers.
+pub const COMPLETION_VALUES: usize = 20;
+
+/// Keys of `library` for a value typed so far: of the 100 most recently modified top-level
+/// items (or the first 100 collections), those whose key starts with `typed` or whose title
+/// (name) contains it, ignoring case. One request.
+pub async fn complete(
+    what: Completable,
+    typed: &str,
+    library: LibraryRef,
+    ctx: &ToolContext,
+) -> Result<Vec<String>, ToolError> {
+    let lib = library.to_string();
+    let (tool, list, key_field, text_field) = match what {
+        Completable::Item => (ToolName::ListItems, "items", "item_key", "title"),
+        Completable::Collection => (
+            ToolName::ListCollections,
+            "collections",
+            "collection_key",
+            "name",
+        ),
+    };
+    let data = tool
+        .call(ctx, args(json!({"library": lib, "limit": COMPLETION_POOL})))
+        .await?;
+    let typed = typed.trim().to_lowercase();
+    Ok(data
+        .get(list)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|o| {
+            str_of(o, key_field).to_lowercase().starts_with(&typed)
+                || str_of(o, text_field).to_lowercase().contains(&typed)
+        })
+        .map(|o| str_of(o, key_field).to_string())
+        .take(COMPLETION_VALUES)
+        .collect())
+}
+
 /// A link to `uri` for a prompt's messages.
 pub fn link(uri: String, name: &str, mime: &str) -> rmcp::model::PromptMessage {
     rmcp::model::PromptMessage::new_resource_link(

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, Tool, ToolAnnotations,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -326,6 +327,7 @@ impl ServerHandler for ZoteroServer {
     fn get_info(&self) -> InitializeResult {
         InitializeResult::new(
             ServerCapabilities::builder()
+                .enable_completions()
                 .enable_prompts()
                 .enable_resources()
                 .enable_tools()
@@ -390,6 +392,41 @@ impl ServerHandler for ZoteroServer {
             .instrument(span)
             .await;
         Ok(result?.into())
+    }
+
+    /// Item and collection keys for the prompts' `item_key` and `collection_key` and the
+    /// templates' `{key}`; nothing for other arguments.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        use crate::resources::Completable;
+        let what = match (&request.r#ref, request.argument.name.as_str()) {
+            (Reference::Prompt(_), "item_key") => Some(Completable::Item),
+            (Reference::Prompt(_), "collection_key") => Some(Completable::Collection),
+            (Reference::Resource(r), "key") if r.uri.contains("/collections/") => {
+                Some(Completable::Collection)
+            }
+            (Reference::Resource(r), "key") if r.uri.contains("/items/") => Some(Completable::Item),
+            _ => None,
+        };
+        let Some(what) = what else {
+            return Ok(CompleteResult::default());
+        };
+        let library = request
+            .context
+            .as_ref()
+            .and_then(|c| c.arguments.as_ref())
+            .and_then(|a| a.get("library"))
+            .and_then(|l| l.replace("%3A", ":").replace("%3a", ":").parse().ok())
+            .unwrap_or(self.svc.default_library);
+        let ctx = self.reading_context(context.ct.clone());
+        let values =
+            crate::resources::complete(what, &request.argument.value, library, &ctx).await?;
+        let info = CompletionInfo::with_all_values(values)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
     }
 
     async fn list_prompts(

@@ -549,3 +549,59 @@ async fn prompt_arguments_are_checked() {
     // Prompts never reach Zotero.
     assert_eq!(emu.requests().len(), before);
 }
+
+#[tokio::test]
+async fn keys_are_completed_from_recent_items_and_collections() {
+    let emu = Emulator::start().await;
+    emu.add_group(GroupSpec::new(GROUP, "Readers"), Library::from_fixtures());
+    emu.set_key_access(KeyAccess::groups(&[(GROUP, false)]));
+    let s = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
+    let caps = &s.client.peer_info().unwrap().capabilities;
+    assert!(caps.completions.is_some());
+    // By the start of the key, or by words of the title, whatever the case.
+    let by_key = s
+        .client
+        .complete_prompt_simple("summarize_item", "item_key", "vasw")
+        .await
+        .unwrap();
+    assert_eq!(by_key, ["VASWANI7"]);
+    let by_title = s
+        .client
+        .complete_prompt_simple("flashcards", "item_key", "all you need")
+        .await
+        .unwrap();
+    assert!(by_title.contains(&"VASWANI7".to_string()), "{by_title:?}");
+    let colls = s
+        .client
+        .complete_prompt_simple("literature_review", "collection_key", "ATTN")
+        .await
+        .unwrap();
+    assert!(colls.contains(&"ATTNDP62".to_string()), "{colls:?}");
+    let any = s
+        .client
+        .complete_resource_simple("zotero://{library}/collections/{key}", "key", "")
+        .await
+        .unwrap();
+    assert!(!any.is_empty() && any.len() <= 20, "{any:?}");
+    // In the library the other arguments name.
+    let before = emu.requests().len();
+    let ctx = rmcp::model::CompletionContext::with_arguments(
+        [("library".to_string(), format!("group:{GROUP}"))].into(),
+    );
+    let in_group = s
+        .client
+        .complete_resource_argument("zotero://{library}/items/{key}", "key", "RESNET", Some(ctx))
+        .await
+        .unwrap();
+    assert_eq!(in_group.values, ["RESNET52"]);
+    assert!(emu.requests()[before..]
+        .iter()
+        .all(|r| r.path.starts_with(&format!("/groups/{GROUP}/"))));
+    // Nothing for other arguments.
+    let none = s
+        .client
+        .complete_prompt_simple("summarize_item", "focus", "k")
+        .await
+        .unwrap();
+    assert!(none.is_empty());
+}
