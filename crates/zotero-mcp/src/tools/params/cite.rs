@@ -243,6 +243,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_common_styles_are_style_ids() {
+        for id in COMMON_STYLES {
+            assert_eq!(StyleId::parse(id).unwrap().as_str(), *id);
+        }
+    }
+
+    #[test]
     fn style_ids_are_checked_for_their_shape() {
         for ok in [
             "apa",
