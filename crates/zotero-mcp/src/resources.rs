@@ -664,6 +664,30 @@ mod tests {
     }
 
     #[test]
+    fn a_page_with_a_next_one_says_how_to_read_on() {
+        let more = with_read_on(json!({"items": [], "next_start": 25}), |n| {
+            format!("start {n}")
+        });
+        assert_eq!(more["read_on"], "start 25");
+        let last = with_read_on(json!({"items": []}), |n| format!("start {n}"));
+        assert!(last.get("read_on").is_none());
+        let text = fulltext_text(
+            &json!({"text": "abc", "next_offset": 3, "total_chars": 10}),
+            "VASWANI7",
+            "group:1",
+        );
+        assert!(text.starts_with("abc\n\n[Cut here: this is the first 3 of 10"));
+        assert!(
+            text.contains("\"library\": \"group:1\", \"offset\": 3}"),
+            "{text}"
+        );
+        assert_eq!(
+            fulltext_text(&json!({"text": "abc"}), "VASWANI7", "user"),
+            "abc"
+        );
+    }
+
+    #[test]
     fn every_view_has_a_template_and_the_styles_one() {
         let t = templates();
         assert_eq!(t.len(), View::ALL.len() + 1);

@@ -254,14 +254,27 @@ async fn each_resource_reads_as_its_tool_answers() {
     assert!(at.windows(2).all(|w| w[0] < w[1]), "{md}");
 
     // A collection: the listing tool's data.
-    let coll = read_json(&s, "zotero://user/collections/ATTNDP62").await;
+    let coll = read_json(&s, "zotero://user/collections/9KH9TNSJ").await;
     let tool = s
         .call(
             "zotero_list_items",
-            json!({"collection_key": "ATTNDP62", "limit": 25}),
+            json!({"collection_key": "9KH9TNSJ", "limit": 25}),
         )
         .await;
-    assert_eq!(coll["items"], tool.expect_ok()["items"]);
+    let tool = tool.expect_ok();
+    assert!(!coll["items"].as_array().unwrap().is_empty());
+    assert_eq!(coll["items"], tool["items"]);
+    assert_eq!(coll["total"], tool["total"]);
+    match tool["next_start"].as_u64() {
+        Some(next) => assert!(
+            coll["read_on"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("start {next}")),
+            "{coll}"
+        ),
+        None => assert!(coll.get("read_on").is_none()),
+    }
 
     // The styles the cite tool takes.
     let styles = read_json(&s, "zotero://styles").await;
@@ -604,4 +617,34 @@ async fn keys_are_completed_from_recent_items_and_collections() {
         .await
         .unwrap();
     assert!(none.is_empty());
+}
+
+#[tokio::test]
+async fn long_notes_are_bounded_saying_how_to_read_on() {
+    let emu = Emulator::with_library(crate::read_notes::with_long_notes(6, 40_000)).await;
+    let s = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
+    let (md, _) = read(&s, "zotero://user/items/RESNET52/notes.md").await;
+    assert!(md.len() <= 100_500, "{}", md.len());
+    // A long note is cut at 20,000 characters, naming the call that reads on.
+    assert!(md.contains("## Long 0"), "{}", &md[..300]);
+    assert!(
+        md.contains("library user and offset 20000 reads on"),
+        "{}",
+        &md[..300]
+    );
+    // Not every note fits: the last line says how many were shown and where to start.
+    let tail = &md[md.len() - 300..];
+    let total = s
+        .call("zotero_get_notes", json!({"item_key": "RESNET52"}))
+        .await
+        .expect_ok()["total"]
+        .as_u64()
+        .unwrap();
+    let shown = md.matches("\n---\n").count();
+    assert!(shown > 0 && (shown as u64) < total, "{shown} of {total}");
+    assert!(
+        tail.contains(&format!("{shown} of {total} notes shown"))
+            && tail.contains(&format!("start {shown} reads the others")),
+        "{tail}"
+    );
 }
