@@ -13,5 +13,6 @@ pub mod prompts;
 pub mod resources;
 pub mod server;
 pub mod service;
+pub mod subscriptions;
 pub mod tools;
 pub mod transport;

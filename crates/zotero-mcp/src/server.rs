@@ -13,7 +13,7 @@ use rmcp::model::{
     InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
-    ServerCapabilities, Tool, ToolAnnotations,
+    ServerCapabilities, SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -36,6 +36,8 @@ pub struct ZoteroServer {
     tools: Arc<std::sync::OnceLock<Vec<Tool>>>,
     /// `ZOTERO_UPLOAD_MAX_BYTES`, which bounds `file_bytes_base64` in the published schema.
     upload_max_bytes: u64,
+    /// `resources/subscribe`: what is watched, and the watchers.
+    subscriptions: Arc<crate::subscriptions::Subscriptions>,
 }
 
 impl ZoteroServer {
@@ -47,6 +49,9 @@ impl ZoteroServer {
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
             upload_max_bytes: config.upload_max_bytes,
+            subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(
+                config.subscribe_poll,
+            )),
         })
     }
 
@@ -330,6 +335,7 @@ impl ServerHandler for ZoteroServer {
                 .enable_completions()
                 .enable_prompts()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .enable_tools()
                 .build(),
         )
@@ -427,6 +433,26 @@ impl ServerHandler for ZoteroServer {
         let info = CompletionInfo::with_all_values(values)
             .map_err(|e| McpError::internal_error(e, None))?;
         Ok(CompleteResult::new(info))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions
+            .subscribe(&request.uri, &self.svc, context.peer.clone())
+            .await?;
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
     }
 
     async fn list_prompts(

@@ -10,7 +10,7 @@ use rmcp::model::{
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, FullText, GroupSpec, KeyAccess, Library, API_KEY, USER_ID};
 
-use crate::common::{env_for, in_process, obj, Server};
+use crate::common::{env_for, in_process, in_process_as, obj, Server, TestClient};
 
 const GROUP: u64 = 4101;
 
@@ -69,8 +69,6 @@ async fn capabilities_and_templates_are_declared() {
     let (_emu, s) = setup().await;
     let caps = &s.client.peer_info().unwrap().capabilities;
     assert!(caps.resources.is_some() && caps.prompts.is_some() && caps.tools.is_some());
-    let subscribe = caps.resources.as_ref().unwrap().subscribe;
-    assert_ne!(subscribe, Some(true), "subscriptions are not offered yet");
     let templates = s
         .client
         .list_resource_templates(None)
@@ -647,4 +645,78 @@ async fn long_notes_are_bounded_saying_how_to_read_on() {
             && tail.contains(&format!("start {shown} reads the others")),
         "{tail}"
     );
+}
+
+/// Waits until `pred` holds for the URIs notified so far (5 s at most).
+async fn notified(client: &TestClient, pred: impl Fn(&[String]) -> bool) -> Vec<String> {
+    for _ in 0..100 {
+        let now = client.updated.lock().unwrap().clone();
+        if pred(&now) {
+            return now;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    client.updated.lock().unwrap().clone()
+}
+
+#[tokio::test]
+#[allow(deprecated)] // resources/subscribe is the subscription of protocols before 2026-07-28
+async fn subscribed_resources_are_notified_when_they_change() {
+    use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+    let emu = Emulator::start().await;
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.push(("ZOTERO_SUBSCRIBE_POLL_SECONDS".into(), "0.05".into()));
+    let client = TestClient::default();
+    let s = in_process_as(&env, client.clone()).await;
+    let caps = &s.client.peer_info().unwrap().capabilities;
+    assert_eq!(caps.resources.as_ref().unwrap().subscribe, Some(true));
+    let item = "zotero://user/items/VASWANI7";
+    let notes = "zotero://user/items/RESNET52/notes.md";
+    for uri in [item, notes, "zotero://styles"] {
+        s.client
+            .subscribe(SubscribeRequestParams::new(uri))
+            .await
+            .unwrap();
+    }
+    // What cannot be read cannot be subscribed.
+    for (uri, code) in [
+        ("zotero://user/items/ZZZZ2345", -32002),
+        ("zotero://user/things/VASWANI7", -32602),
+    ] {
+        match s.client.subscribe(SubscribeRequestParams::new(uri)).await {
+            Err(rmcp::ServiceError::McpError(e)) => assert_eq!(e.code.0, code, "{uri}"),
+            other => panic!("{uri}: {other:?}"),
+        }
+    }
+    // A change of the item: its resource is notified, the other not.
+    s.call(
+        "zotero_update_item",
+        json!({"item_key": "VASWANI7", "title": "Attention Is Still All You Need"}),
+    )
+    .await
+    .expect_ok();
+    let got = notified(&client, |u| u.iter().any(|x| x == item)).await;
+    assert_eq!(got, [item]);
+    // A new note under RESNET52 changes its notes.
+    s.call(
+        "zotero_create_note",
+        json!({"parent_key": "RESNET52", "content": "A later thought on shortcuts."}),
+    )
+    .await
+    .expect_ok();
+    let got = notified(&client, |u| u.iter().any(|x| x == notes)).await;
+    assert_eq!(got, [item, notes]);
+    // Unsubscribed, no more.
+    s.client
+        .unsubscribe(UnsubscribeRequestParams::new(item))
+        .await
+        .unwrap();
+    s.call(
+        "zotero_update_item",
+        json!({"item_key": "VASWANI7", "title": "Attention Is All You Need"}),
+    )
+    .await
+    .expect_ok();
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    assert_eq!(client.updated.lock().unwrap().len(), 2);
 }
