@@ -507,6 +507,8 @@ mod tests {
             ("ZOTERO_API_BASE", "ftp://example.org"),
             ("ZOTERO_MCP_LOG_LEVEL", "loud"),
             ("ZOTERO_TIMEOUT_SECONDS", "0"),
+            ("ZOTERO_SUBSCRIBE_POLL_SECONDS", "0"),
+            ("ZOTERO_SUBSCRIBE_POLL_SECONDS", "soon"),
             ("ZOTERO_UPLOAD_MAX_BYTES", "1e9"),
             ("ZOTERO_FETCH_ALLOW_PRIVATE", "sometimes"),
             ("ZOTERO_ARXIV_BASE", "arxiv.org"),
