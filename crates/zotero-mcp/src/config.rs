@@ -35,6 +35,9 @@ pub struct Config {
     pub read_cache: Option<CacheConfig>,
     pub upload_max_bytes: u64,
     pub timeout: Duration,
+    /// How often a library with subscribed resources is polled for changes
+    /// (`ZOTERO_SUBSCRIBE_POLL_SECONDS`, 30 by default; quiet libraries back off from it).
+    pub subscribe_poll: Duration,
     /// `file_url` and arXiv fetches may reach loopback, private, link-local and unspecified
     /// addresses (`ZOTERO_FETCH_ALLOW_PRIVATE=1`; tests use it to reach the emulator).
     pub fetch_allow_private: bool,
@@ -220,6 +223,15 @@ impl Config {
             });
         }
 
+        let subscribe_poll = parse_secs(&get, "ZOTERO_SUBSCRIBE_POLL_SECONDS", 30.0)?;
+        if subscribe_poll < Duration::from_millis(10) {
+            return Err(ConfigError {
+                var: "ZOTERO_SUBSCRIBE_POLL_SECONDS",
+                value: format!("{}", subscribe_poll.as_secs_f64()),
+                expected: "at least 0.01 seconds".into(),
+            });
+        }
+
         let upload_roots = match get("ZOTERO_UPLOAD_ROOTS") {
             None => Vec::new(),
             Some(v) => parse_upload_roots(&v)?,
@@ -266,6 +278,7 @@ impl Config {
             read_cache,
             upload_max_bytes,
             timeout,
+            subscribe_poll,
             fetch_allow_private,
             arxiv_base,
             temp_dir,
@@ -612,6 +625,8 @@ mod tests {
             ("ZOTERO_API_BASE", "ftp://example.org"),
             ("ZOTERO_MCP_LOG_LEVEL", "loud"),
             ("ZOTERO_TIMEOUT_SECONDS", "0"),
+            ("ZOTERO_SUBSCRIBE_POLL_SECONDS", "0"),
+            ("ZOTERO_SUBSCRIBE_POLL_SECONDS", "soon"),
             ("ZOTERO_UPLOAD_MAX_BYTES", "1e9"),
             ("ZOTERO_FETCH_ALLOW_PRIVATE", "sometimes"),
             ("ZOTERO_ARXIV_BASE", "arxiv.org"),

@@ -1,5 +1,6 @@
 //! The one place where domain errors become what a caller sees: `ZoteroError` and
-//! `SourceError` to the public codes (`ZOTERO_*`) with their details.
+//! `SourceError` to the public codes (`ZOTERO_*`) with their details, and those (for
+//! resources and prompts, which answer MCP errors rather than envelopes) to MCP's codes.
 
 use serde_json::{json, Value};
 use zotero_api::error::UpstreamAnswer;
@@ -222,9 +223,42 @@ impl From<SourceError> for ToolError {
     }
 }
 
+/// A tool error as an MCP error (resources and prompts): not found → resource not found
+/// (-32002, as the MCP specification says), a bad URI or argument → invalid params (-32602),
+/// anything else → internal error with the message. `data` keeps the public code and details.
+impl From<ToolError> for rmcp::ErrorData {
+    fn from(e: ToolError) -> Self {
+        let e = e.bounded();
+        let data = Some(json!({ "code": e.code.as_str(), "details": e.details }));
+        match e.code {
+            ErrorCode::NotFound => rmcp::ErrorData::resource_not_found(e.message, data),
+            ErrorCode::Validation => rmcp::ErrorData::invalid_params(e.message, data),
+            _ => rmcp::ErrorData::internal_error(e.message, data),
+        }
+    }
+}
+
+/// A Zotero error as an MCP error: through its tool error, so both agree.
+pub fn zotero_mcp_error(e: ZoteroError) -> rmcp::ErrorData {
+    ToolError::from(e).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tool_errors_become_mcp_errors_by_their_code() {
+        let not_found: rmcp::ErrorData = ToolError::new(ErrorCode::NotFound, "no such item").into();
+        assert_eq!(not_found.code.0, -32002);
+        assert_eq!(not_found.data.unwrap()["code"], "ZOTERO_NOT_FOUND");
+        let invalid: rmcp::ErrorData = ToolError::invalid("uri", "bad").into();
+        assert_eq!(invalid.code.0, -32602);
+        assert_eq!(invalid.data.unwrap()["details"]["field"], "uri");
+        let auth = zotero_mcp_error(ZoteroError::BadApiKey);
+        assert_eq!(auth.code.0, -32603);
+        assert!(auth.message.contains("ZOTERO_API_KEY"), "{}", auth.message);
+    }
 
     #[test]
     fn wait_too_long_is_rate_limited_with_retry_after() {

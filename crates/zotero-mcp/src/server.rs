@@ -8,9 +8,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerCapabilities, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    ServerCapabilities, SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -33,6 +36,8 @@ pub struct ZoteroServer {
     tools: Arc<std::sync::OnceLock<Vec<Tool>>>,
     /// `ZOTERO_UPLOAD_MAX_BYTES`, which bounds `file_bytes_base64` in the published schema.
     upload_max_bytes: u64,
+    /// `resources/subscribe`: what is watched, and the watchers.
+    subscriptions: Arc<crate::subscriptions::Subscriptions>,
 }
 
 impl ZoteroServer {
@@ -44,7 +49,21 @@ impl ZoteroServer {
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
             upload_max_bytes: config.upload_max_bytes,
+            subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(
+                config.subscribe_poll,
+            )),
         })
+    }
+
+    /// What a resource read or list gets: the calls of the tools it reuses, cancelled with
+    /// the request; no progress, no questions to the user (nothing is written).
+    fn reading_context(&self, cancel: tokio_util::sync::CancellationToken) -> ToolContext {
+        ToolContext {
+            svc: self.svc.clone(),
+            cancel,
+            progress: None,
+            confirm: None,
+        }
     }
 
     fn tools(&self) -> &[Tool] {
@@ -311,10 +330,18 @@ fn correlation_id() -> String {
 
 impl ServerHandler for ZoteroServer {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
-            .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(self.offer.instructions())
+        InitializeResult::new(
+            ServerCapabilities::builder()
+                .enable_completions()
+                .enable_prompts()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_tools()
+                .build(),
+        )
+        .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+        .with_instructions(self.offer.instructions())
     }
 
     /// Protocol versions from 2025-03-26 on.
@@ -334,6 +361,116 @@ impl ServerHandler for ZoteroServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let ctx = self.reading_context(context.ct.clone());
+        let cursor = request.and_then(|r| r.cursor);
+        Ok(crate::resources::list(cursor.as_deref(), &ctx).await?)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(
+            crate::resources::templates(),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let ctx = self.reading_context(context.ct.clone());
+        let span = tracing::info_span!(
+            "resource_read",
+            correlation_id = %correlation_id(),
+            uri = %crate::tools::params::quote(&request.uri)
+        );
+        let result = crate::resources::read(&request.uri, &ctx)
+            .instrument(span)
+            .await;
+        Ok(result?.into())
+    }
+
+    /// Item and collection keys for the prompts' `item_key` and `collection_key` and the
+    /// templates' `{key}`; nothing for other arguments.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        use crate::resources::Completable;
+        let what = match (&request.r#ref, request.argument.name.as_str()) {
+            (Reference::Prompt(_), "item_key") => Some(Completable::Item),
+            (Reference::Prompt(_), "collection_key") => Some(Completable::Collection),
+            (Reference::Resource(r), "key") if r.uri.contains("/collections/") => {
+                Some(Completable::Collection)
+            }
+            (Reference::Resource(r), "key") if r.uri.contains("/items/") => Some(Completable::Item),
+            _ => None,
+        };
+        let Some(what) = what else {
+            return Ok(CompleteResult::default());
+        };
+        let library = request
+            .context
+            .as_ref()
+            .and_then(|c| c.arguments.as_ref())
+            .and_then(|a| a.get("library"))
+            .and_then(|l| l.replace("%3A", ":").replace("%3a", ":").parse().ok())
+            .unwrap_or(self.svc.default_library);
+        let ctx = self.reading_context(context.ct.clone());
+        let values =
+            crate::resources::complete(what, &request.argument.value, library, &ctx).await?;
+        let info = CompletionInfo::with_all_values(values)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions
+            .subscribe(&request.uri, &self.svc, context.peer.clone())
+            .await?;
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(ListPromptsResult::with_all_items(crate::prompts::list()))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let result =
+            crate::prompts::get(&request.name, request.arguments, self.svc.default_library)?;
+        Ok(result.into())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

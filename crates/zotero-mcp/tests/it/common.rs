@@ -52,6 +52,8 @@ pub type Answerer = Arc<dyn Fn(&str) -> rmcp::model::ElicitResult + Send + Sync>
 pub struct TestClient {
     pub answerer: Option<Answerer>,
     pub asked: Arc<Mutex<Vec<String>>>,
+    /// The URIs of `notifications/resources/updated` received, in order.
+    pub updated: Arc<Mutex<Vec<String>>>,
 }
 
 // Used by the write tools' tests of confirmation.
@@ -69,6 +71,7 @@ impl TestClient {
         Self {
             answerer: Some(answerer),
             asked: Arc::default(),
+            updated: Arc::default(),
         }
     }
 
@@ -88,6 +91,14 @@ impl rmcp::ClientHandler for TestClient {
             );
         }
         info
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.updated.lock().unwrap().push(params.uri);
     }
 
     async fn create_elicitation(

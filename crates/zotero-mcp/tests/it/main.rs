@@ -46,6 +46,7 @@ mod prop_write_notes;
 mod read_notes;
 mod read_tools;
 mod registry;
+mod resources_prompts;
 mod retries;
 mod server;
 mod tag_writes;

@@ -450,7 +450,7 @@ async fn the_desktop_local_api() {
 }
 
 /// A library with `n` long notes under the paper, each of `chars` characters of text.
-fn with_long_notes(n: usize, chars: usize) -> Library {
+pub(crate) fn with_long_notes(n: usize, chars: usize) -> Library {
     let mut lib = Library::from_fixtures();
     let template = lib
         .items

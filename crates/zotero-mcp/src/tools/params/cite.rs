@@ -15,6 +15,27 @@ use super::{quote, WholeNumber};
 /// Where the ids of Zotero's citation styles are listed.
 pub const STYLES_URL: &str = "https://www.zotero.org/styles";
 
+/// Common style ids of the repository, as `zotero://styles` lists them (any other id of
+/// the repository works as well).
+pub const COMMON_STYLES: &[&str] = &[
+    "apa",
+    "chicago-author-date",
+    "chicago-note-bibliography",
+    "modern-language-association",
+    "harvard-cite-them-right",
+    "ieee",
+    "nature",
+    "vancouver",
+    "american-medical-association",
+    "american-chemical-society",
+    "american-political-science-association",
+    "american-sociological-association",
+    "elsevier-harvard",
+    "springer-basic-author-date",
+    "cell",
+    "science",
+];
+
 /// The longest style id accepted (the repository's longest are under 100 characters).
 const STYLE_MAX: usize = 128;
 
@@ -220,6 +241,13 @@ impl ExportFormatParam {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_common_styles_are_style_ids() {
+        for id in COMMON_STYLES {
+            assert_eq!(StyleId::parse(id).unwrap().as_str(), *id);
+        }
+    }
 
     #[test]
     fn style_ids_are_checked_for_their_shape() {

@@ -796,7 +796,7 @@ inline_schema!(SortKey, "SortKey", { "type": "string", "maxLength": 32 });
 
 mod cite;
 mod creator;
-pub use cite::{ExportFormatParam, ExportLimit, Locale, StyleId, STYLES_URL};
+pub use cite::{ExportFormatParam, ExportLimit, Locale, StyleId, COMMON_STYLES, STYLES_URL};
 pub use creator::Creator;
 mod listing;
 pub use listing::{ItemSort, ItemTypes, QMode, SortDirection, TagConditions, Version};
