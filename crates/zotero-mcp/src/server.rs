@@ -38,6 +38,9 @@ pub struct ZoteroServer {
     upload_max_bytes: u64,
     /// `resources/subscribe`: what is watched, and the watchers.
     subscriptions: Arc<crate::subscriptions::Subscriptions>,
+    /// Offered where a session outlives a request (stdio); not over stateless HTTP, where
+    /// there is no connection to send `notifications/resources/updated` on.
+    subscribe: bool,
 }
 
 impl ZoteroServer {
@@ -52,7 +55,15 @@ impl ZoteroServer {
             subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(
                 config.subscribe_poll,
             )),
+            subscribe: true,
         })
+    }
+
+    /// The server for a runner without sessions (stateless Streamable HTTP): no
+    /// `resources/subscribe`.
+    pub fn without_subscriptions(mut self) -> Self {
+        self.subscribe = false;
+        self
     }
 
     /// What a resource read or list gets: the calls of the tools it reuses, cancelled with
@@ -330,18 +341,21 @@ fn correlation_id() -> String {
 
 impl ServerHandler for ZoteroServer {
     fn get_info(&self) -> InitializeResult {
-        InitializeResult::new(
-            ServerCapabilities::builder()
-                .enable_completions()
-                .enable_prompts()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_tools()
-                .build(),
-        )
-        .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-        .with_instructions(self.offer.instructions())
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_completions()
+            .enable_prompts()
+            .enable_resources()
+            .enable_tools()
+            .build();
+        if self.subscribe {
+            if let Some(resources) = capabilities.resources.as_mut() {
+                resources.subscribe = Some(true);
+            }
+        }
+        InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(self.offer.instructions())
     }
 
     /// Protocol versions from 2025-03-26 on.
@@ -440,6 +454,12 @@ impl ServerHandler for ZoteroServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if !self.subscribe {
+            return Err(McpError::invalid_request(
+                "resources/subscribe needs a session: this server runs stateless HTTP; poll the resource, or use stdio",
+                None,
+            ));
+        }
         self.subscriptions
             .subscribe(&request.uri, &self.svc, context.peer.clone())
             .await?;

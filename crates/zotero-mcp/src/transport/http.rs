@@ -81,7 +81,7 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
         );
     }
     let server = match ZoteroServer::new(&config) {
-        Ok(s) => s,
+        Ok(s) => s.without_subscriptions(),
         Err(e) => {
             tracing::error!(error = %e, "cannot start");
             return ExitCode::FAILURE;

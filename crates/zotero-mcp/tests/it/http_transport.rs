@@ -210,6 +210,15 @@ async fn stdio_and_http_give_the_same_answers() {
         .as_object_mut()
         .unwrap()
         .remove("protocolVersion");
+    // Subscriptions need a session: stdio offers them, stateless HTTP does not.
+    assert_eq!(stdio_init["capabilities"]["resources"]["subscribe"], true);
+    assert!(http_init["capabilities"]["resources"]
+        .get("subscribe")
+        .is_none());
+    stdio_init["capabilities"]["resources"]
+        .as_object_mut()
+        .unwrap()
+        .remove("subscribe");
     assert_eq!(http_init, stdio_init);
 
     // tools/list: the same tools, schemas included.
