@@ -9,12 +9,13 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-use zotero_api::identify::{clean_doi, Draft, WorkIds};
+use zotero_api::identify::Draft;
 use zotero_api::model::Creator;
 use zotero_api::upload::ProgressFn;
 use zotero_api::Library;
 use zotero_metadata::identifiers::{self, Identifier};
 use zotero_metadata::services::ServiceError;
+use zotero_metadata::work_ids::WorkIds;
 use zotero_metadata::zotero_item::{CreatorName, ZoteroItemDraft};
 use zotero_metadata::ArxivEntry;
 use zotero_sources::{PrepareOptions, SourceSpec};
@@ -241,14 +242,25 @@ pub async fn add_by_identifiers(
         outcome.title = Some(title.clone());
         outcome.item_type = Some(draft.item_type.clone());
 
-        if let Some((_, key, _)) = seen.iter().find(|(w, _, _)| same_work(w, &ids)) {
+        if let Some((_, key, _)) = seen.iter().find(|(w, _, _)| w.overlaps(&ids)) {
             outcome.status = AddStatus::SameAsEarlier;
             outcome.item_key = Some(key.clone());
             outcomes.push(outcome);
             report(i + 1);
             continue;
         }
-        match lib.find_same_work(&title, &ids, cancel).await {
+        let searched: Vec<String> = [&ids.doi, &ids.arxiv, &ids.pmid]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let found = if ids.is_empty() {
+            Ok(None)
+        } else {
+            lib.find_same_work(&title, &searched, |data| ids.found_in(data), cancel)
+                .await
+        };
+        match found {
             Ok(Some((key, _))) => {
                 outcome.status = AddStatus::AlreadyInLibrary;
                 outcome.item_key = Some(key.clone());
@@ -325,44 +337,22 @@ fn clone_found(f: &Result<ZoteroItemDraft, String>) -> Found {
 /// The identifiers of the work: the one given, and those the metadata carries.
 fn work_ids(id: &Identifier, draft: &ZoteroItemDraft) -> WorkIds {
     let mut ids = WorkIds::default();
-    if let Some(doi) = draft.fields.get("DOI") {
-        ids.doi = Some(clean_doi(doi));
+    ids.add(id);
+    let mut data = serde_json::Map::new();
+    for (field, value) in &draft.fields {
+        data.insert(field.clone(), Value::from(value.as_str()));
     }
-    match id {
-        Identifier::Doi(d) => ids.doi = Some(d.canonical().to_string()),
-        Identifier::Isbn(i) => ids.isbn13.push(i.isbn13().to_string()),
-        Identifier::Pmid(m) => ids.pmid = Some(m.canonical()),
-        _ => {}
-    }
-    if let Some(a) = id.arxiv_id() {
-        ids.arxiv = Some(a.canonical());
-    }
-    if let Some(isbns) = draft.fields.get("ISBN") {
-        for i in isbns.split([' ', ',', ';']) {
-            if let Some(i13) = zotero_api::identify::isbn13_of(i) {
-                if !ids.isbn13.contains(&i13) {
-                    ids.isbn13.push(i13);
-                }
-            }
-        }
-    }
-    if let Some(p) = draft.fields.get("PMID") {
-        ids.pmid.get_or_insert_with(|| p.trim().to_string());
-    }
-    for line in &draft.extra_lines {
-        if let Some(p) = line.strip_prefix("PMID:") {
-            ids.pmid.get_or_insert_with(|| p.trim().to_string());
+    data.insert("extra".into(), Value::from(draft.extra_lines.join("\n")));
+    let carried = WorkIds::of_item(&data);
+    ids.doi = ids.doi.or(carried.doi);
+    ids.arxiv = ids.arxiv.or(carried.arxiv);
+    ids.pmid = ids.pmid.or(carried.pmid);
+    for i in carried.isbn13 {
+        if !ids.isbn13.contains(&i) {
+            ids.isbn13.push(i);
         }
     }
     ids
-}
-
-fn same_work(a: &WorkIds, b: &WorkIds) -> bool {
-    let eq = |x: &Option<String>, y: &Option<String>| x.is_some() && x == y;
-    eq(&a.doi, &b.doi)
-        || eq(&a.arxiv, &b.arxiv)
-        || eq(&a.pmid, &b.pmid)
-        || a.isbn13.iter().any(|i| b.isbn13.contains(i))
 }
 
 fn to_draft(d: &ZoteroItemDraft, collections: Vec<String>) -> Draft {

@@ -20,6 +20,7 @@ pub mod schema;
 pub mod services;
 pub mod sources;
 mod text;
+pub mod work_ids;
 mod xml;
 pub mod zotero_item;
 

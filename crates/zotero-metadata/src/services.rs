@@ -333,7 +333,8 @@ impl MetadataServices {
     ) -> Result<(Answer, Option<Duration>), ServiceError> {
         let mut target: Uri = url.parse().map_err(|e| ServiceError::Network {
             service: s.name(),
-            reason: format!("{url} is not a URL: {e}"),
+            // Not the URL itself: its query may carry the NCBI API key.
+            reason: format!("the request URL could not be built: {e}"),
         })?;
         for _ in 0..=MAX_REDIRECTS {
             let request = Request::get(target.clone())
