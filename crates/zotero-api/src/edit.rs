@@ -606,9 +606,15 @@ impl Library<'_> {
             for (i, plan, object) in std::mem::take(&mut pending) {
                 let key = plan.edit.key.clone();
                 let written = maybe_written.get(&i).copied().unwrap_or(false);
+                // After a write that may have landed unseen, the object says whether it did.
+                let landed = if written {
+                    shows_change(&plan, &object.data)
+                } else {
+                    None
+                };
                 let settled = match patch_for(&plan, &object.data) {
-                    _ if written && shows_change(&plan, &object.data).is_some() => {
-                        let changes = shows_change(&plan, &object.data).unwrap_or_default();
+                    _ if landed.is_some() => {
+                        let changes = landed.unwrap_or_default();
                         Some(EditOutcome {
                             key,
                             status: if changes.is_empty() {
