@@ -125,6 +125,12 @@ impl ApiRequest {
         self
     }
 
+    /// A read whose answer must be this moment's (a poll): it bypasses the read cache.
+    pub fn uncached(mut self) -> Self {
+        self.cacheable = false;
+        self
+    }
+
     /// A read a version-checked write depends on: it bypasses the read cache and goes to
     /// the Web API, never to a copy that lags.
     pub fn fresh(mut self) -> Self {
@@ -340,6 +346,11 @@ impl HttpClient {
     }
 
     /// Empties the read cache (after any write).
+    /// How long this API's `Backoff` still holds requests back.
+    pub fn backoff_remaining(&self) -> Duration {
+        self.gate.remaining()
+    }
+
     pub fn invalidate_cache(&self) {
         if let Some(cache) = &self.cache {
             cache.clear();

@@ -165,6 +165,15 @@ pub struct ItemListing {
     pub start: u64,
 }
 
+/// What [`Library::version_after`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LibraryVersion {
+    /// Nothing changed after the version asked about.
+    Unchanged,
+    /// The library's version now (it changed, or none was known).
+    Now(u64),
+}
+
 /// A page of items and the library's version when it was read.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ItemPage {
@@ -192,6 +201,41 @@ impl Library<'_> {
             page,
             library_version,
         })
+    }
+
+    /// Whether the library changed after version `known`, as cheaply as Zotero allows: one
+    /// item's version (`format=versions&limit=1`) asked with `If-Modified-Since-Version`,
+    /// which Zotero answers `304 Not Modified` with no body while nothing changed. Without
+    /// a known version, the library's version now.
+    pub async fn version_after(
+        &self,
+        known: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<LibraryVersion, ZoteroError> {
+        let mut req = ApiRequest::get("/items?format=versions&limit=1").uncached();
+        if let Some(v) = known {
+            req = req.header(
+                "if-modified-since-version",
+                hyper::header::HeaderValue::from(v),
+            );
+        }
+        let resp = self.send(&req, cancel).await?;
+        match resp.status {
+            304 => Ok(LibraryVersion::Unchanged),
+            200 => resp
+                .header("last-modified-version")
+                .and_then(|v| v.trim().parse().ok())
+                .map(LibraryVersion::Now)
+                .ok_or_else(|| {
+                    crate::response::unexpected(&resp, "read the library version (no Last-Modified-Version)")
+                }),
+            _ => Err(crate::response::unexpected(&resp, "read the library version")),
+        }
+    }
+
+    /// How long Zotero's `Backoff` still holds requests back (zero when it does not).
+    pub fn backoff_remaining(&self) -> std::time::Duration {
+        self.client.web_http().backoff_remaining()
     }
 
     /// The items of one page of `listing` as Zotero sends them (every field).

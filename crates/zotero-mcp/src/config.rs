@@ -78,6 +78,12 @@ pub struct Config {
     /// `ZOTERO_MCP_HTTP_ALLOWED_ORIGINS`: `Origin` values accepted besides loopback origins
     /// (`https://app.example.org`, `http://host:port`, or `null`), lowercased.
     pub http_allowed_origins: Vec<String>,
+    /// `ZOTERO_MCP_HTTP_SESSIONS`: Streamable HTTP keeps sessions (`Mcp-Session-Id`), so the
+    /// server can send a client requests and notifications outside a call's answer
+    /// (subscriptions, confirmations, log messages). Off by default: stateless.
+    pub http_sessions: bool,
+    /// `ZOTERO_MCP_HTTP_MAX_SESSIONS`: how many sessions may be open at once (100).
+    pub http_max_sessions: usize,
 }
 
 /// The bearer token of the HTTP transport: never printed, compared in constant time.
@@ -267,6 +273,20 @@ impl Config {
             None => Vec::new(),
             Some(v) => parse_allowed_origins(&v)?,
         };
+        let http_sessions = parse_bool(&get, "ZOTERO_MCP_HTTP_SESSIONS", false)?;
+        let http_max_sessions = match get("ZOTERO_MCP_HTTP_MAX_SESSIONS") {
+            None => 100,
+            Some(v) => v
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or_else(|| ConfigError {
+                    var: "ZOTERO_MCP_HTTP_MAX_SESSIONS",
+                    value: v.clone(),
+                    expected: "a whole number from 1 to 100000".into(),
+                })?,
+        };
 
         Ok(Config {
             api_key,
@@ -294,6 +314,8 @@ impl Config {
             http_token,
             http_allowed_hosts,
             http_allowed_origins,
+            http_sessions,
+            http_max_sessions,
         })
     }
 

@@ -36,8 +36,13 @@ pub struct ZoteroServer {
     tools: Arc<std::sync::OnceLock<Vec<Tool>>>,
     /// `ZOTERO_UPLOAD_MAX_BYTES`, which bounds `file_bytes_base64` in the published schema.
     upload_max_bytes: u64,
-    /// `resources/subscribe`: what is watched, and the watchers.
+    /// The library pollers `resources/subscribe` needs, shared by every session.
+    watchers: Arc<crate::subscriptions::Watchers>,
+    /// This session's subscriptions.
     subscriptions: Arc<crate::subscriptions::Subscriptions>,
+    /// The least severe `notifications/message` this session asked for with
+    /// `logging/setLevel`; none are sent before it asks.
+    log_level: Arc<std::sync::Mutex<Option<ClientLogLevel>>>,
     /// Offered where a session outlives a request (stdio); not over stateless HTTP, where
     /// there is no connection to send `notifications/resources/updated` on.
     subscribe: bool,
@@ -46,17 +51,44 @@ pub struct ZoteroServer {
 impl ZoteroServer {
     /// The server for this configuration; an error says what could not be set up.
     pub fn new(config: &Config) -> Result<Self, String> {
-        let svc = ZoteroService::new(config)?;
+        let svc = Arc::new(ZoteroService::new(config)?);
+        let watchers = crate::subscriptions::Watchers::new(config.subscribe_poll, svc.clone());
         Ok(Self {
-            svc: Arc::new(svc),
+            svc,
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
             upload_max_bytes: config.upload_max_bytes,
-            subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(
-                config.subscribe_poll,
-            )),
+            subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(watchers.clone())),
+            watchers,
+            log_level: Arc::default(),
             subscribe: true,
         })
+    }
+
+    /// The server for a new session of a runner with many (Streamable HTTP with sessions):
+    /// the same service, tools and library pollers; its own subscriptions and log level.
+    pub fn for_session(&self) -> Self {
+        Self {
+            subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(
+                self.watchers.clone(),
+            )),
+            log_level: Arc::default(),
+            ..self.clone()
+        }
+    }
+
+    /// Tells the client of this session `data` at `level`, when it asked for that level
+    /// (`logging/setLevel`). What is sent is what the tool answer says too: no key, no
+    /// file content.
+    /// Sent before the answer it is about, so that a stateless HTTP stream still carries it.
+    async fn tell(&self, peer: &Peer<RoleServer>, level: ClientLogLevel, data: Value) {
+        let wanted = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        if wanted.is_none_or(|w| level < w) {
+            return;
+        }
+        // A client that went away does not hear it; nothing else depends on it.
+        #[allow(deprecated)] // logging is part of every protocol version before 2026-07-28
+        let _ = peer.notify_logging_message(level.message(data)).await;
     }
 
     /// The server for a runner without sessions (stateless Streamable HTTP): no
@@ -340,9 +372,11 @@ fn correlation_id() -> String {
 }
 
 impl ServerHandler for ZoteroServer {
+    #[allow(deprecated)] // logging is part of every protocol version before 2026-07-28
     fn get_info(&self) -> InitializeResult {
         let mut capabilities = ServerCapabilities::builder()
             .enable_completions()
+            .enable_logging()
             .enable_prompts()
             .enable_resources()
             .enable_tools()
@@ -475,6 +509,19 @@ impl ServerHandler for ZoteroServer {
         Ok(())
     }
 
+    /// `logging/setLevel`: from now on this session hears of each tool call at `info`
+    /// (tool, time taken) and of each failure at `warning` (`error` for internal ones).
+    #[allow(deprecated)] // logging is part of every protocol version before 2026-07-28
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(ClientLogLevel::from_mcp(request.level));
+        Ok(())
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -551,13 +598,78 @@ impl ServerHandler for ZoteroServer {
         }
         .instrument(span.clone());
 
+        let started = Instant::now();
         let result = guarded(name, call).await;
         if let Err(e) = &result {
             if e.code == ErrorCode::Internal {
                 tracing::error!(parent: &span, "tool call aborted");
             }
         }
+        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let (level, data) = match &result {
+            Ok(_) => (
+                ClientLogLevel::Info,
+                serde_json::json!({"tool": name, "ok": true, "elapsed_ms": elapsed_ms}),
+            ),
+            Err(e) => (
+                if e.code == ErrorCode::Internal {
+                    ClientLogLevel::Error
+                } else {
+                    ClientLogLevel::Warning
+                },
+                serde_json::json!({
+                    "tool": name, "ok": false, "elapsed_ms": elapsed_ms,
+                    "code": e.code.as_str(), "message": e.message,
+                }),
+            ),
+        };
+        self.tell(&context.peer, level, data).await;
         Ok(tool_result(result).into())
+    }
+}
+
+/// The severities of MCP's `notifications/message`, least severe first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ClientLogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+#[allow(deprecated)] // rmcp deprecates logging with the 2026-07-28 protocol
+impl ClientLogLevel {
+    fn from_mcp(level: rmcp::model::LoggingLevel) -> Self {
+        use rmcp::model::LoggingLevel as L;
+        match level {
+            L::Debug => Self::Debug,
+            L::Info => Self::Info,
+            L::Notice => Self::Notice,
+            L::Warning => Self::Warning,
+            L::Error => Self::Error,
+            L::Critical => Self::Critical,
+            L::Alert => Self::Alert,
+            L::Emergency => Self::Emergency,
+        }
+    }
+
+    fn message(self, data: Value) -> rmcp::model::LoggingMessageNotificationParam {
+        use rmcp::model::LoggingLevel as L;
+        let level = match self {
+            Self::Debug => L::Debug,
+            Self::Info => L::Info,
+            Self::Notice => L::Notice,
+            Self::Warning => L::Warning,
+            Self::Error => L::Error,
+            Self::Critical => L::Critical,
+            Self::Alert => L::Alert,
+            Self::Emergency => L::Emergency,
+        };
+        rmcp::model::LoggingMessageNotificationParam::new(level, data).with_logger("zotero-mcp")
     }
 }
 

@@ -1,11 +1,12 @@
-//! `resources/subscribe`: one watcher per library with subscriptions asks Zotero whether the
-//! library's version moved (`since=` the last version seen, one item at most: a cheap
-//! request), waiting twice as long after each poll that finds nothing (up to 16 times the
-//! interval) and the interval again after a change. When the version moved, it reads each
-//! subscribed resource of the library again and sends `notifications/resources/updated` for
-//! those whose content changed (or that are gone). Unsubscribing the last resource of a
-//! library stops its watcher. The HTTP client honours Zotero's `Backoff` for these requests
-//! as for every other.
+//! `resources/subscribe`. One poller per library, shared by every session of the process,
+//! asks Zotero whether the library changed since the last version it saw, with
+//! `If-Modified-Since-Version` on a one-item listing of versions: Zotero answers
+//! `304 Not Modified` with no body while nothing changed. After each quiet poll it waits twice
+//! as long (up to 16 times the interval), the interval again after a change, and never less
+//! than Zotero's `Backoff` still asks. A change wakes each session subscribed to the library:
+//! it reads its subscribed resources again and sends `notifications/resources/updated` for
+//! those whose content changed (or that are gone). A library's poller stops when its last
+//! subscription ends (unsubscribed, or its session closed).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -16,29 +17,18 @@ use std::time::Duration;
 use rmcp::model::{ReadResourceResult, ResourceContents, ResourceUpdatedNotificationParam};
 use rmcp::service::Peer;
 use rmcp::RoleServer;
-use serde_json::{json, Value};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use zotero_api::items::LibraryVersion;
 use zotero_api::LibraryRef;
 
 use crate::envelope::ToolError;
 use crate::resources::{self, Uri};
 use crate::service::ZoteroService;
-use crate::tools::{ToolContext, ToolName};
+use crate::tools::ToolContext;
 
 /// How many times the interval a quiet library waits at most between polls.
 const MAX_BACKOFF: u32 = 16;
-
-/// The subscriptions of one session.
-pub struct Subscriptions {
-    interval: Duration,
-    libraries: Mutex<HashMap<LibraryRef, Watch>>,
-}
-
-/// The subscribed resources of one library (URI → digest of its content), and its watcher.
-struct Watch {
-    uris: HashMap<String, u64>,
-    stop: CancellationToken,
-}
 
 fn digest(r: &ReadResourceResult) -> u64 {
     let mut h = DefaultHasher::new();
@@ -59,28 +49,142 @@ fn context(svc: &Arc<ZoteroService>, cancel: CancellationToken) -> ToolContext {
     }
 }
 
-/// The library's version now, or since `since` (the same when nothing changed).
-async fn library_version(
-    ctx: &ToolContext,
-    library: LibraryRef,
-    since: Option<u64>,
-) -> Result<Option<u64>, ToolError> {
-    let args = match since {
-        Some(v) => {
-            json!({"library": library.to_string(), "limit": 1, "top_only": false, "since": v})
+/// The pollers of the process: one per library that some session subscribed to.
+pub struct Watchers {
+    interval: Duration,
+    svc: Arc<ZoteroService>,
+    pollers: Mutex<HashMap<LibraryRef, Poller>>,
+}
+
+/// A library's poller: how many sessions follow it, the count of changes it has seen, and
+/// how to stop it.
+struct Poller {
+    followers: usize,
+    changes: watch::Receiver<u64>,
+    stop: CancellationToken,
+}
+
+impl Watchers {
+    pub fn new(interval: Duration, svc: Arc<ZoteroService>) -> Arc<Self> {
+        Arc::new(Self {
+            interval,
+            svc,
+            pollers: Mutex::default(),
+        })
+    }
+
+    fn pollers(&self) -> MutexGuard<'_, HashMap<LibraryRef, Poller>> {
+        self.pollers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Follows `library`'s changes (starting its poller if nobody did yet).
+    fn follow(&self, library: LibraryRef) -> watch::Receiver<u64> {
+        let mut pollers = self.pollers();
+        if let Some(p) = pollers.get_mut(&library) {
+            p.followers += 1;
+            return p.changes.clone();
         }
-        None => json!({"library": library.to_string(), "limit": 1, "top_only": false}),
+        let (tx, rx) = watch::channel(0);
+        let stop = CancellationToken::new();
+        tokio::spawn(poll(
+            self.svc.clone(),
+            library,
+            self.interval,
+            tx,
+            stop.clone(),
+        ));
+        pollers.insert(
+            library,
+            Poller {
+                followers: 1,
+                changes: rx.clone(),
+                stop,
+            },
+        );
+        rx
+    }
+
+    /// Stops following `library`; its poller stops with the last follower.
+    fn leave(&self, library: LibraryRef) {
+        let mut pollers = self.pollers();
+        let last = pollers.get_mut(&library).is_some_and(|p| {
+            p.followers = p.followers.saturating_sub(1);
+            p.followers == 0
+        });
+        if last {
+            if let Some(p) = pollers.remove(&library) {
+                p.stop.cancel();
+            }
+        }
+    }
+
+    /// The libraries polled now (for tests and logs).
+    pub fn polled(&self) -> usize {
+        self.pollers().len()
+    }
+}
+
+/// Polls `library` until `stop`, counting each change it sees on `changes`.
+async fn poll(
+    svc: Arc<ZoteroService>,
+    library: LibraryRef,
+    interval: Duration,
+    changes: watch::Sender<u64>,
+    stop: CancellationToken,
+) {
+    let Ok(lib) = svc.client.library(library) else {
+        return;
     };
-    let data = ToolName::ListItems
-        .call(ctx, args.as_object().cloned())
-        .await?;
-    Ok(data.get("library_version").and_then(Value::as_u64))
+    let mut known = match lib.version_after(None, &stop).await {
+        Ok(LibraryVersion::Now(v)) => Some(v),
+        _ => None,
+    };
+    let mut wait = interval;
+    let longest = interval.saturating_mul(MAX_BACKOFF);
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(wait.max(lib.backoff_remaining())) => {}
+        }
+        let changed = match lib.version_after(known, &stop).await {
+            Ok(LibraryVersion::Now(v)) if known != Some(v) => {
+                // The first version read is where watching starts, not a change.
+                let first = known.is_none();
+                known = Some(v);
+                !first
+            }
+            Ok(_) => false,
+            Err(e) => {
+                tracing::debug!(library = %library, error = %e, "subscription poll failed");
+                false
+            }
+        };
+        if changed {
+            changes.send_modify(|n| *n = n.wrapping_add(1));
+            wait = interval;
+        } else {
+            wait = wait.saturating_mul(2).min(longest);
+        }
+    }
+}
+
+/// The subscriptions of one session.
+pub struct Subscriptions {
+    watchers: Arc<Watchers>,
+    libraries: Mutex<HashMap<LibraryRef, Watch>>,
+}
+
+/// The subscribed resources of one library (URI → digest of its content), and the task
+/// that follows the library's changes for this session.
+struct Watch {
+    uris: HashMap<String, u64>,
+    stop: CancellationToken,
 }
 
 impl Subscriptions {
-    pub fn new(interval: Duration) -> Self {
+    pub fn new(watchers: Arc<Watchers>) -> Self {
         Self {
-            interval,
+            watchers,
             libraries: Mutex::default(),
         }
     }
@@ -115,10 +219,11 @@ impl Subscriptions {
                 stop: stop.clone(),
             },
         );
-        tokio::spawn(watch(
+        let changes = self.watchers.follow(library);
+        tokio::spawn(follow(
             Arc::downgrade(self),
-            self.interval,
             library,
+            changes,
             svc.clone(),
             peer,
             stop,
@@ -126,18 +231,30 @@ impl Subscriptions {
         Ok(())
     }
 
-    /// Ends the subscription of `uri`, and its library's watcher with the last one.
+    /// Ends the subscription of `uri`, and its library's watch with the last one.
     pub fn unsubscribe(&self, uri: &str) {
-        let mut libraries = self.libraries();
-        libraries.retain(|_, watch| {
+        let mut ended = Vec::new();
+        self.libraries().retain(|library, watch| {
             watch.uris.remove(uri);
             if watch.uris.is_empty() {
                 watch.stop.cancel();
+                ended.push(*library);
                 false
             } else {
                 true
             }
         });
+        for library in ended {
+            self.watchers.leave(library);
+        }
+    }
+
+    /// Ends every subscription of `library` (its session is gone).
+    fn end(&self, library: LibraryRef) {
+        if let Some(watch) = self.libraries().remove(&library) {
+            watch.stop.cancel();
+            self.watchers.leave(library);
+        }
     }
 
     /// The subscribed URIs of `library` and their digests.
@@ -159,31 +276,21 @@ impl Subscriptions {
     }
 }
 
-/// Polls `library` until `stop`, or until the session's subscriptions are gone.
-async fn watch(
+/// Follows `library`'s changes for one session until `stop`, or until the session is gone.
+async fn follow(
     subs: Weak<Subscriptions>,
-    interval: Duration,
     library: LibraryRef,
+    mut changes: watch::Receiver<u64>,
     svc: Arc<ZoteroService>,
     peer: Peer<RoleServer>,
     stop: CancellationToken,
 ) {
     let ctx = context(&svc, stop.clone());
-    let mut version = library_version(&ctx, library, None).await.ok().flatten();
-    let mut wait = interval;
-    let longest = interval.saturating_mul(MAX_BACKOFF);
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
-            _ = tokio::time::sleep(wait) => {}
+            changed = changes.changed() => if changed.is_err() { return },
         }
-        let now = library_version(&ctx, library, version).await.ok().flatten();
-        if now.is_none() || now == version {
-            wait = wait.saturating_mul(2).min(longest);
-            continue;
-        }
-        version = now;
-        wait = interval;
         let Some(list) = subs.upgrade().map(|s| s.subscribed(library)) else {
             return;
         };
@@ -206,6 +313,10 @@ async fn watch(
                 .await
                 .is_err()
             {
+                // The session is gone: nobody to tell any more.
+                if let Some(s) = subs.upgrade() {
+                    s.end(library);
+                }
                 return;
             }
         }
@@ -214,8 +325,9 @@ async fn watch(
 
 impl Drop for Subscriptions {
     fn drop(&mut self) {
-        for watch in self.libraries().values() {
-            watch.stop.cancel();
+        let libraries: Vec<LibraryRef> = self.libraries().keys().copied().collect();
+        for library in libraries {
+            self.end(library);
         }
     }
 }

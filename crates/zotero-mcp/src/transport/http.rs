@@ -1,6 +1,9 @@
 //! The Streamable HTTP runner: the one server handler (`server::ZoteroServer`, the same as on
 //! stdio) behind rmcp's `StreamableHttpService`, served by hyper on `ADDR` at [`PATH`],
-//! stateless, answering with JSON (SSE only when a call sends notifications first).
+//! stateless by default, answering with JSON (SSE only when a call sends notifications
+//! first); with `ZOTERO_MCP_HTTP_SESSIONS=1` it keeps sessions (`Mcp-Session-Id`, a `GET`
+//! stream for what the server sends unasked), so subscriptions, confirmations and log
+//! messages work as on stdio.
 //!
 //! Every request passes the [`Guard`] before rmcp sees it: `Host` (DNS rebinding), `Origin`
 //! (cross-site requests from browsers), the bearer token when one is set, the path, and the
@@ -25,6 +28,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use rmcp::model::ErrorCode;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -81,7 +85,9 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
         );
     }
     let server = match ZoteroServer::new(&config) {
-        Ok(s) => s.without_subscriptions(),
+        // Without sessions there is no connection to send a notification on later.
+        Ok(s) if !config.http_sessions => s.without_subscriptions(),
+        Ok(s) => s,
         Err(e) => {
             tracing::error!(error = %e, "cannot start");
             return ExitCode::FAILURE;
@@ -98,20 +104,39 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
     let max_body = max_message_bytes(config.upload_max_bytes);
     let cancel = CancellationToken::new();
     let rmcp_config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
+        .with_legacy_session_mode(config.http_sessions)
         .with_json_response(true)
         // Host and Origin are checked by the guard, with this server's rules.
         .disable_allowed_hosts()
         .disable_allowed_origins()
         .with_max_request_body_bytes(max_body)
         .with_cancellation_token(cancel.child_token());
-    let mcp = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(NeverSessionManager::default()),
-        rmcp_config,
-    );
+    let mcp = if config.http_sessions {
+        let sessions = Arc::new(LocalSessionManager::default());
+        Mcp::Sessions {
+            service: StreamableHttpService::new(
+                move || Ok(server.for_session()),
+                sessions.clone(),
+                rmcp_config,
+            ),
+            sessions,
+            max: config.http_max_sessions,
+        }
+    } else {
+        Mcp::Stateless(StreamableHttpService::new(
+            // Each request is a session of its own: a log level one client sets does not
+            // hold for another's calls.
+            move || Ok(server.for_session()),
+            Arc::new(NeverSessionManager::default()),
+            rmcp_config,
+        ))
+    };
+    let mcp = Arc::new(mcp);
     let guard = Arc::new(Guard::new(&config, bound, max_body));
-    tracing::info!(addr = %bound, path = PATH, auth = guard.token.is_some(), "http.listening");
+    tracing::info!(
+        addr = %bound, path = PATH, auth = guard.token.is_some(), sessions = config.http_sessions,
+        "http.listening"
+    );
 
     let mut builder = auto::Builder::new(TokioExecutor::new());
     // A client that never finishes its headers does not hold a connection forever.
@@ -169,7 +194,49 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-type Mcp = StreamableHttpService<ZoteroServer, NeverSessionManager>;
+/// rmcp's service, stateless or keeping sessions (`ZOTERO_MCP_HTTP_SESSIONS`).
+enum Mcp {
+    Stateless(StreamableHttpService<ZoteroServer, NeverSessionManager>),
+    Sessions {
+        service: StreamableHttpService<ZoteroServer, LocalSessionManager>,
+        sessions: Arc<LocalSessionManager>,
+        /// `ZOTERO_MCP_HTTP_MAX_SESSIONS`.
+        max: usize,
+    },
+}
+
+impl Mcp {
+    async fn handle<B>(&self, req: Request<B>) -> Response<Body>
+    where
+        B: hyper::body::Body + Send + 'static,
+        B::Error: std::fmt::Display,
+    {
+        match self {
+            Mcp::Stateless(service) => service.handle(req).await,
+            Mcp::Sessions {
+                service,
+                sessions,
+                max,
+            } => {
+                // A request without a session asks for a new one: bounded, so that clients
+                // that never close theirs cannot exhaust the server (idle sessions end after
+                // rmcp's keep-alive, 5 minutes).
+                let opens = req.method() == Method::POST
+                    && !req.headers().contains_key("mcp-session-id");
+                if opens && sessions.sessions.read().await.len() >= *max {
+                    tracing::warn!(max = *max, "http.too_many_sessions");
+                    return Refusal::new(StatusCode::SERVICE_UNAVAILABLE, TOO_MANY_SESSIONS)
+                        .response();
+                }
+                service.handle(req).await
+            }
+        }
+    }
+}
+
+const TOO_MANY_SESSIONS: &str = "Service Unavailable: too many open sessions \
+                                 (ZOTERO_MCP_HTTP_MAX_SESSIONS); close one with DELETE, or \
+                                 retry when idle sessions have ended";
 
 /// One request: refused by the guard, or read (within the bound) and judged by the same
 /// JSON-RPC rules as a stdio line, then served by rmcp.

@@ -54,6 +54,8 @@ pub struct TestClient {
     pub asked: Arc<Mutex<Vec<String>>>,
     /// The URIs of `notifications/resources/updated` received, in order.
     pub updated: Arc<Mutex<Vec<String>>>,
+    /// The `notifications/message` received (level, logger, data), in order.
+    pub logged: Arc<Mutex<Vec<serde_json::Value>>>,
 }
 
 // Used by the write tools' tests of confirmation.
@@ -72,6 +74,7 @@ impl TestClient {
             answerer: Some(answerer),
             asked: Arc::default(),
             updated: Arc::default(),
+            logged: Arc::default(),
         }
     }
 
@@ -99,6 +102,18 @@ impl rmcp::ClientHandler for TestClient {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         self.updated.lock().unwrap().push(params.uri);
+    }
+
+    #[allow(deprecated)] // logging is part of every protocol version before 2026-07-28
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.logged
+            .lock()
+            .unwrap()
+            .push(serde_json::to_value(params).unwrap());
     }
 
     async fn create_elicitation(

@@ -21,9 +21,9 @@ use crate::common::{env_for, spawn, BIN};
 const TOKEN: &str = "test-token-0123456789abcdef";
 
 /// The binary serving HTTP, its address and what it wrote to stderr.
-struct HttpServer {
+pub(crate) struct HttpServer {
     child: tokio::process::Child,
-    addr: SocketAddr,
+    pub(crate) addr: SocketAddr,
     stderr: Arc<Mutex<Vec<String>>>,
     /// Reads stderr to its end.
     reader: tokio::task::JoinHandle<()>,
@@ -32,7 +32,7 @@ struct HttpServer {
 impl HttpServer {
     /// Starts `serve --http 127.0.0.1:0` with exactly these variables and waits for the
     /// address it logs.
-    async fn start(env: &[(String, String)]) -> HttpServer {
+    pub(crate) async fn start(env: &[(String, String)]) -> HttpServer {
         let mut child = command(env, "127.0.0.1:0").spawn().expect("spawn");
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -117,7 +117,7 @@ fn command(env: &[(String, String)], addr: &str) -> tokio::process::Command {
 }
 
 /// One POST to `/mcp` on a fresh connection: status, headers, body.
-async fn post(
+pub(crate) async fn post(
     addr: SocketAddr,
     headers: &[(&str, &str)],
     body: Vec<u8>,
@@ -146,7 +146,7 @@ async fn post(
 }
 
 /// The JSON-RPC messages of an answer: one JSON body, or the `data:` lines of an SSE stream.
-fn messages(body: &[u8]) -> Vec<Value> {
+pub(crate) fn messages(body: &[u8]) -> Vec<Value> {
     let text = std::str::from_utf8(body).unwrap();
     if text.trim_start().starts_with('{') {
         return vec![serde_json::from_str(text).unwrap()];
@@ -181,7 +181,7 @@ fn call_params(tool: &str, args: Value) -> Value {
     json!({"name": tool, "arguments": args})
 }
 
-fn emulator_env(emu: &Emulator) -> Vec<(String, String)> {
+pub(crate) fn emulator_env(emu: &Emulator) -> Vec<(String, String)> {
     env_for(&emu.uri(), USER_ID, API_KEY)
 }
 

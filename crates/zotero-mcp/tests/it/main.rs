@@ -28,6 +28,7 @@ mod emulator_selftest;
 mod emulator_writes;
 mod fulltext;
 mod http_core;
+mod http_sessions;
 mod http_transport;
 mod input_bounds;
 mod item_metadata;
