@@ -227,9 +227,15 @@ impl Library<'_> {
                 .and_then(|v| v.trim().parse().ok())
                 .map(LibraryVersion::Now)
                 .ok_or_else(|| {
-                    crate::response::unexpected(&resp, "read the library version (no Last-Modified-Version)")
+                    crate::response::unexpected(
+                        &resp,
+                        "read the library version (no Last-Modified-Version)",
+                    )
                 }),
-            _ => Err(crate::response::unexpected(&resp, "read the library version")),
+            _ => Err(crate::response::unexpected(
+                &resp,
+                "read the library version",
+            )),
         }
     }
 

@@ -221,8 +221,8 @@ impl Mcp {
                 // A request without a session asks for a new one: bounded, so that clients
                 // that never close theirs cannot exhaust the server (idle sessions end after
                 // rmcp's keep-alive, 5 minutes).
-                let opens = req.method() == Method::POST
-                    && !req.headers().contains_key("mcp-session-id");
+                let opens =
+                    req.method() == Method::POST && !req.headers().contains_key("mcp-session-id");
                 if opens && sessions.sessions.read().await.len() >= *max {
                     tracing::warn!(max = *max, "http.too_many_sessions");
                     return Refusal::new(StatusCode::SERVICE_UNAVAILABLE, TOO_MANY_SESSIONS)

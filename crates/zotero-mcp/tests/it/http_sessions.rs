@@ -42,7 +42,9 @@ async fn log_messages_follow_the_level_the_client_asks_for() {
     let logged = || client.logged.lock().unwrap().clone();
 
     // Nothing before the client asks.
-    s.call("zotero_get_sort_values", json!({})).await.expect_ok();
+    s.call("zotero_get_sort_values", json!({}))
+        .await
+        .expect_ok();
     s.call("zotero_get_item", json!({"item_key": "ZZZZ2345"}))
         .await;
     assert!(logged().is_empty(), "{:?}", logged());
@@ -52,7 +54,9 @@ async fn log_messages_follow_the_level_the_client_asks_for() {
         .set_level(SetLevelRequestParams::new(LoggingLevel::Warning))
         .await
         .unwrap();
-    s.call("zotero_get_sort_values", json!({})).await.expect_ok();
+    s.call("zotero_get_sort_values", json!({}))
+        .await
+        .expect_ok();
     s.call("zotero_get_item", json!({"item_key": "ZZZZ2345"}))
         .await;
     let got = eventually(logged, |l| !l.is_empty()).await;
@@ -62,14 +66,19 @@ async fn log_messages_follow_the_level_the_client_asks_for() {
     assert_eq!(got[0]["data"]["tool"], "zotero_get_item");
     assert_eq!(got[0]["data"]["ok"], false);
     assert_eq!(got[0]["data"]["code"], "ZOTERO_NOT_FOUND");
-    assert!(got[0]["data"]["message"].as_str().unwrap().contains("ZZZZ2345"));
+    assert!(got[0]["data"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("ZZZZ2345"));
 
     // At info: every call.
     s.client
         .set_level(SetLevelRequestParams::new(LoggingLevel::Info))
         .await
         .unwrap();
-    s.call("zotero_get_sort_values", json!({})).await.expect_ok();
+    s.call("zotero_get_sort_values", json!({}))
+        .await
+        .expect_ok();
     let got = eventually(logged, |l| l.len() >= 2).await;
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!(got[1]["level"], "info");
@@ -103,11 +112,7 @@ impl Session {
             .to_str()
             .unwrap()
             .to_string();
-        let result = messages(&body)
-            .into_iter()
-            .find(|m| m["id"] == 1)
-            .unwrap()["result"]
-            .clone();
+        let result = messages(&body).into_iter().find(|m| m["id"] == 1).unwrap()["result"].clone();
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let (status, _, _) = post(
             addr,
@@ -187,9 +192,7 @@ async fn read_stream(addr: SocketAddr, id: String, sink: Arc<Mutex<Vec<Value>>>)
         pending.push_str(&String::from_utf8_lossy(&data));
         while let Some(end) = pending.find("\n\n") {
             let event: String = pending.drain(..end + 2).collect();
-            sink.lock()
-                .unwrap()
-                .extend(messages(event.as_bytes()));
+            sink.lock().unwrap().extend(messages(event.as_bytes()));
         }
     }
 }
@@ -237,7 +240,10 @@ async fn with_sessions_http_carries_subscriptions_and_log_messages() {
         )
         .await;
     assert_eq!(answer.last().unwrap()["id"], 3);
-    assert_eq!(answer.last().unwrap()["result"]["structuredContent"]["ok"], true);
+    assert_eq!(
+        answer.last().unwrap()["result"]["structuredContent"]["ok"],
+        true
+    );
     let logged = |s: &Session| -> Vec<Value> {
         let unasked = s.unasked.lock().unwrap().clone();
         unasked
