@@ -1056,13 +1056,102 @@ pub(crate) fn fts_text(text: &str) -> String {
 /// reads as a phrase of the piece's tokens (so `sleep-deprivation` and a CJK run are
 /// phrases), and the pieces are joined by OR; BM25 ranks chunks matching more and rarer
 /// pieces higher. Operators (`AND`, `NEAR`, `-`, `*`, `^`, `:`, parentheses) inside quotes
-/// are plain text. `None` when nothing in the query can match.
+/// are plain text; control characters are spaces. `None` when nothing in the query can
+/// match.
 pub(crate) fn fts_query(query: &str) -> Option<String> {
     let pieces: Vec<String> = query
         .split_whitespace()
         .filter(|p| p.chars().any(char::is_alphanumeric))
         .take(64)
-        .map(|p| format!("\"{}\"", fts_text(&p.replace('"', " "))))
+        .map(|p| {
+            // FTS5 reads the expression as a C string: a NUL would end it mid-quote.
+            let p: String = p
+                .chars()
+                .map(|c| if c == '"' || c.is_control() { ' ' } else { c })
+                .collect();
+            format!("\"{}\"", fts_text(&p))
+        })
         .collect();
     (!pieces.is_empty()).then(|| pieces.join(" OR "))
+}
+
+#[cfg(test)]
+#[allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| map.get(k).cloned()
+    }
+
+    #[test]
+    fn default_dir_follows_xdg_with_an_override() {
+        let home = [("HOME", "/home/u")];
+        assert_eq!(
+            default_dir(env(&home)).unwrap(),
+            Path::new("/home/u/.local/share/zotero-mcp/index")
+        );
+        let xdg = [("HOME", "/home/u"), ("XDG_DATA_HOME", "/data")];
+        assert_eq!(
+            default_dir(env(&xdg)).unwrap(),
+            Path::new("/data/zotero-mcp/index")
+        );
+        // A relative or empty XDG_DATA_HOME is ignored, as the specification says.
+        let rel = [("HOME", "/home/u"), ("XDG_DATA_HOME", "data")];
+        assert_eq!(
+            default_dir(env(&rel)).unwrap(),
+            Path::new("/home/u/.local/share/zotero-mcp/index")
+        );
+        let over = [("XDG_DATA_HOME", "/data"), ("ZOTERO_INDEX_DIR", "/srv/idx")];
+        assert_eq!(default_dir(env(&over)).unwrap(), Path::new("/srv/idx"));
+        assert!(matches!(
+            default_dir(env(&[])),
+            Err(IndexError::NoDirectory)
+        ));
+    }
+
+    #[test]
+    fn library_ids_name_safe_files() {
+        assert_eq!(LibraryId::parse("user").unwrap().file_name(), "user.sqlite");
+        let g = LibraryId::parse("group:123").unwrap();
+        assert_eq!(g.file_name(), "group-123.sqlite");
+        assert_eq!(g.to_string(), "group:123");
+        for bad in ["group:../x", "group:", "users", "group:-1", "group:1/2"] {
+            assert!(LibraryId::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bundled_sqlite_has_fts5() {
+        let c = Connection::open_in_memory().unwrap();
+        let on: i64 = c
+            .query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(on, 1);
+    }
+
+    #[test]
+    fn queries_are_quoted_phrases() {
+        assert_eq!(
+            fts_query("a \"b c"),
+            Some("\"a\" OR \" b\" OR \"c\"".to_string())
+        );
+        assert_eq!(
+            fts_query("画像認識"),
+            Some("\" 画  像  認  識 \"".to_string())
+        );
+        assert_eq!(fts_query(" - * ( ) "), None);
+    }
 }
