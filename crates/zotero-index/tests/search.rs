@@ -118,6 +118,7 @@ fn cjk_and_diacritics() {
     assert_eq!(find("uber satze"), ["GODEL001"]);
     assert_eq!(find("Müller"), ["MULLER01"]);
     assert_eq!(find("MULLER"), ["MULLER01"]);
+    assert_eq!(find("Mu\u{308}ller"), ["MULLER01"], "a decomposed ü");
 }
 
 #[test]
