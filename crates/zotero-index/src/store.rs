@@ -55,7 +55,7 @@ use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
@@ -636,9 +636,37 @@ impl Index {
         })
     }
 
+    /// Like [`Index::updater`], but waits up to `timeout` for another update to finish
+    /// before answering [`IndexError::Busy`].
+    pub fn updater_wait(&mut self, timeout: Duration) -> Result<Updater<'_>> {
+        // A timeout too far to represent waits for ever.
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            match self.try_lock()? {
+                Some(lock) => {
+                    return Ok(Updater {
+                        index: self,
+                        _lock: lock,
+                    })
+                }
+                None if deadline.is_some_and(|d| Instant::now() >= d) => {
+                    return Err(IndexError::Busy {
+                        path: self.path.clone(),
+                    })
+                }
+                None => std::thread::sleep(Duration::from_millis(50)),
+            }
+        }
+    }
+
     /// Starts an update: takes the index's update lock, or answers [`IndexError::Busy`]
     /// at once when another updater (any process) holds it.
     pub fn updater(&mut self) -> Result<Updater<'_>> {
+        self.updater_wait(Duration::ZERO)
+    }
+
+    /// The update lock, or `None` when another holds it.
+    fn try_lock(&self) -> Result<Option<File>> {
         let lock_path = sibling(&self.path, ".lock");
         let lock = OpenOptions::new()
             .read(true)
@@ -652,18 +680,15 @@ impl Index {
         let rc = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc != 0 {
             let err = std::io::Error::last_os_error();
-            return Err(if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                IndexError::Busy {
-                    path: self.path.clone(),
-                }
+            return if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                Ok(None)
             } else {
-                IndexError::io("cannot take the update lock", &lock_path)(err)
-            });
+                Err(IndexError::io("cannot take the update lock", &lock_path)(
+                    err,
+                ))
+            };
         }
-        Ok(Updater {
-            index: self,
-            _lock: lock,
-        })
+        Ok(Some(lock))
     }
 }
 

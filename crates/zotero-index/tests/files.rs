@@ -11,6 +11,7 @@ mod common;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
+use std::time::Duration;
 
 use proptest::prelude::*;
 use zotero_index::{Document, Index, IndexError, LibraryId, Mode, SearchQuery};
@@ -157,9 +158,12 @@ fn a_second_updater_is_refused_while_readers_see_the_last_commit() {
     ))
     .unwrap();
     b.delete_item("CARS0001").unwrap();
-    // Mid-transaction: the reader is not blocked and sees the previous snapshot.
+    // Mid-transaction: the reader is not blocked and sees the previous snapshot, and a
+    // new reader can open.
     assert_eq!(find("Zeppelins"), 0);
     assert_eq!(find("automobile"), 1);
+    let late = common::open(dir.path());
+    assert_eq!(late.status().unwrap().items, 7);
     b.commit().unwrap();
     assert_eq!(find("Zeppelins"), 1);
     assert_eq!(find("automobile"), 0);
@@ -183,6 +187,26 @@ fn the_update_lock_works_across_threads() {
     .join()
     .unwrap();
     assert!(refused);
+}
+
+#[test]
+fn a_waiting_updater_gets_the_lock_when_it_is_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut a = common::open(dir.path());
+    let path = dir.path().to_path_buf();
+    let held = a.updater().unwrap();
+    let waiter = std::thread::spawn(move || {
+        let mut b = Index::open(&path, &LibraryId::User).unwrap();
+        let short = matches!(
+            b.updater_wait(Duration::from_millis(100)),
+            Err(IndexError::Busy { .. })
+        );
+        let long = b.updater_wait(Duration::from_secs(20)).is_ok();
+        (short, long)
+    });
+    std::thread::sleep(Duration::from_millis(400));
+    drop(held);
+    assert_eq!(waiter.join().unwrap(), (true, true));
 }
 
 proptest! {
