@@ -273,3 +273,81 @@ fn operators_are_words_not_syntax() {
     assert_eq!(keys("automobile NOT history")[0], "CARS0001");
     assert!(keys("NEAR(automobile history)").contains(&"CARS0001".to_string()));
 }
+
+/// The writer a test kills: commits one batch, then writes a second one for ever.
+#[test]
+#[ignore = "run by killed_update_leaves_the_last_commit in a child process"]
+fn child_writer() {
+    let Some(dir) = std::env::var_os("ZOTERO_INDEX_TEST_CHILD_DIR") else {
+        return;
+    };
+    let mut index = Index::open(Path::new(&dir), &LibraryId::User).unwrap();
+    let mut up = index.updater().unwrap();
+    let mut b = up.batch().unwrap();
+    b.upsert(&Document::item(
+        "FIRST001",
+        1,
+        common::meta("Committed zeppelins", 1930, "book"),
+        false,
+    ))
+    .unwrap();
+    b.set_sync_version("items", 1).unwrap();
+    b.commit().unwrap();
+    let mut b = up.batch().unwrap();
+    b.set_sync_version("items", 2).unwrap();
+    for i in 0.. {
+        b.upsert(&Document::item(
+            &format!("LATER{i:03}"),
+            2,
+            common::meta("Uncommitted airships", 1931, "book"),
+            false,
+        ))
+        .unwrap();
+        if i == 10 {
+            println!("writing");
+        }
+    }
+}
+
+#[test]
+fn killed_update_leaves_the_last_commit() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_writer",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ZOTERO_INDEX_TEST_CHILD_DIR", dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut lines = BufReader::new(stdout).lines();
+    assert!(
+        lines.any(|l| l.unwrap().contains("writing")),
+        "the child did not start writing"
+    );
+    child.kill().unwrap(); // SIGKILL: no destructor, no rollback by the program
+    child.wait().unwrap();
+
+    let mut index = common::open(dir.path());
+    assert_eq!(index.sync_version("items").unwrap(), Some(1));
+    let hits = |t: &str| {
+        index
+            .search(None, &SearchQuery::new(t).mode(Mode::Keyword))
+            .unwrap()
+            .hits
+            .len()
+    };
+    assert_eq!(hits("zeppelins"), 1);
+    assert_eq!(hits("airships"), 0);
+    // The dead process's lock went with it.
+    let up = index.updater().unwrap();
+    drop(up);
+}

@@ -409,3 +409,48 @@ fn status_reports_the_index() {
     assert_eq!(s.model.unwrap().id, "zotero-index/synonym-stand-in");
     let _ = ItemMeta::default();
 }
+
+#[test]
+fn chinese_and_japanese_titles() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = common::open(dir.path());
+    {
+        let mut up = index.updater().unwrap();
+        let mut b = up.batch().unwrap();
+        for (key, title) in [
+            ("ZH000001", "基于深度学习的自然语言处理"),
+            ("JA000001", "深層学習による画像認識"),
+            ("JA000002", "日本語の形態素解析とカタカナ語"),
+            ("MIXED001", "BERTによる文書分類 (document classification)"),
+        ] {
+            b.upsert(&Document::item(
+                key,
+                1,
+                common::meta(title, 2020, "journalArticle"),
+                false,
+            ))
+            .unwrap();
+        }
+        b.commit().unwrap();
+    }
+    let find = |t: &str| {
+        let mut k: Vec<String> = index
+            .search(None, &q(t, Mode::Keyword))
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.item_key)
+            .collect();
+        k.sort();
+        k
+    };
+    assert_eq!(find("自然语言"), ["ZH000001"]);
+    assert_eq!(find("画像認識"), ["JA000001"]);
+    assert_eq!(find("深度学习"), ["ZH000001"]);
+    // A shared character finds both; the phrase only its title.
+    assert_eq!(find("学"), ["JA000001", "ZH000001"]);
+    assert_eq!(find("カタカナ"), ["JA000002"]);
+    assert_eq!(find("文書分類"), ["MIXED001"]);
+    assert_eq!(find("classification"), ["MIXED001"]);
+    assert_eq!(find("bert"), ["MIXED001"]);
+}
