@@ -5,7 +5,8 @@
 //! Scores: a chunk's fused score is Σ 1/(k + rank) over the signals used, divided by its
 //! highest possible value (first in every signal), so 1.0 means "first by every signal";
 //! an item's score is its best chunk's. Vectors are scanned as they are read (no copy of
-//! the vector table in memory), keeping the best [`CANDIDATES`] in a heap.
+//! the vector table in memory), keeping the best candidates in a heap: ten chunks per hit
+//! asked for, at least [`CANDIDATES`] (several chunks of one long text may come first).
 
 use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap, HashSet};
@@ -20,7 +21,8 @@ use crate::store::{fts_query, Index};
 
 /// The reciprocal rank fusion constant of Cormack et al. (2009).
 pub const RRF_K: f64 = 60.0;
-/// How many chunks each signal contributes to the fusion.
+/// The fewest chunks each signal contributes to the fusion (ten per hit asked for when
+/// that is more).
 pub const CANDIDATES: usize = 200;
 pub const DEFAULT_LIMIT: usize = 10;
 pub const MAX_LIMIT: usize = 100;
@@ -372,14 +374,17 @@ impl Index {
             n => n.min(MAX_LIMIT),
         };
         let (cond, filter_params) = filter_sql(&query.filters);
+        let candidates = (limit * 10).max(CANDIDATES);
 
         let keyword = match (want_keyword, fts_query(&query.text)) {
-            (true, Some(expr)) => self.keyword_candidates(&expr, &cond, &filter_params)?,
+            (true, Some(expr)) => {
+                self.keyword_candidates(&expr, &cond, &filter_params, candidates)?
+            }
             _ => Vec::new(),
         };
         let semantic = match encoder {
             Some(e) if !query.text.trim().is_empty() => {
-                self.semantic_candidates(e, &query.text, &cond, &filter_params)?
+                self.semantic_candidates(e, &query.text, &cond, &filter_params, candidates)?
             }
             _ => Vec::new(),
         };
@@ -420,15 +425,17 @@ impl Index {
         expr: &str,
         cond: &str,
         filter_params: &[Value],
+        candidates: usize,
     ) -> Result<Vec<Candidate>> {
         let sql = format!(
             "SELECT c.id, c.item_key FROM chunks_fts f JOIN chunks c ON c.id = f.rowid {JOINS}
              WHERE chunks_fts MATCH ? AND {cond}
-             ORDER BY bm25(chunks_fts), c.id LIMIT {CANDIDATES}"
+             ORDER BY bm25(chunks_fts), c.id LIMIT ?"
         );
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let params =
-            std::iter::once(Value::Text(expr.to_string())).chain(filter_params.iter().cloned());
+        let params = std::iter::once(Value::Text(expr.to_string()))
+            .chain(filter_params.iter().cloned())
+            .chain(std::iter::once(Value::Integer(candidates as i64)));
         let rows = stmt.query_map(params_from_iter(params), |r| {
             Ok(Candidate {
                 chunk_id: r.get(0)?,
@@ -444,6 +451,7 @@ impl Index {
         text: &str,
         cond: &str,
         filter_params: &[Value],
+        candidates: usize,
     ) -> Result<Vec<Candidate>> {
         let query = encoder
             .encode(&[text])?
@@ -473,7 +481,7 @@ impl Index {
             .conn
             .prepare_cached("SELECT chunk_id, doc_id, vector FROM vectors")?;
         let mut rows = stmt.query([])?;
-        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(CANDIDATES + 1);
+        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(candidates + 1);
         while let Some(row) = rows.next()? {
             let doc: i64 = row.get(1)?;
             if allowed.as_ref().is_some_and(|a| !a.contains(&doc)) {
@@ -491,7 +499,7 @@ impl Index {
                 continue;
             }
             heap.push(Scored(score, id));
-            if heap.len() > CANDIDATES {
+            if heap.len() > candidates {
                 heap.pop();
             }
         }
