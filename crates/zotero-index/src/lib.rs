@@ -1,0 +1,23 @@
+//! The search index of zotero-mcp: search a Zotero library by words and by meaning.
+//!
+//! One SQLite file per library ([`store`]) holds the indexed objects, their chunks
+//! ([`chunk`]), an FTS5 keyword index and sentence vectors made by an [`encoder::Encoder`]
+//! (the model lives elsewhere); [`rank`] answers a query by BM25 and cosine similarity
+//! fused by reciprocal rank, one hit per item.
+//!
+//! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
+//! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`.
+
+pub mod chunk;
+pub mod encoder;
+pub mod error;
+pub mod rank;
+pub mod store;
+
+pub use chunk::{Chunk, ItemMeta, Matched};
+pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
+pub use error::{IndexError, Result};
+pub use rank::{Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery};
+pub use store::{
+    default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status, Updater,
+};

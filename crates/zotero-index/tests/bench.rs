@@ -1,0 +1,127 @@
+//! Speed on a synthetic library of 10,000 items: `cargo test -p zotero-index --profile bench
+//! --test bench -- --ignored --nocapture`. Ignored by default (it takes a while in debug).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::time::Instant;
+
+use zotero_index::{
+    Document, Encoder, Index, ItemMeta, LibraryId, Mode, SearchQuery, SynonymEncoder,
+};
+
+struct Words(u64);
+
+impl Words {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    /// `n` words from a vocabulary of 20,000 made-up ones (a few frequent, most rare).
+    fn text(&mut self, n: usize) -> String {
+        (0..n)
+            .map(|i| {
+                let r = self.next();
+                let w = (r % 20_000) * (r % 7 + 1) / 7;
+                let sep = if i % 17 == 16 { ". " } else { " " };
+                format!("w{w}{sep}")
+            })
+            .collect()
+    }
+}
+
+#[test]
+#[ignore = "a measurement, not a check: run it by name with --ignored --nocapture"]
+fn ten_thousand_items() {
+    const ITEMS: usize = 10_000;
+    const WITH_FULLTEXT: usize = 2_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open(dir.path(), &LibraryId::User).unwrap();
+    let enc = SynonymEncoder::new(384, zotero_index::encoder::DEFAULT_SYNONYMS);
+    let mut words = Words(7);
+
+    let t = Instant::now();
+    {
+        let mut up = index.updater().unwrap();
+        for start in (0..ITEMS).step_by(500) {
+            let mut b = up.batch().unwrap();
+            for i in start..start + 500 {
+                let key = format!("ITEM{i:04}");
+                let meta = ItemMeta {
+                    title: words.text(10),
+                    creators: words.text(3),
+                    year: Some(1950 + (i % 75) as i32),
+                    item_type: "journalArticle".into(),
+                    venue: words.text(3),
+                    abstract_note: words.text(150),
+                    collections: vec![format!("COLL{:04}", i % 20)],
+                    tags: vec![format!("tag{}", i % 50)],
+                };
+                b.upsert(&Document::item(&key, 1, meta, false)).unwrap();
+                b.upsert(&Document::note(
+                    &format!("NOTE{i:04}"),
+                    Some(&key),
+                    1,
+                    &words.text(60),
+                    ItemMeta::default(),
+                    false,
+                ))
+                .unwrap();
+                if i < WITH_FULLTEXT {
+                    b.upsert(&Document::fulltext(
+                        &format!("ATT{i:05}"),
+                        &key,
+                        1,
+                        &words.text(5_000),
+                    ))
+                    .unwrap();
+                }
+            }
+            b.set_sync_version("items", start as u64).unwrap();
+            b.commit().unwrap();
+        }
+    }
+    let insert = t.elapsed();
+    let s = index.status().unwrap();
+    println!(
+        "insert: {ITEMS} items, {} documents, {} chunks in {insert:.2?} ({:.0} chunks/s); file {:.1} MB",
+        s.documents,
+        s.chunks,
+        s.chunks as f64 / insert.as_secs_f64(),
+        s.size_bytes as f64 / 1e6
+    );
+
+    let t = Instant::now();
+    let n = index
+        .updater()
+        .unwrap()
+        .embed_pending(&enc, 256, usize::MAX)
+        .unwrap();
+    let embed = t.elapsed();
+    let s = index.status().unwrap();
+    println!(
+        "vectors: {n} of 384 dims written in {embed:.2?} (stand-in encoder); file {:.1} MB",
+        s.size_bytes as f64 / 1e6
+    );
+
+    for mode in [Mode::Keyword, Mode::Semantic, Mode::Hybrid] {
+        let t = Instant::now();
+        let runs = 20;
+        let mut hits = 0;
+        for r in 0..runs {
+            let q = SearchQuery::new(&format!("w{} w{} insomnia", r * 13, r * 101)).mode(mode);
+            hits += index.search(Some(&enc), &q).unwrap().hits.len();
+        }
+        println!(
+            "search {mode:?}: {:.1?} per query ({hits} hits in {runs} queries)",
+            t.elapsed() / runs
+        );
+    }
+    let _ = enc.dims();
+}
