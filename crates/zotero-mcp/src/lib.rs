@@ -1,5 +1,6 @@
 //! zotero-mcp: an MCP server giving AI agents safe, structured access to a Zotero library.
 
+pub mod alloc;
 pub mod check;
 pub mod cli;
 pub mod config;
