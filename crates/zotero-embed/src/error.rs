@@ -56,5 +56,20 @@ pub enum EmbedError {
     Tokenize(String),
 
     #[error("the model failed while encoding: {0}")]
-    Inference(#[from] candle_core::Error),
+    Inference(String),
+}
+
+impl From<candle_core::Error> for EmbedError {
+    fn from(e: candle_core::Error) -> Self {
+        Self::Inference(candle_message(e))
+    }
+}
+
+/// candle's message without the backtrace it attaches when RUST_BACKTRACE is set: a user
+/// reads the error, not candle's stack.
+pub(crate) fn candle_message(mut e: candle_core::Error) -> String {
+    while let candle_core::Error::WithBacktrace { inner, .. } = e {
+        e = *inner;
+    }
+    e.to_string()
 }

@@ -135,7 +135,7 @@ impl SentenceEncoder {
         let weights_path = dir.join(weights_name);
         let bad_weights = |e: candle_core::Error| EmbedError::BadSafetensors {
             path: weights_path.clone(),
-            message: e.to_string(),
+            message: error::candle_message(e),
         };
         // Weights stored as f16/bf16 are widened: the CPU runs f32 fastest and matches the
         // reference implementation's default.
