@@ -244,3 +244,24 @@ fn tanh_gelu_names_are_accepted() {
     let encoder = SentenceEncoder::load(dir.path()).unwrap();
     assert_eq!(encoder.encode(&["text"]).unwrap()[0].len(), 32);
 }
+
+#[test]
+fn old_style_module_type_names_are_read() {
+    // Models saved by sentence-transformers 1.x name the class twice.
+    let dir = copy();
+    edit_json(&dir.path().join("modules.json"), |m| {
+        for module in m.as_array_mut().unwrap() {
+            let kind = module["type"].as_str().unwrap().to_owned();
+            let class = kind.rsplit('.').next().unwrap().to_owned();
+            module["type"] = json!(format!("{kind}.{class}"));
+        }
+    });
+    let encoder = SentenceEncoder::load(dir.path()).unwrap();
+    assert_eq!(encoder.pooling(), Pooling::Mean);
+    assert!(encoder.normalizes());
+    let reference = SentenceEncoder::load(&fixture()).unwrap();
+    assert_eq!(
+        encoder.encode(&["a text"]).unwrap(),
+        reference.encode(&["a text"]).unwrap()
+    );
+}
