@@ -118,6 +118,17 @@ impl SentenceEncoder {
                 ),
             });
         }
+        // A token id past the embedding table would fail in the middle of encoding; say so now.
+        let tokens = tokenizer.get_vocab_size(true);
+        if tokens > config.vocab_size {
+            return Err(EmbedError::Shape {
+                path: tokenizer_path,
+                what: format!(
+                    "the tokenizer has {tokens} tokens, but config.json's vocab_size is {}",
+                    config.vocab_size
+                ),
+            });
+        }
         // Padding is done per batch below, to the batch's longest text, never by the tokenizer.
         tokenizer.with_padding(None);
         tokenizer

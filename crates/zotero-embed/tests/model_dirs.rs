@@ -118,6 +118,18 @@ fn shape_mismatches_are_reported() {
     // Even with RUST_BACKTRACE set, no stack in a user's message.
     assert!(!message.contains("candle_core::"), "{message}");
 
+    // The tokenizer against the embedding table.
+    let dir = copy();
+    edit_json(&dir.path().join("tokenizer.json"), |t| {
+        t["model"]["vocab"]["zotero-extra-token"] = json!(200);
+    });
+    let (err, message) = load_err(dir.path());
+    assert!(matches!(err, EmbedError::Shape { .. }), "{message}");
+    assert!(
+        message.contains("201 tokens") && message.contains("200"),
+        "{message}"
+    );
+
     let dir = copy();
     edit_json(&dir.path().join("config.json"), |c| {
         c["num_attention_heads"] = json!(5);
