@@ -360,6 +360,21 @@ pub fn query_prompt(dir: &Path, hashes: &mut Hashes) -> Result<Option<String>, E
         .cloned())
 }
 
+/// tokenizer_config.json's `model_max_length`, when it is a real limit: transformers writes
+/// 1e30 for "none".
+pub fn tokenizer_max_length(dir: &Path, hashes: &mut Hashes) -> Result<Option<usize>, EmbedError> {
+    let name = "tokenizer_config.json";
+    let Some(bytes) = read_optional(dir, name, hashes)? else {
+        return Ok(None);
+    };
+    let config: Value = parse_json(dir, name, &bytes)?;
+    Ok(config
+        .get("model_max_length")
+        .and_then(Value::as_f64)
+        .filter(|n| *n >= 1.0 && *n < 1e9)
+        .map(|n| n as usize))
+}
+
 /// The revision of a model in a Hugging Face cache: `.../snapshots/<commit>/`.
 pub fn revision_from_path(dir: &Path) -> Option<String> {
     let name = dir.file_name()?.to_str()?;

@@ -100,11 +100,16 @@ impl SentenceEncoder {
                 path: tokenizer_path.clone(),
                 message: e.to_string(),
             })?;
-        // Positions beyond the table do not exist: sentence-transformers caps max_seq_length
-        // the same way (by the tokenizer's model_max_length, which is this table's size).
+        // As sentence-transformers: max_seq_length if given, else the smaller of the position
+        // table and the tokenizer's model_max_length. Never past the table: those positions do
+        // not exist.
+        let default_length = match files::tokenizer_max_length(dir, &mut hashes)? {
+            Some(length) => length.min(config.max_position_embeddings),
+            None => config.max_position_embeddings,
+        };
         let max_seq_length = st
             .max_seq_length
-            .unwrap_or(config.max_position_embeddings)
+            .unwrap_or(default_length)
             .min(config.max_position_embeddings);
         let added = tokenizer
             .get_post_processor()

@@ -156,6 +156,7 @@ fn identity_names_the_model_and_hashes_every_file_read() {
             "modules.json",
             "sentence_bert_config.json",
             "tokenizer.json",
+            "tokenizer_config.json",
         ]
     );
     for (file, hash) in &identity.file_hashes {

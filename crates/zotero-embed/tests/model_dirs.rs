@@ -277,3 +277,40 @@ fn old_style_module_type_names_are_read() {
         reference.encode(&["a text"]).unwrap()
     );
 }
+
+#[test]
+fn without_max_seq_length_the_tokenizer_limit_and_the_position_table_bound_it() {
+    let dir = copy();
+    std::fs::remove_file(dir.path().join("sentence_bert_config.json")).unwrap();
+    // tokenizer_config.json's model_max_length is the position table's size, 64.
+    assert_eq!(
+        SentenceEncoder::load(dir.path()).unwrap().max_seq_length(),
+        64
+    );
+    edit_json(&dir.path().join("tokenizer_config.json"), |c| {
+        c["model_max_length"] = json!(40);
+    });
+    assert_eq!(
+        SentenceEncoder::load(dir.path()).unwrap().max_seq_length(),
+        40
+    );
+    // transformers' "no limit".
+    edit_json(&dir.path().join("tokenizer_config.json"), |c| {
+        c["model_max_length"] = json!(1e30);
+    });
+    assert_eq!(
+        SentenceEncoder::load(dir.path()).unwrap().max_seq_length(),
+        64
+    );
+    // A max_seq_length past the position table is cut to it.
+    std::fs::write(
+        dir.path().join("sentence_bert_config.json"),
+        br#"{"max_seq_length": 512}"#,
+    )
+    .unwrap();
+    let encoder = SentenceEncoder::load(dir.path()).unwrap();
+    assert_eq!(encoder.max_seq_length(), 64);
+    let long = "word ".repeat(200);
+    assert_eq!(encoder.token_ids(&long).unwrap().len(), 64);
+    assert_eq!(encoder.encode(&[long.as_str()]).unwrap()[0].len(), 32);
+}
