@@ -154,10 +154,10 @@ fn main() {
         .unwrap()
         .with_batch_size(batch);
     println!(
-        "model: MiniLM-L6 shape, random weights, written and loaded in {:.1?}; {} threads \
-         (RAYON_NUM_THREADS / cores)",
+        "model: MiniLM-L6 shape, random weights, written and loaded in {:.1?}; candle uses {} \
+         threads (RAYON_NUM_THREADS, else the cores)",
         start.elapsed(),
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+        candle_core::utils::get_num_threads()
     );
 
     let mut words = Words(0x9e37_79b9_7f4a_7c15);
