@@ -23,8 +23,6 @@ pub enum Pooling {
 pub struct Pipeline {
     pub pooling: Pooling,
     pub normalize: bool,
-    /// The pooling config file, relative to the model dir, if there is one (it is hashed).
-    pub pooling_file: Option<String>,
 }
 
 /// The files read, with their bytes, so that each is hashed once from what was actually used.
@@ -217,12 +215,10 @@ pub fn pipeline(dir: &Path, hidden: usize, hashes: &mut Hashes) -> Result<Pipeli
                 Some(bytes) => Ok(Pipeline {
                     pooling: pooling_mode(dir, pooling_file, &bytes, hidden)?,
                     normalize: false,
-                    pooling_file: Some(pooling_file.to_owned()),
                 }),
                 None => Ok(Pipeline {
                     pooling: Pooling::Mean,
                     normalize: false,
-                    pooling_file: None,
                 }),
             };
         }
@@ -248,7 +244,7 @@ pub fn pipeline(dir: &Path, hidden: usize, hashes: &mut Hashes) -> Result<Pipeli
                     format!("{}/config.json", module.path.trim_end_matches('/'))
                 };
                 let bytes = read_required(dir, &file, hashes)?;
-                pooling = Some((pooling_mode(dir, &file, &bytes, hidden)?, file));
+                pooling = Some(pooling_mode(dir, &file, &bytes, hidden)?);
             }
             "Normalize" if transformer && !normalize => normalize = true,
             _ => {
@@ -261,8 +257,8 @@ pub fn pipeline(dir: &Path, hidden: usize, hashes: &mut Hashes) -> Result<Pipeli
                             .collect::<Vec<_>>()
                             .join(", ")
                     }),
-                    supported: "Transformer, then optionally Pooling (mean or CLS), then \
-                                optionally Normalize, each once",
+                    supported: "Transformer, then Pooling (mean or CLS), then optionally \
+                                Normalize, each once",
                 })
             }
         }
@@ -271,19 +267,19 @@ pub fn pipeline(dir: &Path, hidden: usize, hashes: &mut Hashes) -> Result<Pipeli
         return Err(EmbedError::Unsupported {
             path,
             what: "a pipeline without a Transformer module".to_owned(),
-            supported: "Transformer, then optionally Pooling (mean or CLS), then optionally \
-                        Normalize",
+            supported: "Transformer, then Pooling (mean or CLS), then optionally Normalize",
         });
     }
-    let (pooling, pooling_file) = match pooling {
-        Some((mode, file)) => (mode, Some(file)),
-        None => (Pooling::Mean, None),
+    // Without a Pooling module sentence-transformers has token vectors but no sentence vector;
+    // guessing one here would give vectors the reference never gives.
+    let Some(pooling) = pooling else {
+        return Err(EmbedError::Unsupported {
+            path,
+            what: "a pipeline without a Pooling module".to_owned(),
+            supported: "Transformer, then Pooling (mean or CLS), then optionally Normalize",
+        });
     };
-    Ok(Pipeline {
-        pooling,
-        normalize,
-        pooling_file,
-    })
+    Ok(Pipeline { pooling, normalize })
 }
 
 fn pooling_mode(

@@ -188,6 +188,15 @@ fn unsupported_pipelines_are_refused() {
     assert!(matches!(err, EmbedError::Unsupported { .. }), "{message}");
     assert!(message.contains("Dense"), "{message}");
 
+    // Transformer and Normalize, no Pooling: no sentence vector to normalize.
+    let dir = copy();
+    edit_json(&dir.path().join("modules.json"), |m| {
+        m.as_array_mut().unwrap().remove(1);
+    });
+    let (err, message) = load_err(dir.path());
+    assert!(matches!(err, EmbedError::Unsupported { .. }), "{message}");
+    assert!(message.contains("without a Pooling module"), "{message}");
+
     let dir = copy();
     edit_json(&dir.path().join("1_Pooling/config.json"), |c| {
         c["pooling_mode_mean_tokens"] = json!(false);
