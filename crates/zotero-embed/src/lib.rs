@@ -1,0 +1,340 @@
+//! An in-process sentence encoder: BERT-family sentence-transformers models run on candle
+//! (pure Rust, CPU), tokenized by the `tokenizers` crate without C or C++.
+//!
+//! [`SentenceEncoder::load`] reads a sentence-transformers model directory (`config.json`,
+//! `tokenizer.json`, `model.safetensors`, and `modules.json`, `1_Pooling/config.json`,
+//! `sentence_bert_config.json` when present) and reproduces what
+//! `SentenceTransformer(dir).encode(texts)` gives: the model's own pooling (mean or CLS), its
+//! own normalization, its max_seq_length with truncation. This crate knows nothing of the
+//! index; an adapter glues it to the index's encoder trait.
+
+mod error;
+mod files;
+
+use std::path::Path;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert::BertModel;
+use tokenizers::{PostProcessor, Tokenizer, TruncationParams};
+
+pub use error::EmbedError;
+pub use files::Pooling;
+
+/// Texts per forward pass. 32 is sentence-transformers' default, so figures compare.
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+
+/// What a vector was made with, for an index to know when its vectors are stale.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelIdentity {
+    /// The caller's name for the model, else one from the directory (see [`LoadOptions::id`]).
+    pub id: String,
+    /// The model's revision: the caller's, else the commit of a Hugging Face cache snapshot
+    /// directory, else `None` (the file hashes still pin the model).
+    pub revision: Option<String>,
+    /// `(file relative to the model dir, sha256 hex)` for every file read, sorted by name.
+    pub file_hashes: Vec<(String, String)>,
+    /// Length of the vectors.
+    pub dims: usize,
+}
+
+/// How to name a model being loaded; both default to what the directory says.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The model id, e.g. `sentence-transformers/all-MiniLM-L6-v2`. Default: `org/name` for a
+    /// Hugging Face cache dir (`models--org--name/snapshots/<commit>`), else the dir's name.
+    pub id: Option<String>,
+    /// The revision (commit). Default: the snapshot commit of a Hugging Face cache dir.
+    pub revision: Option<String>,
+}
+
+/// A loaded model with its tokenizer and pipeline. `Send + Sync`: share one behind an `Arc`.
+pub struct SentenceEncoder {
+    model: BertModel,
+    tokenizer: Tokenizer,
+    pooling: Pooling,
+    normalize: bool,
+    lowercase: bool,
+    max_seq_length: usize,
+    pad_id: u32,
+    query_prompt: Option<String>,
+    batch_size: usize,
+    identity: ModelIdentity,
+}
+
+impl std::fmt::Debug for SentenceEncoder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SentenceEncoder")
+            .field("identity", &self.identity)
+            .field("pooling", &self.pooling)
+            .field("normalize", &self.normalize)
+            .field("max_seq_length", &self.max_seq_length)
+            .field("batch_size", &self.batch_size)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SentenceEncoder {
+    /// Loads the model in `dir`, named after the directory (see [`LoadOptions`]).
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        Self::load_with(dir, LoadOptions::default())
+    }
+
+    /// Loads the model in `dir` under the caller's id and revision.
+    pub fn load_with(dir: &Path, options: LoadOptions) -> Result<Self, EmbedError> {
+        let mut hashes = files::Hashes::default();
+        let config_bytes = files::read_required(dir, "config.json", &mut hashes)?;
+        let config = files::bert_config(dir, &config_bytes)?;
+        let pipeline = files::pipeline(dir, config.hidden_size, &mut hashes)?;
+        let st: files::SentenceBertConfig =
+            match files::read_optional(dir, "sentence_bert_config.json", &mut hashes)? {
+                Some(bytes) => files::parse_json(dir, "sentence_bert_config.json", &bytes)?,
+                None => files::SentenceBertConfig::default(),
+            };
+        let query_prompt = files::query_prompt(dir, &mut hashes)?;
+
+        let tokenizer_bytes = files::read_required(dir, "tokenizer.json", &mut hashes)?;
+        let tokenizer_path = dir.join("tokenizer.json");
+        let mut tokenizer =
+            Tokenizer::from_bytes(&tokenizer_bytes).map_err(|e| EmbedError::Tokenizer {
+                path: tokenizer_path.clone(),
+                message: e.to_string(),
+            })?;
+        // As sentence-transformers: max_seq_length if given, else the smaller of the position
+        // table and the tokenizer's model_max_length. Never past the table: those positions do
+        // not exist.
+        let default_length = match files::tokenizer_max_length(dir, &mut hashes)? {
+            Some(length) => length.min(config.max_position_embeddings),
+            None => config.max_position_embeddings,
+        };
+        let max_seq_length = st
+            .max_seq_length
+            .unwrap_or(default_length)
+            .min(config.max_position_embeddings);
+        let added = tokenizer
+            .get_post_processor()
+            .map_or(0, |p| p.added_tokens(false));
+        if max_seq_length <= added {
+            return Err(EmbedError::BadConfig {
+                path: dir.join("sentence_bert_config.json"),
+                message: format!(
+                    "max_seq_length {max_seq_length} leaves no room for text next to the \
+                     {added} special tokens"
+                ),
+            });
+        }
+        // A token id past the embedding table would fail in the middle of encoding; say so now.
+        let tokens = tokenizer.get_vocab_size(true);
+        if tokens > config.vocab_size {
+            return Err(EmbedError::Shape {
+                path: tokenizer_path,
+                what: format!(
+                    "the tokenizer has {tokens} tokens, but config.json's vocab_size is {}",
+                    config.vocab_size
+                ),
+            });
+        }
+        // Padding is done per batch below, to the batch's longest text, never by the tokenizer.
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: max_seq_length,
+                ..TruncationParams::default()
+            }))
+            .map_err(|e| EmbedError::Tokenizer {
+                path: tokenizer_path.clone(),
+                message: e.to_string(),
+            })?;
+
+        let weights_name = "model.safetensors";
+        let weights = files::read_required(dir, weights_name, &mut hashes)?;
+        let weights_path = dir.join(weights_name);
+        let bad_weights = |e: candle_core::Error| EmbedError::BadSafetensors {
+            path: weights_path.clone(),
+            message: error::candle_message(e),
+        };
+        // Weights stored as f16/bf16 are widened: the CPU runs f32 fastest and matches the
+        // reference implementation's default.
+        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
+            .map_err(bad_weights)?;
+        let model = BertModel::load(vb, &config).map_err(bad_weights)?;
+
+        let identity = ModelIdentity {
+            id: options.id.unwrap_or_else(|| files::id_from_path(dir)),
+            revision: options.revision.or_else(|| files::revision_from_path(dir)),
+            file_hashes: hashes.into_sorted(),
+            dims: config.hidden_size,
+        };
+        Ok(Self {
+            model,
+            tokenizer,
+            pooling: pipeline.pooling,
+            normalize: pipeline.normalize,
+            lowercase: st.do_lower_case,
+            max_seq_length,
+            pad_id: u32::try_from(config.pad_token_id).unwrap_or(0),
+            query_prompt,
+            batch_size: DEFAULT_BATCH_SIZE,
+            identity,
+        })
+    }
+
+    /// Texts per forward pass (at least 1).
+    #[must_use]
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size.max(1);
+        self
+    }
+
+    pub fn identity(&self) -> ModelIdentity {
+        self.identity.clone()
+    }
+
+    pub fn dims(&self) -> usize {
+        self.identity.dims
+    }
+
+    pub fn pooling(&self) -> Pooling {
+        self.pooling
+    }
+
+    pub fn normalizes(&self) -> bool {
+        self.normalize
+    }
+
+    /// Tokens per text at most, special tokens included; longer texts are truncated.
+    pub fn max_seq_length(&self) -> usize {
+        self.max_seq_length
+    }
+
+    /// The token ids a text is encoded from (truncated, with special tokens).
+    pub fn token_ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let mut ids = self.tokenize(&[text])?;
+        Ok(ids.pop().unwrap_or_default())
+    }
+
+    /// One vector per text, in order, each [`Self::dims`] long.
+    ///
+    /// Texts are sorted by token count and batched so that each batch pads to little more
+    /// than its own texts: padding is computed and thrown away, and attention costs the
+    /// square of the padded length.
+    pub fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let ids = self.tokenize(texts)?;
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(ids.get(i).map_or(0, Vec::len)));
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
+        for batch in order.chunks(self.batch_size) {
+            let batch_ids: Vec<&[u32]> = batch
+                .iter()
+                .filter_map(|&i| ids.get(i).map(Vec::as_slice))
+                .collect();
+            let vectors = self.forward(&batch_ids)?;
+            for (&i, vector) in batch.iter().zip(vectors) {
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = vector;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// A query's vector, with the model's query prompt if it has one (as
+    /// sentence-transformers' `encode_query`).
+    pub fn encode_query(&self, q: &str) -> Result<Vec<f32>, EmbedError> {
+        let text = match &self.query_prompt {
+            Some(prompt) => format!("{prompt}{q}"),
+            None => q.to_owned(),
+        };
+        let mut vectors = self.encode(&[text.as_str()])?;
+        Ok(vectors.pop().unwrap_or_default())
+    }
+
+    fn tokenize(&self, texts: &[&str]) -> Result<Vec<Vec<u32>>, EmbedError> {
+        let inputs: Vec<String> = texts
+            .iter()
+            .map(|t| {
+                if self.lowercase {
+                    t.to_lowercase()
+                } else {
+                    (*t).to_owned()
+                }
+            })
+            .collect();
+        let encodings = self
+            .tokenizer
+            .encode_batch_fast(inputs, true)
+            .map_err(|e| EmbedError::Tokenize(e.to_string()))?;
+        Ok(encodings
+            .into_iter()
+            .map(|e| e.get_ids().to_vec())
+            .collect())
+    }
+
+    /// One forward pass over texts already tokenized, padded to the longest.
+    fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let rows = batch.len();
+        let len = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
+        let mut input = Vec::with_capacity(rows * len);
+        let mut mask = Vec::with_capacity(rows * len);
+        for ids in batch {
+            input.extend_from_slice(ids);
+            input.extend(std::iter::repeat_n(self.pad_id, len - ids.len()));
+            mask.extend(std::iter::repeat_n(1u32, ids.len()));
+            mask.extend(std::iter::repeat_n(0u32, len - ids.len()));
+        }
+        let device = Device::Cpu;
+        let input = Tensor::from_vec(input, (rows, len), &device)?;
+        let mask = Tensor::from_vec(mask, (rows, len), &device)?;
+        let token_types = input.zeros_like()?;
+        let hidden = self.model.forward(&input, &token_types, Some(&mask))?;
+        let pooled = match self.pooling {
+            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
+            Pooling::Mean => {
+                // sentence-transformers: sum of unmasked tokens / max(count, 1e-9).
+                let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
+                let sum = hidden.broadcast_mul(&mask)?.sum(1)?;
+                let count = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?;
+                sum.broadcast_div(&count)?
+            }
+        };
+        let pooled = if self.normalize {
+            // torch.nn.functional.normalize: x / max(‖x‖₂, 1e-12).
+            let norm = pooled
+                .sqr()?
+                .sum_keepdim(1)?
+                .sqrt()?
+                .clamp(1e-12f32, f32::MAX)?;
+            pooled.broadcast_div(&norm)?
+        } else {
+            pooled
+        };
+        Ok(pooled.to_vec2::<f32>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoder_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<SentenceEncoder>();
+    }
+
+    #[test]
+    fn model_id_and_revision_from_a_hugging_face_cache_dir() {
+        let commit = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf";
+        let dir = std::path::PathBuf::from(format!(
+            "/cache/huggingface/hub/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/{commit}"
+        ));
+        assert_eq!(
+            files::id_from_path(&dir),
+            "sentence-transformers/all-MiniLM-L6-v2"
+        );
+        assert_eq!(files::revision_from_path(&dir).as_deref(), Some(commit));
+        let plain = Path::new("/models/bge-small-en-v1.5/");
+        assert_eq!(files::id_from_path(plain), "bge-small-en-v1.5");
+        assert_eq!(files::revision_from_path(plain), None);
+    }
+}
