@@ -161,13 +161,26 @@ impl Respond for Responder {
             Some(FaultKind::BackoffHeader(n)) => answer = answer.header("Backoff", n),
             _ => {}
         }
-        let dropped = matches!(fault, Some(FaultKind::Drop));
+        let mut dropped = matches!(fault, Some(FaultKind::Drop));
+        let mut promised = None;
+        match fault {
+            Some(FaultKind::Truncate(n)) if n < answer.body.len() => {
+                promised = Some(answer.body.len());
+                answer.body.truncate(n);
+                dropped = true;
+            }
+            Some(FaultKind::CorruptBody) if !answer.body.is_empty() => {
+                let mid = answer.body.len() / 2;
+                answer.body[mid] ^= 0x5a;
+            }
+            _ => {}
+        }
         let api_headers: &[(&str, &str)] = if web {
             &[("Zotero-API-Version", "3")]
         } else {
             local::API_HEADERS
         };
-        let mut t = to_template(answer, delay, dropped, api_headers);
+        let mut t = to_template(answer, delay, dropped, promised, api_headers);
         if !web {
             for (k, v) in local::SERVER_HEADERS {
                 t = t.insert_header(*k, *v);
@@ -221,6 +234,7 @@ fn to_template(
     mut answer: Answer,
     delay: Duration,
     dropped: bool,
+    promised: Option<usize>,
     api_headers: &[(&str, &str)],
 ) -> ResponseTemplate {
     let mut status = answer.status;
@@ -244,7 +258,7 @@ fn to_template(
     if dropped {
         // Promise more bytes than are sent: hyper ends the body early and aborts the
         // connection, so the client never receives a complete answer.
-        let promised = answer.body.len() + 4096;
+        let promised = promised.unwrap_or(answer.body.len() + 4096);
         t = t
             .insert_header("Content-Length", promised.to_string().as_str())
             .insert_header("Connection", "close");
