@@ -144,9 +144,10 @@ pub enum FaultKind {
     Status(u16),
     /// The request is processed normally, then the connection is cut mid-answer.
     Drop,
-    /// The request is processed normally, then only the first N bytes of the answer's body
-    /// are sent (its `Content-Length` promises them all) and the connection is cut: a
-    /// download broken off midway.
+    /// The request is processed normally, then only the first N bytes (N ≥ 1) of the
+    /// answer's body are sent: a download broken off midway. The part is sent chunked (hyper
+    /// will not send a `Content-Length` its body does not fill), so the body ends early
+    /// rather than with a reset connection; a client knows the size from elsewhere (a HEAD).
     Truncate(usize),
     /// The request is processed normally, then one byte in the middle of the answer's body
     /// is changed (a body that does not match its `ETag`).

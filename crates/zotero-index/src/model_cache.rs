@@ -1078,19 +1078,17 @@ impl ModelCache {
                 },
                 endpoint,
             },
-            (401, _) if self.config.has_token() && message.contains("Invalid credentials") => ModelCacheError::Gated {
+            (_, "RepoNotFound") => ModelCacheError::RepoNotFound { model, endpoint },
+            (401, _) => ModelCacheError::Gated {
                 model,
                 status: s,
-                advice: "the token in HF_TOKEN is not valid: set HF_TOKEN to a valid token".to_string(),
+                advice: if self.config.has_token() {
+                    "the token in HF_TOKEN was refused: set HF_TOKEN to a valid token that may read it".to_string()
+                } else {
+                    format!("it needs a login: set HF_TOKEN to a token that may read it (and accept its terms on {endpoint}/{} if it is gated)", job.id)
+                },
                 endpoint,
             },
-            (401, _) if !self.config.has_token() => ModelCacheError::Gated {
-                model,
-                status: s,
-                advice: format!("no such public model; if it is private or gated, set HF_TOKEN to a token that may read it (and accept its terms on {endpoint}/{})", job.id),
-                endpoint,
-            },
-            (_, "RepoNotFound") | (401, _) => ModelCacheError::RepoNotFound { model, endpoint },
             (_, "RevisionNotFound") => ModelCacheError::RevisionNotFound {
                 model,
                 revision: revision.to_string(),
@@ -1105,21 +1103,28 @@ impl ModelCache {
                 model,
                 url: shown(url),
                 status: s,
-                message: if message.is_empty() { String::new() } else { format!(": {message}") },
+                message: if message.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {message}")
+                },
             },
         }
+    }
+
+    fn resolve_url(&self, id: &str, revision: &str, file: &str) -> String {
+        let path = file.split('/').map(quote).collect::<Vec<_>>().join("/");
+        format!(
+            "{}/{id}/resolve/{}/{path}",
+            self.config.endpoint,
+            quote(revision)
+        )
     }
 
     /// `HEAD …/resolve/{revision}/{file}`, following the Hub's own redirects (a renamed
     /// repo) but not the one to the CDN, whose headers say what the file is.
     async fn head(&self, job: &Job<'_>, revision: &str, file: &str) -> Result<FileMeta> {
-        let path = file.split('/').map(quote).collect::<Vec<_>>().join("/");
-        let first = format!(
-            "{}/{}/resolve/{}/{path}",
-            self.config.endpoint,
-            job.id,
-            quote(revision)
-        );
+        let first = self.resolve_url(job.id, revision, file);
         let mut url: Uri = first.parse().map_err(|_| ModelCacheError::NotAHub {
             url: first.clone(),
             reason: "HF_ENDPOINT does not make a valid URL".to_string(),
@@ -1142,7 +1147,15 @@ impl ModelCache {
                 }
                 loc
             } else if status.is_success() {
-                url.clone()
+                // GET at the commit, not the branch: every file of one commit even if the
+                // branch moves meanwhile.
+                match header(h, "x-repo-commit").filter(|c| is_commit(c)) {
+                    Some(c) if url.to_string() == first => self
+                        .resolve_url(job.id, c, file)
+                        .parse()
+                        .unwrap_or_else(|_| url.clone()),
+                    _ => url.clone(),
+                }
             } else {
                 return Err(self.status_error(job, revision, file, &url, h, status));
             };
