@@ -608,3 +608,72 @@ async fn bad_specs_and_plain_http_are_refused() {
     let err = get(&ModelCache::new(c).unwrap(), REPO).await.unwrap_err();
     assert!(matches!(err, ModelCacheError::Insecure { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn a_small_file_is_checked_against_its_git_blob_sha1() {
+    let s = Setup::new().await;
+    let cache = s.cache(&[]);
+    s.emu.inject(
+        Fault::once(FaultKind::CorruptBody)
+            .on(&format!("/hf/{REPO}/resolve/"))
+            .path_suffix("/tokenizer.json")
+            .method("GET"),
+    );
+    let err = get(&cache, REPO).await.unwrap_err();
+    match &err {
+        ModelCacheError::HashMismatch {
+            file,
+            algorithm,
+            expected,
+            ..
+        } => {
+            assert_eq!(file, "tokenizer.json");
+            assert_eq!(*algorithm, "git blob sha1");
+            let f = &model_files()[1];
+            assert_eq!(expected, &git_blob_sha1(&f.bytes));
+        }
+        other => panic!("{other}"),
+    }
+    assert!(get(&cache, REPO).await.is_ok());
+}
+
+#[tokio::test]
+async fn busy_or_slow_answers_are_retried() {
+    let s = Setup::new().await;
+    let env = s.env(&[]);
+    let mut c = HubConfig::from_env(&|k| env.get(k).cloned());
+    c.allow_http_loopback = true;
+    c.timeout = Duration::from_millis(400);
+    c.retry.base_delay = Duration::from_millis(5);
+    c.retry.max_delay = Duration::from_millis(20);
+    let cache = ModelCache::new(c).unwrap();
+    s.emu.inject(
+        Fault::once(FaultKind::Unavailable {
+            retry_after: None,
+            backoff: None,
+        })
+        .on("/hf/"),
+    );
+    s.emu.inject(
+        Fault::once(FaultKind::Slow(Duration::from_secs(2))).on(&format!("{HF_CDN_ROOT}/")),
+    );
+    let dir = get(&cache, REPO).await.unwrap();
+    assert_eq!(
+        std::fs::read(dir.path.join("model.safetensors")).unwrap(),
+        weights()
+    );
+    assert_eq!(s.emu.faults_pending(), 0);
+}
+
+#[tokio::test]
+async fn when_the_hub_cannot_be_reached_the_last_snapshot_of_the_branch_is_used() {
+    let s = Setup::new().await;
+    let dir = get(&s.cache(&[]), REPO).await.unwrap();
+    // Nothing listens on port 9 of this machine (discard, never run in a test box).
+    let cache = s.cache(&[("HF_ENDPOINT", "http://127.0.0.1:9/hf")]);
+    assert_eq!(get(&cache, REPO).await.unwrap(), dir);
+    // Without a snapshot, the error says what to do.
+    let err = get(&cache, "emu-org/other").await.unwrap_err();
+    assert!(matches!(err, ModelCacheError::Network { .. }), "{err}");
+    assert!(err.to_string().contains("HF_HUB_OFFLINE"), "{err}");
+}
