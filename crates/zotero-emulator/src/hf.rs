@@ -9,6 +9,7 @@
 //!   `X-Repo-Commit`, `ETag` of the pointer file. The CDN URL uses the host name `localhost`
 //!   when the request came to `127.0.0.1` (and the other way round), so that the client sees
 //!   another host, as it would with the real CDN: it must not send its token there.
+//! - a renamed repo: `307` to the same path under the new name (a relative `Location`).
 //! - `Range: bytes=N-` / `bytes=N-M` on either: `206` with `Content-Range`; past the end `416`.
 //! - errors as the Hub sends them, with `X-Error-Code` and `X-Error-Message`: unknown repo
 //!   `401 RepoNotFound` (`404` with a token), unknown revision `404 RevisionNotFound`, unknown
@@ -93,6 +94,8 @@ pub(crate) struct HfState {
     repos: BTreeMap<String, Repo>,
     /// sha256 → bytes, what the CDN serves.
     cdn: BTreeMap<String, Vec<u8>>,
+    /// Old repo id → new one (a renamed repo: the Hub redirects).
+    renamed: BTreeMap<String, String>,
 }
 
 fn error(status: u16, code: &str, message: &str) -> Answer {
@@ -222,6 +225,15 @@ fn hub(hf: &HfState, base: &str, req: &Recorded, rest: &str) -> Answer {
         .header("authorization")
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::to_string);
+    if let Some(new_id) = hf.renamed.get(&repo_id) {
+        // A renamed repo: a relative redirect to the same path under the new name.
+        let mut a = Answer::empty(307).header(
+            "Location",
+            format!("{HF_ROOT}/{new_id}/resolve/{revision}/{file}"),
+        );
+        a.bare = true;
+        return a;
+    }
     let Some(repo) = hf.repos.get(&repo_id) else {
         // The Hub does not say whether a repo exists to someone who is not logged in.
         return if token.is_some() {
@@ -343,6 +355,15 @@ impl Emulator {
         let mut st = self.state.lock().unwrap();
         let r = st.hf.repos.get_mut(repo).expect("a repo added before");
         r.refs.insert(name.to_string(), commit.to_string());
+    }
+
+    /// Renames `old` to `new` (an added repo): requests for `old` are redirected (`307`, a
+    /// relative `Location`), as the Hub does for renamed repos.
+    pub fn rename_hf_model(&self, old: &str, new: &str) {
+        let mut st = self.state.lock().unwrap();
+        let repo = st.hf.repos.remove(old).expect("a repo added before");
+        st.hf.repos.insert(new.to_string(), repo);
+        st.hf.renamed.insert(old.to_string(), new.to_string());
     }
 
     /// Makes `repo` gated: only `Authorization: Bearer {token}` may download it.

@@ -857,7 +857,11 @@ impl ModelCache {
             };
             if commit.is_none() {
                 if meta.commit != revision {
-                    write_atomic(&job.repo_dir.join("refs").join(revision), &meta.commit)?;
+                    // Best effort, as Python: a read-only cache with the snapshot still works.
+                    let ref_path = job.repo_dir.join("refs").join(revision);
+                    if let Err(e) = write_atomic(&ref_path, &meta.commit) {
+                        tracing::warn!(error = %e, "cannot record the commit of the revision");
+                    }
                 }
                 commit = Some(meta.commit.clone());
                 if let Some(dir) = self.snapshot(&job, &meta.commit, false)? {

@@ -677,3 +677,30 @@ async fn when_the_hub_cannot_be_reached_the_last_snapshot_of_the_branch_is_used(
     assert!(matches!(err, ModelCacheError::Network { .. }), "{err}");
     assert!(err.to_string().contains("HF_HUB_OFFLINE"), "{err}");
 }
+
+#[test]
+fn a_download_can_run_on_another_task() {
+    fn send<T: Send>(_: &T) {}
+    let cache = ModelCache::new(HubConfig::from_env(&|_| None)).unwrap();
+    let cancel = CancellationToken::new();
+    let s = spec(REPO);
+    let fut = cache.get(&s, &quiet, &cancel);
+    send(&fut);
+}
+
+#[tokio::test]
+async fn a_renamed_repo_is_followed_to_its_new_name() {
+    let s = Setup::new().await;
+    s.emu.rename_hf_model(REPO, "emu-org/renamed-model");
+    let dir = get(&s.cache(&[]), REPO).await.unwrap();
+    // Stored under the name asked for, as huggingface_hub does.
+    assert_eq!(dir.path, s.repo_dir().join("snapshots").join(COMMIT));
+    assert_eq!(
+        std::fs::read(dir.path.join("model.safetensors")).unwrap(),
+        weights()
+    );
+    let reqs = s.emu.hf_requests();
+    assert!(reqs
+        .iter()
+        .any(|r| r.path.starts_with("/hf/emu-org/renamed-model/")));
+}
