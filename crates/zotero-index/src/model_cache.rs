@@ -452,6 +452,18 @@ pub struct ModelDir {
     pub files: Vec<(String, String)>,
 }
 
+impl ModelDir {
+    /// The identity the index records for vectors of this model (`dims`: the encoder's).
+    pub fn identity(&self, dims: usize) -> crate::encoder::ModelIdentity {
+        crate::encoder::ModelIdentity {
+            id: self.id.clone(),
+            revision: self.revision.clone(),
+            file_hashes: self.files.clone(),
+            dims,
+        }
+    }
+}
+
 /// What a download reports: (file, bytes done, bytes in all).
 pub type Progress<'a> = &'a (dyn Fn(&str, u64, u64) + Send + Sync);
 

@@ -201,6 +201,12 @@ async fn a_first_download_makes_the_huggingface_hub_layout_and_later_runs_ask_li
     assert!(leftovers.is_empty(), "{leftovers:?}");
     assert!(s.hub_cache().join("CACHEDIR.TAG").exists());
     assert_eq!(dir.files, expected_hashes());
+    let identity = dir.identity(8);
+    assert_eq!(
+        (identity.id.as_str(), identity.revision.as_str()),
+        (REPO, COMMIT)
+    );
+    assert_eq!(identity.file_hashes, expected_hashes());
 
     // A branch again: one HEAD to learn its commit, whose snapshot is complete.
     s.emu.reset_counts();
