@@ -710,3 +710,75 @@ async fn a_renamed_repo_is_followed_to_its_new_name() {
         .iter()
         .any(|r| r.path.starts_with("/hf/emu-org/renamed-model/")));
 }
+
+/// The other process of `two_processes_download_one_blob_once`.
+#[tokio::test]
+#[ignore = "run by two_processes_download_one_blob_once in a child process"]
+async fn child_downloader() {
+    let (Some(home), Some(endpoint)) = (
+        std::env::var_os("ZOTERO_INDEX_TEST_HF_HOME"),
+        std::env::var("ZOTERO_INDEX_TEST_HF_ENDPOINT").ok(),
+    ) else {
+        return;
+    };
+    let env: HashMap<&str, String> = HashMap::from([
+        ("HOME", home.to_str().unwrap().to_string()),
+        ("HF_ENDPOINT", endpoint),
+    ]);
+    let mut c = HubConfig::from_env(&|k| env.get(k).cloned());
+    c.allow_http_loopback = true;
+    let dir = get(&ModelCache::new(c).unwrap(), REPO).await.unwrap();
+    println!("done {}", dir.revision);
+}
+
+#[tokio::test]
+async fn two_processes_download_one_blob_once() {
+    use std::process::{Command, Stdio};
+    let s = Setup::new().await;
+    // The child's weights arrive slowly: the parent comes while it holds the blob's lock.
+    s.emu.inject(
+        Fault::once(FaultKind::Slow(Duration::from_millis(1500))).on(&format!("{HF_CDN_ROOT}/")),
+    );
+    let child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_downloader",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("ZOTERO_INDEX_TEST_HF_HOME", s.home.path())
+        .env("ZOTERO_INDEX_TEST_HF_ENDPOINT", s.emu.hf_endpoint())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let cdn_gets = |emu: &Emulator| {
+        emu.hf_requests()
+            .iter()
+            .filter(|r| r.method == "GET" && r.path.starts_with(HF_CDN_ROOT))
+            .count()
+    };
+    for _ in 0..200 {
+        if cdn_gets(&s.emu) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(cdn_gets(&s.emu), 1, "the child is downloading");
+    let dir = get(&s.cache(&[]), REPO).await.unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("done {COMMIT}")));
+    assert_eq!(
+        std::fs::read(dir.path.join("model.safetensors")).unwrap(),
+        weights()
+    );
+    assert_eq!(
+        cdn_gets(&s.emu),
+        1,
+        "the parent waited for the child's blob"
+    );
+}
