@@ -96,6 +96,8 @@ pub(crate) struct HfState {
     cdn: BTreeMap<String, Vec<u8>>,
     /// Old repo id → new one (a renamed repo: the Hub redirects).
     renamed: BTreeMap<String, String>,
+    /// Answer `Range` requests with the whole body (`200`), as some proxies do.
+    ignore_range: bool,
 }
 
 fn error(status: u16, code: &str, message: &str) -> Answer {
@@ -157,9 +159,14 @@ fn range(req: &Recorded, len: usize) -> Result<Option<(usize, usize)>, ()> {
 }
 
 /// A body with `Range` honoured (`Accept-Ranges: bytes` on every answer).
-fn ranged(req: &Recorded, bytes: &[u8], etag: &str) -> Answer {
+fn ranged(req: &Recorded, bytes: &[u8], etag: &str, ignore_range: bool) -> Answer {
     let len = bytes.len();
-    let mut a = match range(req, len) {
+    let asked = if ignore_range {
+        Ok(None)
+    } else {
+        range(req, len)
+    };
+    let mut a = match asked {
         Ok(None) => Answer::raw(200, bytes.to_vec(), "application/octet-stream"),
         Ok(Some((s, e))) => Answer::raw(206, bytes[s..=e].to_vec(), "application/octet-stream")
             .header("Content-Range", format!("bytes {s}-{e}/{len}")),
@@ -211,7 +218,7 @@ fn cdn(hf: &HfState, req: &Recorded, rest: &str) -> Answer {
         a.bare = true;
         return a;
     };
-    ranged(req, bytes, sha)
+    ranged(req, bytes, sha, hf.ignore_range)
 }
 
 fn hub(hf: &HfState, base: &str, req: &Recorded, rest: &str) -> Answer {
@@ -302,7 +309,8 @@ fn hub(hf: &HfState, base: &str, req: &Recorded, rest: &str) -> Answer {
         a.bare = true;
         return a;
     }
-    ranged(req, &f.bytes, &git_blob_sha1(&f.bytes)).header("X-Repo-Commit", &commit)
+    ranged(req, &f.bytes, &git_blob_sha1(&f.bytes), hf.ignore_range)
+        .header("X-Repo-Commit", &commit)
 }
 
 impl Emulator {
@@ -364,6 +372,11 @@ impl Emulator {
         let repo = st.hf.repos.remove(old).expect("a repo added before");
         st.hf.repos.insert(new.to_string(), repo);
         st.hf.renamed.insert(old.to_string(), new.to_string());
+    }
+
+    /// `true`: `Range` is ignored (whole bodies, `200`), as by some proxies and CDNs.
+    pub fn hf_ignore_range(&self, on: bool) {
+        self.state.lock().unwrap().hf.ignore_range = on;
     }
 
     /// Makes `repo` gated: only `Authorization: Bearer {token}` may download it.

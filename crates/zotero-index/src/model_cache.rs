@@ -42,7 +42,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sha1::Sha1;
 use sha2::{Digest, Sha256};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncSeekExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
     https_connector, user_agent, Attempt, ErrorChain, Retry, RetryError, RetryPolicy,
@@ -1277,7 +1277,6 @@ impl ModelCache {
             tracing::info!(model = job.id, file, from = have, "resuming a download");
         }
         let mut out = tokio::fs::File::from_std(out);
-        use tokio::io::AsyncSeekExt;
         out.seek(io::SeekFrom::Start(have))
             .await
             .map_err(io_err("cannot write", &partial))?;
@@ -1428,8 +1427,25 @@ impl ModelCache {
                     .and_then(|r| r.strip_prefix("bytes "))
                     .and_then(|r| r.split('-').next())
                     .and_then(|s| s.parse::<u64>().ok());
-                if status != StatusCode::PARTIAL_CONTENT || start != Some(*have) {
-                    // The server sent the whole file (or another piece): start over.
+                if status == StatusCode::OK {
+                    // The server ignored `Range` and sends the whole file: take it from the
+                    // start (as `huggingface_hub` does), dropping the part.
+                    tracing::info!(
+                        model = job.id,
+                        file,
+                        "the server does not resume; starting over"
+                    );
+                    out.set_len(0)
+                        .await
+                        .map_err(io_err("cannot write", partial))?;
+                    out.seek(io::SeekFrom::Start(0))
+                        .await
+                        .map_err(io_err("cannot write", partial))?;
+                    *have = 0;
+                    *check = Check::new(&meta.etag, meta.size);
+                    (job.progress)(file, 0, meta.size);
+                } else if status != StatusCode::PARTIAL_CONTENT || start != Some(*have) {
+                    // Another piece than asked for: start over.
                     return Ok(Fetched::Restart);
                 }
             }

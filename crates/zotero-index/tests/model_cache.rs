@@ -782,3 +782,32 @@ async fn two_processes_download_one_blob_once() {
         "the parent waited for the child's blob"
     );
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_range_gets_the_whole_file_taken_from_the_start() {
+    let s = Setup::new().await;
+    let cache = s.cache(&[]);
+    let cancel = CancellationToken::new();
+    let c2 = cancel.clone();
+    let stop = move |f: &str, done: u64, total: u64| {
+        if f == "model.safetensors" && done > 0 && done < total {
+            c2.cancel();
+        }
+    };
+    assert!(cache.get(&spec(REPO), &stop, &cancel).await.is_err());
+    s.emu.hf_ignore_range(true);
+    s.emu.reset_counts();
+    let dir = get(&cache, REPO).await.unwrap();
+    assert_eq!(
+        std::fs::read(dir.path.join("model.safetensors")).unwrap(),
+        weights()
+    );
+    let cdn: Vec<Recorded> = s
+        .emu
+        .hf_requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with(HF_CDN_ROOT))
+        .collect();
+    assert_eq!(cdn.len(), 1, "the 200 answer is used, not asked again");
+    assert!(cdn[0].header("range").is_some());
+}
