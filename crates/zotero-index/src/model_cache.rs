@@ -495,7 +495,7 @@ pub fn local_model_dir(dir: &Path) -> Result<ModelDir> {
     let meta = fs::metadata(dir).map_err(io_err("cannot open the model directory", dir))?;
     if !meta.is_dir() {
         return Err(ModelCacheError::Io {
-            what: "not a directory:",
+            what: "the model is not a directory:",
             path: dir.to_path_buf(),
             source: io::Error::other("a model is a directory of files"),
         });
@@ -795,12 +795,13 @@ impl ModelCache {
     ) -> Result<ModelDir> {
         let (id, revision) = match spec {
             ModelSpec::Local(dir) => {
-                let dir = dir.clone();
-                return tokio::task::spawn_blocking(move || local_model_dir(&dir))
+                // Hashing a 90 MB file: not on the runtime's threads.
+                let path = dir.clone();
+                return tokio::task::spawn_blocking(move || local_model_dir(&path))
                     .await
                     .map_err(|e| ModelCacheError::Io {
                         what: "hashing failed in",
-                        path: PathBuf::new(),
+                        path: dir.clone(),
                         source: io::Error::other(e.to_string()),
                     })?;
             }
