@@ -12,7 +12,8 @@
 //! `apply.rs`, `validate.rs`), item templates (`schema.rs`), the file upload protocol
 //! (`files.rs`, with a fake S3 bucket in `s3.rs`), a fake web host and arXiv (`web.rs`) and the
 //! fake metadata hosts for adding papers by identifier (`metadata/`: doi.org, Crossref,
-//! DataCite, arXiv's API, Open Library, NCBI, Unpaywall) live on the same server. A second server plays the desktop app's local API (`local/`) over the
+//! DataCite, arXiv's API, Open Library, NCBI, Unpaywall) and a fake Hugging Face Hub for
+//! model downloads (`hf.rs`) live on the same server. A second server plays the desktop app's local API (`local/`) over the
 //! same state.
 
 mod access;
@@ -25,6 +26,7 @@ mod files;
 mod formats;
 mod fulltext;
 mod groups;
+mod hf;
 mod keyorder;
 mod library;
 mod libs;
@@ -50,6 +52,7 @@ mod writes;
 pub use access::{GroupAccess, GroupsAccess, KeyAccess, UserAccess};
 pub use fulltext::FullText;
 pub use groups::{FileEditing, GroupSpec, GroupType, LibraryEditing, LibraryReading, Role};
+pub use hf::{git_blob_sha1, sha256_hex, HfFile, HF_CDN_ROOT, HF_ROOT};
 pub use library::{Library, TITLE_WORDS};
 pub use libs::LibraryId;
 pub use local::{DesktopRelease, LOCAL_DATA_DIR};
@@ -141,6 +144,14 @@ pub enum FaultKind {
     Status(u16),
     /// The request is processed normally, then the connection is cut mid-answer.
     Drop,
+    /// The request is processed normally, then only the first N bytes (N ≥ 1) of the
+    /// answer's body are sent: a download broken off midway. The part is sent chunked (hyper
+    /// will not send a `Content-Length` its body does not fill), so the body ends early
+    /// rather than with a reset connection; a client knows the size from elsewhere (a HEAD).
+    Truncate(usize),
+    /// The request is processed normally, then one byte in the middle of the answer's body
+    /// is changed (a body that does not match its `ETag`).
+    CorruptBody,
     /// The normal answer, delayed by this much (on top of the latency).
     Slow(Duration),
     /// The normal answer (even a 200) carrying `Backoff: N`.
@@ -337,6 +348,8 @@ pub(crate) struct State {
     pub(crate) write_tokens: HashSet<String>,
     /// Fields this server's older schema lacks (`Emulator::drop_field`); see `State::schema`.
     pub(crate) dropped_fields: schema::DroppedFields,
+    /// The fake Hugging Face Hub and its CDN.
+    pub(crate) hf: hf::HfState,
     /// The desktop app: on/off, its lagging copy, its requests.
     pub(crate) local: local::LocalState,
     /// Web API requests.
@@ -375,6 +388,7 @@ impl Emulator {
             meta: metadata::MetaState::catalogue(),
             write_tokens: HashSet::new(),
             dropped_fields: schema::DroppedFields::new(),
+            hf: hf::HfState::default(),
             local: local::LocalState::default(),
             requests: Vec::new(),
             faults: VecDeque::new(),

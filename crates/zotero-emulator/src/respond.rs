@@ -162,6 +162,23 @@ impl Respond for Responder {
             _ => {}
         }
         let dropped = matches!(fault, Some(FaultKind::Drop));
+        match fault {
+            Some(FaultKind::Truncate(n)) if n < answer.body.len() => {
+                // hyper's server refuses (panics in debug builds) a Content-Length its body
+                // does not fill, so the part is sent chunked: the body ends early, short
+                // of the size the client was told elsewhere (a HEAD, `X-Linked-Size`).
+                answer.body.truncate(n);
+                answer
+                    .headers
+                    .retain(|(k, _)| !k.eq_ignore_ascii_case("content-length"));
+                answer = answer.header("Transfer-Encoding", "chunked");
+            }
+            Some(FaultKind::CorruptBody) if !answer.body.is_empty() => {
+                let mid = answer.body.len() / 2;
+                answer.body[mid] ^= 0x5a;
+            }
+            _ => {}
+        }
         let api_headers: &[(&str, &str)] = if web {
             &[("Zotero-API-Version", "3")]
         } else {

@@ -6,7 +6,7 @@
 use super::access::{keys_current, Creds, Perm};
 use super::files::{self, FileRights, BUCKET_PATH};
 use super::libs::LibraryId;
-use super::{collwrites, groups, mappings, metadata, reads, s3, schema, web, writes};
+use super::{collwrites, groups, hf, mappings, metadata, reads, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 
 pub(crate) use super::reads::page;
@@ -74,6 +74,9 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
     }
     if path.starts_with("/arxiv/") {
         return web::arxiv_get(st, base, req);
+    }
+    if let Some(a) = hf::handle(st, base, req) {
+        return a;
     }
     if let Some(a) = metadata::handle(st, base, req) {
         return a;
