@@ -10,6 +10,7 @@
 
 mod error;
 mod files;
+mod index_encoder;
 
 use std::path::Path;
 
@@ -20,6 +21,7 @@ use tokenizers::{PostProcessor, Tokenizer, TruncationParams};
 
 pub use error::EmbedError;
 pub use files::Pooling;
+pub use index_encoder::load_model_dir;
 
 /// Texts per forward pass. 32 is sentence-transformers' default, so figures compare.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
