@@ -571,6 +571,31 @@ impl Index {
         Ok(v.map(|v| v.max(0) as u64))
     }
 
+    /// The top-level item indexed under an attachment (`parent`), from its full text or
+    /// annotations already indexed: the sync asks Zotero only when this has no answer.
+    pub fn item_of_parent(&self, parent: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT item_key FROM documents
+                 WHERE parent_key = ?1 OR (key = ?1 AND kind = 'fulltext') LIMIT 1",
+                [parent],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| IndexError::from(e).at(&self.path))
+    }
+
+    /// Every indexed document as (key, kind): for reconciling with a library that cannot
+    /// say what was deleted.
+    pub fn document_keys(&self) -> Result<Vec<(String, String)>> {
+        let run = || -> Result<Vec<(String, String)>> {
+            let mut stmt = self.conn.prepare("SELECT key, kind FROM documents")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        };
+        run().map_err(|e| e.at(&self.path))
+    }
+
     /// Whether the vectors of `encoder` may be used with this index: yes when it holds
     /// none or the encoder's model made them; otherwise [`IndexError::ModelMismatch`].
     pub fn check_model(&self, identity: &ModelIdentity) -> Result<()> {
