@@ -203,6 +203,11 @@ fn human(d: &SearchDatabaseStatusData) -> String {
         Some(m) => out.push_str(&format!("sentence model: {} ({} dims)\n", m.id, m.dims)),
         None => out.push_str("sentence model: none loaded (search by words only)\n"),
     }
+    if let Some(m) = &d.embedding_model_setting {
+        out.push_str(&format!(
+            "ZOTERO_EMBEDDING_MODEL: {m} (recorded; no model is loaded from it yet)\n"
+        ));
+    }
     for l in &d.libraries {
         out.push_str(&format!("\n{}:\n", l.library));
         if !l.initialized {
