@@ -580,6 +580,8 @@ async fn the_cli_builds_and_reports_the_index() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(err.contains("items") && err.contains("done"), "{err}");
+    // The summary (objects, requests, seconds): the figures of the fixture library.
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
     assert!(dir.path().join("user.sqlite").exists());
 
     let out = tokio::task::block_in_place(|| run(&["db-status", "--json"]));
@@ -590,4 +592,123 @@ async fn the_cli_builds_and_reports_the_index() {
 
     let out = tokio::task::block_in_place(|| run(&["update-db", "--library", "nope"]));
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn the_desktop_local_api_alone_builds_and_updates_the_index() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env: Vec<(String, String)> = [
+        ("ZOTERO_LOCAL", "1".to_string()),
+        ("ZOTERO_LOCAL_API_BASE", emu.local_uri()),
+        ("ZOTERO_RETRY_MAX_ATTEMPTS", "1".to_string()),
+        ("ZOTERO_INDEX_DIR", dir.path().display().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let s = in_process_with_encoder(&env, None).await;
+    let r = update(&s, json!({})).await;
+    assert!(r["objects_read"].as_u64().unwrap() > 40, "{r}");
+    assert!(r["fulltexts_read"].as_u64().unwrap() >= 3, "{r}");
+    let a = search(&s, json!({"query": "Attention Is All You Need"})).await;
+    assert_eq!(
+        keys(&a).first().map(String::as_str),
+        Some("VASWANI7"),
+        "{a}"
+    );
+
+    // The local API has no /deleted: a deletion is found by comparing keys.
+    let v = emu.library_version().to_string();
+    let r = api(
+        &emu,
+        "DELETE",
+        &lib("items?itemKey=NLPML6K7"),
+        &[("If-Unmodified-Since-Version", &v)],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    emu.reset_counts();
+    let r = update(&s, json!({})).await;
+    assert!(r["removed"].as_u64().unwrap() >= 1, "{r}");
+    let deleted_asked = emu
+        .local_requests()
+        .iter()
+        .filter(|q| q.path.ends_with("/deleted"))
+        .count();
+    assert_eq!(deleted_asked, 1);
+    let a = search(&s, json!({"query": "Deep learning", "mode": "keyword"})).await;
+    assert!(!keys(&a).contains(&"NLPML6K7".to_string()), "{a}");
+    assert!(emu.requests().is_empty(), "the web API was asked");
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    assert_eq!(st.expect_ok()["libraries"][0]["stale"], false, "{st:?}");
+}
+
+/// `update-db` stopped by Ctrl-C (SIGINT), then killed outright (SIGKILL), then run again:
+/// each stop leaves the last commit, and the last run ends where a build in one go ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_db_stopped_or_killed_resumes_to_the_same_index() {
+    let emu = Emulator::start().await;
+    for round in 0..3 {
+        let items: Vec<Value> = (0..40)
+            .map(|i| json!({"itemType": "book", "title": format!("Filler volume {round}-{i}")}))
+            .collect();
+        let r = crate::emulator_client::post_items(&emu, &Value::Array(items), &[]).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let command = |dir: &std::path::Path, args: &[&str]| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.env_clear().args(args);
+        for (k, v) in env(&emu, dir) {
+            cmd.env(k, v);
+        }
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    };
+    let status = |dir: &std::path::Path| -> Value {
+        let out = command(dir, &["db-status", "--json"]).output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["libraries"][0].clone()
+    };
+    emu.set_latency(std::time::Duration::from_millis(150));
+    for signal in ["-INT", "-KILL"] {
+        let child = command(dir.path(), &["update-db"]).spawn().unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let killed = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
+        let err = String::from_utf8_lossy(&out.stderr);
+        if signal == "-INT" {
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert!(err.contains("stopping"), "{err}");
+        } else {
+            assert_eq!(out.status.code(), None, "{err}");
+        }
+        let st = tokio::task::block_in_place(|| status(dir.path()));
+        assert_eq!(st["stale"], true, "{signal}: {st}");
+    }
+    emu.set_latency(std::time::Duration::ZERO);
+    let out = tokio::task::block_in_place(|| command(dir.path(), &["update-db"]).output().unwrap());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let resumed = tokio::task::block_in_place(|| status(dir.path()));
+    assert_eq!(resumed["stale"], false, "{resumed}");
+
+    let fresh = tempfile::tempdir().unwrap();
+    let out =
+        tokio::task::block_in_place(|| command(fresh.path(), &["update-db"]).output().unwrap());
+    assert_eq!(out.status.code(), Some(0));
+    let full = tokio::task::block_in_place(|| status(fresh.path()));
+    for k in ["items", "documents", "chunks", "indexed_version"] {
+        assert_eq!(resumed[k], full[k], "{k}: {resumed} vs {full}");
+    }
 }
