@@ -33,9 +33,11 @@ pub struct UpdateSearchDatabaseParams {
     pub include_fulltext: bool,
 }
 
-/// MCP progress must only grow: each phase's count is added to those of the phases before.
+/// MCP progress must only grow: each phase's count is added to those of the phases before,
+/// and a notification that would not move forward (a phase starting) is not sent.
 pub fn cumulative(report: zotero_api::upload::ProgressFn) -> ProgressCallback {
-    let state: Mutex<(Option<Phase>, u64, u64)> = Mutex::new((None, 0, 0));
+    // (phase, objects of the phases before, this phase's total, last progress sent)
+    let state: Mutex<(Option<Phase>, u64, u64, Option<u64>)> = Mutex::new((None, 0, 0, None));
     Arc::new(move |p: Progress| {
         let Ok(mut s) = state.lock() else {
             return;
@@ -47,7 +49,12 @@ pub fn cumulative(report: zotero_api::upload::ProgressFn) -> ProgressCallback {
             s.0 = Some(p.phase);
         }
         s.2 = p.total;
-        report(s.1 + p.done, s.1 + p.total);
+        let now = s.1 + p.done;
+        if s.3.is_some_and(|last| now <= last) {
+            return;
+        }
+        s.3 = Some(now);
+        report(now, s.1 + p.total);
     })
 }
 

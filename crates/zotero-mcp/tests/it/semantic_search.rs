@@ -712,3 +712,60 @@ async fn update_db_stopped_or_killed_resumes_to_the_same_index() {
         assert_eq!(resumed[k], full[k], "{k}: {resumed} vs {full}");
     }
 }
+
+/// (progress, total) of each notification, in arrival order.
+type Seen = Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>;
+
+#[derive(Clone, Default)]
+struct ProgressLog(Seen);
+
+impl rmcp::ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push((params.progress, params.total));
+    }
+}
+
+#[tokio::test]
+async fn the_update_tool_reports_progress_that_only_grows() {
+    use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.env_clear();
+    for (k, v) in env(&emu, dir.path()) {
+        cmd.env(k, v);
+    }
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let log = ProgressLog::default();
+    let client = log.clone().serve(transport).await.unwrap();
+    let mut meta = RequestMetaObject::default();
+    meta.set_progress_token(ProgressToken(NumberOrString::String("idx-1".into())));
+    let mut params = CallToolRequestParams::new("zotero_update_search_database")
+        .with_arguments(crate::common::obj(json!({})));
+    params.meta = Some(meta);
+    let answer = crate::common::to_answer(client.call_tool(params).await.unwrap());
+    answer.expect_ok();
+    for _ in 0..100 {
+        let seen = log.0.lock().unwrap().clone();
+        if seen.last().is_some_and(|p| Some(p.0) == p.1) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let seen = log.0.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "grows: {seen:?}");
+    let last = seen.last().unwrap();
+    assert_eq!(Some(last.0), last.1, "{seen:?}");
+    let _ = client.cancel().await;
+}
