@@ -769,3 +769,45 @@ async fn the_update_tool_reports_progress_that_only_grows() {
     assert_eq!(Some(last.0), last.1, "{seen:?}");
     let _ = client.cancel().await;
 }
+
+/// Another model: searches fall back to words (never compare vectors of two models), and
+/// the next update drops the old vectors and computes the new model's.
+#[tokio::test]
+async fn another_model_recomputes_the_vectors_and_never_mixes_them() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), true).await;
+    update(&s, json!({"include_fulltext": false})).await;
+    let other: Arc<dyn zotero_index::Encoder> = Arc::new(zotero_index::SynonymEncoder::new(
+        64,
+        zotero_index::encoder::DEFAULT_SYNONYMS,
+    ));
+    let s2 = in_process_with_encoder(&env(&emu, dir.path()), Some(other)).await;
+    let a = search(&s2, json!({"query": "Attention Is All You Need"})).await;
+    assert_eq!(a["semantic_used"], false, "{a}");
+    assert!(
+        a["note"].as_str().unwrap().contains("update-db --full"),
+        "{a}"
+    );
+    let e = s2
+        .call(
+            "zotero_semantic_search",
+            json!({"query": "attention", "mode": "semantic"}),
+        )
+        .await;
+    e.expect_err("ZOTERO_VALIDATION_ERROR");
+    let r = update(&s2, json!({"include_fulltext": false})).await;
+    assert_eq!(r["vectors_reset"], true, "{r}");
+    let st = s2
+        .call("zotero_get_search_database_status", json!({}))
+        .await;
+    let user = st.expect_ok()["libraries"][0].clone();
+    assert_eq!(user["model"]["dims"], 64, "{user}");
+    assert_eq!(user["chunks_with_vectors"], user["chunks"], "{user}");
+    let a = search(
+        &s2,
+        json!({"query": "sleep deprivation", "mode": "semantic"}),
+    )
+    .await;
+    assert_eq!(a["semantic_used"], true);
+}
