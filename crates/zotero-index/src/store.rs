@@ -1056,6 +1056,21 @@ impl Batch<'_> {
         Ok(ids.len())
     }
 
+    /// Removes every document of one kind (e.g. the full texts, when they are no longer
+    /// wanted); answers how many went.
+    pub fn delete_kind(&mut self, kind: DocKind) -> Result<usize> {
+        self.delete_where("kind = ?1", kind.as_str())
+            .map_err(|e| e.at(&self.path))
+    }
+
+    /// Forgets how far objects of `kind` are indexed (the next update reads them all).
+    pub fn clear_sync_version(&mut self, kind: &str) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM sync WHERE kind = ?1", [kind])
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(())
+    }
+
     /// Records that objects of `kind` are indexed up to library version `version`.
     pub fn set_sync_version(&mut self, kind: &str, version: u64) -> Result<()> {
         self.tx

@@ -497,7 +497,14 @@ impl Run<'_> {
 
         // 2. Full texts.
         {
+            let was_included = up.index().status()?.fulltext_included;
             let mut b = up.batch()?;
+            if was_included && !options.include_fulltext {
+                // Left out from now on: what was indexed goes too, so that the index holds
+                // what its status says, and including them again reads them all.
+                self.report.removed += b.delete_kind(zotero_index::DocKind::Fulltext)? as u64;
+                b.clear_sync_version("fulltext")?;
+            }
             b.set_fulltext_included(options.include_fulltext)?;
             b.commit()?;
         }

@@ -514,6 +514,35 @@ async fn without_a_model_search_is_by_words_and_says_so() {
     );
     let st = s.call("zotero_get_search_database_status", json!({})).await;
     assert_eq!(st.expect_ok()["libraries"][0]["fulltext_included"], false);
+
+    // Full text included later: all of it is read then; left out again, it goes.
+    let r = update(&s, json!({})).await;
+    assert_eq!(r["fulltexts_read"], 3, "{r}");
+    let q = json!({"query": "encoder decoder recurrent convolutional", "mode": "keyword"});
+    let a = search(&s, q.clone()).await;
+    assert!(
+        a["results"][0]["matched"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("fulltext")),
+        "{a}"
+    );
+    let r = update(&s, json!({"include_fulltext": false})).await;
+    assert_eq!(r["removed"], 3, "{r}");
+    let a = search(&s, q).await;
+    assert!(
+        a["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| !h["matched"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("fulltext"))),
+        "{a}"
+    );
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    assert_eq!(st.expect_ok()["libraries"][0]["stale"], false);
 }
 
 #[tokio::test]
