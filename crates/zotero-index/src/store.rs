@@ -1056,6 +1056,30 @@ impl Batch<'_> {
         Ok(ids.len())
     }
 
+    /// What hangs under an attachment (its full text and annotations) follows a change of
+    /// the attachment: moved to another item (`item_key`), or into or out of the trash
+    /// (`deleted`). Answers how many documents changed.
+    pub fn reattach(&mut self, attachment: &str, item_key: &str, deleted: bool) -> Result<usize> {
+        let run = |tx: &rusqlite::Transaction<'_>| -> Result<usize> {
+            let under = "(parent_key = ?1 OR (key = ?1 AND kind = 'fulltext'))";
+            tx.execute(
+                &format!(
+                    "UPDATE chunks SET item_key = ?2 WHERE item_key != ?2 AND doc_id IN
+                     (SELECT id FROM documents WHERE {under})"
+                ),
+                params![attachment, item_key],
+            )?;
+            Ok(tx.execute(
+                &format!(
+                    "UPDATE documents SET item_key = ?2, deleted = ?3
+                     WHERE {under} AND (item_key != ?2 OR deleted != ?3)"
+                ),
+                params![attachment, item_key, deleted],
+            )?)
+        };
+        run(&self.tx).map_err(|e| e.at(&self.path))
+    }
+
     /// Removes every document of one kind (e.g. the full texts, when they are no longer
     /// wanted); answers how many went.
     pub fn delete_kind(&mut self, kind: DocKind) -> Result<usize> {

@@ -487,6 +487,10 @@ impl Run<'_> {
                 if let Some(doc) = self.document(o) {
                     self.report.chunks_written += doc.chunks.len() as u64;
                     b.upsert(&doc)?;
+                } else if o.item_type() == "attachment" {
+                    // Its full text and annotations follow it (another parent, the trash).
+                    let deleted = o.data.get("deleted").is_some_and(truthy);
+                    b.reattach(&o.key(), &top_of(o), deleted)?;
                 }
             }
             b.set_sync_version("items", watermark(rest, last))?;

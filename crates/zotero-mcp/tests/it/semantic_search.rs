@@ -336,6 +336,54 @@ async fn an_incremental_update_reads_exactly_what_changed() {
             "{q}: {a}"
         );
     }
+    // An attachment put in the trash takes its full text and annotations with it.
+    let v = emu.item("RESPDF42").unwrap()["version"].to_string();
+    let r = api(
+        &emu,
+        "PATCH",
+        &lib("items/RESPDF42"),
+        &[("If-Unmodified-Since-Version", &v)],
+        r#"{"deleted": 1}"#,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    emu.reset_counts();
+    update(&s, json!({})).await;
+    assert_eq!(
+        keys_read(&emu),
+        ["RESPDF42".to_string()].into_iter().collect()
+    );
+    for q in [
+        "optimisation convolutional stacks",
+        "bottleneck architectures",
+    ] {
+        // The paper may still match by its own metadata or notes, not by those.
+        let a = search(&s, json!({"query": q, "mode": "keyword"})).await;
+        let resnet = a["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["item_key"] == "RESNET52");
+        let matched = resnet.map(|h| h["matched"].clone()).unwrap_or(json!([]));
+        assert!(
+            !matched
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m == "annotation" || m == "fulltext"),
+            "{q}: {a}"
+        );
+        let a = search(
+            &s,
+            json!({"query": q, "mode": "keyword", "include_trashed": true}),
+        )
+        .await;
+        assert_eq!(
+            keys(&a).first().map(String::as_str),
+            Some("RESNET52"),
+            "{q}: {a}"
+        );
+    }
 }
 
 #[tokio::test]
