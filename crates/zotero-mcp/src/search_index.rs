@@ -321,6 +321,9 @@ pub enum UpdateError {
     Index(#[from] IndexError),
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
+    /// The update's thread ended abnormally (a defect); what was committed stays.
+    #[error("the update stopped unexpectedly ({0}); what was committed stays, run it again")]
+    Stopped(String),
 }
 
 impl From<UpdateError> for ToolError {
@@ -328,6 +331,7 @@ impl From<UpdateError> for ToolError {
         match e {
             UpdateError::Index(e) => index_error(e),
             UpdateError::Zotero(e) => e.into(),
+            e @ UpdateError::Stopped(_) => ToolError::new(ErrorCode::Internal, e.to_string()),
         }
     }
 }
@@ -366,9 +370,7 @@ pub async fn update(
     });
     match job.await {
         Ok(r) => r,
-        Err(e) => Err(UpdateError::Index(IndexError::Encode(
-            zotero_index::EncodeError(format!("the update stopped: {e}")),
-        ))),
+        Err(e) => Err(UpdateError::Stopped(e.to_string())),
     }
 }
 
