@@ -11,7 +11,10 @@
 //!    of everything changed since the version indexed (`format=versions`, trash included),
 //!    then the changed objects 50 keys a request, oldest version first; each request's
 //!    objects are committed in one transaction together with the version up to which every
-//!    object is now indexed, so that a killed update resumes where it stopped.
+//!    object is now indexed, so that a killed update resumes where it stopped. An
+//!    annotation is indexed under its attachment's parent (learnt in the run, from the
+//!    index, or asked for); an attachment with a parent is not indexed itself, but its full
+//!    text and annotations follow it to another parent or into the trash.
 //! 2. full texts: `/fulltext?since=` (key → version), then each changed attachment's text,
 //!    20 a transaction, likewise.
 //! 3. deletions: `/deleted?since=`; the desktop's local API has no `/deleted`, so there
@@ -385,14 +388,15 @@ struct Run<'a> {
     started: Instant,
 }
 
-/// (key, version) sorted oldest first, and the version each batch completes: the next
-/// batch's first version less one, or the library's version after the last.
+/// (key, version) sorted oldest first, so that a committed batch completes a version.
 fn in_version_order(versions: BTreeMap<String, u64>) -> Vec<(String, u64)> {
     let mut list: Vec<(String, u64)> = versions.into_iter().collect();
     list.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
     list
 }
 
+/// The version up to which everything is indexed once the objects before `rest` are: the
+/// next object's version less one, or the library's version `last` after the last object.
 fn watermark(rest: &[(String, u64)], last: u64) -> u64 {
     rest.first().map_or(last, |(_, v)| v.saturating_sub(1))
 }
