@@ -25,6 +25,7 @@ pub mod model;
 pub mod progress;
 pub mod response;
 pub mod routing;
+pub mod sync;
 pub mod tag_changes;
 pub mod tags;
 pub mod templates;

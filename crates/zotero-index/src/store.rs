@@ -571,6 +571,31 @@ impl Index {
         Ok(v.map(|v| v.max(0) as u64))
     }
 
+    /// The top-level item indexed under an attachment (`parent`), from its full text or
+    /// annotations already indexed: the sync asks Zotero only when this has no answer.
+    pub fn item_of_parent(&self, parent: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row(
+                "SELECT item_key FROM documents
+                 WHERE parent_key = ?1 OR (key = ?1 AND kind = 'fulltext') LIMIT 1",
+                [parent],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| IndexError::from(e).at(&self.path))
+    }
+
+    /// Every indexed document as (key, kind): for reconciling with a library that cannot
+    /// say what was deleted.
+    pub fn document_keys(&self) -> Result<Vec<(String, String)>> {
+        let run = || -> Result<Vec<(String, String)>> {
+            let mut stmt = self.conn.prepare("SELECT key, kind FROM documents")?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        };
+        run().map_err(|e| e.at(&self.path))
+    }
+
     /// Whether the vectors of `encoder` may be used with this index: yes when it holds
     /// none or the encoder's model made them; otherwise [`IndexError::ModelMismatch`].
     pub fn check_model(&self, identity: &ModelIdentity) -> Result<()> {
@@ -1029,6 +1054,45 @@ impl Batch<'_> {
                 .execute("DELETE FROM documents WHERE id = ?1", [id])?;
         }
         Ok(ids.len())
+    }
+
+    /// What hangs under an attachment (its full text and annotations) follows a change of
+    /// the attachment: moved to another item (`item_key`), or into or out of the trash
+    /// (`deleted`). Answers how many documents changed.
+    pub fn reattach(&mut self, attachment: &str, item_key: &str, deleted: bool) -> Result<usize> {
+        let run = |tx: &rusqlite::Transaction<'_>| -> Result<usize> {
+            let under = "(parent_key = ?1 OR (key = ?1 AND kind = 'fulltext'))";
+            tx.execute(
+                &format!(
+                    "UPDATE chunks SET item_key = ?2 WHERE item_key != ?2 AND doc_id IN
+                     (SELECT id FROM documents WHERE {under})"
+                ),
+                params![attachment, item_key],
+            )?;
+            Ok(tx.execute(
+                &format!(
+                    "UPDATE documents SET item_key = ?2, deleted = ?3
+                     WHERE {under} AND (item_key != ?2 OR deleted != ?3)"
+                ),
+                params![attachment, item_key, deleted],
+            )?)
+        };
+        run(&self.tx).map_err(|e| e.at(&self.path))
+    }
+
+    /// Removes every document of one kind (e.g. the full texts, when they are no longer
+    /// wanted); answers how many went.
+    pub fn delete_kind(&mut self, kind: DocKind) -> Result<usize> {
+        self.delete_where("kind = ?1", kind.as_str())
+            .map_err(|e| e.at(&self.path))
+    }
+
+    /// Forgets how far objects of `kind` are indexed (the next update reads them all).
+    pub fn clear_sync_version(&mut self, kind: &str) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM sync WHERE kind = ?1", [kind])
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(())
     }
 
     /// Records that objects of `kind` are indexed up to library version `version`.

@@ -1,5 +1,6 @@
 //! The command line: serve MCP on stdio (default) or Streamable HTTP (`serve --http`), `check`
-//! the configuration, or print the tool list.
+//! the configuration, build the search index (`update-db`, `db-status`), or print the tool
+//! list.
 
 use std::process::ExitCode;
 
@@ -56,6 +57,29 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Build or update the local search index of a library (search by meaning): reads only
+    /// what changed since the last update. Progress on stderr; Ctrl-C stops after the
+    /// current batch, keeping what was committed.
+    UpdateDb {
+        /// user or group:<id> (the default library otherwise).
+        #[arg(long)]
+        library: Option<String>,
+        /// Rebuild the index from nothing.
+        #[arg(long)]
+        full: bool,
+        /// Leave attachments' full texts out.
+        #[arg(long)]
+        no_fulltext: bool,
+    },
+    /// Print the status of the local search indexes.
+    DbStatus {
+        /// user or group:<id> (default: every indexed library and the default one).
+        #[arg(long)]
+        library: Option<String>,
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the tools this server lists, as JSON.
     Tools {
         /// JSON output (the only format).
@@ -86,6 +110,21 @@ pub fn main() -> ExitCode {
             }
         },
         Some(Command::Check) => run(crate::check::run(config)),
+        Some(Command::UpdateDb {
+            library,
+            full,
+            no_fulltext,
+        }) => run(crate::index_cli::update_db(
+            config,
+            crate::index_cli::UpdateDb {
+                library,
+                full,
+                no_fulltext,
+            },
+        )),
+        Some(Command::DbStatus { library, json }) => {
+            run(crate::index_cli::db_status(config, library, json))
+        }
         Some(Command::Add {
             identifiers,
             library,

@@ -58,6 +58,12 @@ pub struct Config {
     pub read_only: bool,
     /// The tool sets listed and callable (`ZOTERO_TOOLSETS`; every set when unset).
     pub toolsets: BTreeSet<ToolSet>,
+    /// Where the search indexes live (`ZOTERO_INDEX_DIR`, else under `XDG_DATA_HOME`, else
+    /// under `HOME`); `Err` says why there is no place.
+    pub index_dir: Result<std::path::PathBuf, String>,
+    /// `ZOTERO_EMBEDDING_MODEL`: the sentence model for search by meaning (a Hugging Face id
+    /// or a directory). Recorded; no model is loaded from it yet.
+    pub embedding_model: Option<String>,
     /// The only directories `file_path` may read from (`ZOTERO_UPLOAD_ROOTS`), each resolved
     /// here, once; empty: the default policy (no hidden names, no system trees).
     pub upload_roots: Vec<PathBuf>,
@@ -261,6 +267,9 @@ impl Config {
             Some(v) => parse_toolsets(&v)?,
         };
 
+        let index_dir = zotero_index::default_dir(get).map_err(|e| e.to_string());
+        let embedding_model = get("ZOTERO_EMBEDDING_MODEL");
+
         let http_token = match get("ZOTERO_MCP_HTTP_TOKEN") {
             None => None,
             Some(v) => Some(parse_http_token(&v)?),
@@ -307,6 +316,8 @@ impl Config {
             local_api_base,
             read_only,
             toolsets,
+            index_dir,
+            embedding_model,
             upload_roots,
             metadata_bases,
             contact_email,

@@ -51,7 +51,16 @@ pub struct ZoteroServer {
 impl ZoteroServer {
     /// The server for this configuration; an error says what could not be set up.
     pub fn new(config: &Config) -> Result<Self, String> {
-        let svc = Arc::new(ZoteroService::new(config)?);
+        Self::with_encoder(config, None)
+    }
+
+    /// A server whose search by meaning uses `encoder` (see
+    /// [`ZoteroService::with_encoder`]).
+    pub fn with_encoder(
+        config: &Config,
+        encoder: crate::search_index::SharedEncoder,
+    ) -> Result<Self, String> {
+        let svc = Arc::new(ZoteroService::with_encoder(config, encoder)?);
         let watchers = crate::subscriptions::Watchers::new(config.subscribe_poll, svc.clone());
         Ok(Self {
             svc,
@@ -747,7 +756,11 @@ mod tests {
                 "zotero_export",
                 "zotero_get_item_children",
                 "zotero_get_notes",
-                "zotero_get_annotations"
+                "zotero_get_annotations",
+                // The index set writes only the local search index.
+                "zotero_semantic_search",
+                "zotero_get_search_database_status",
+                "zotero_update_search_database"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {

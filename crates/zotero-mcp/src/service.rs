@@ -24,12 +24,28 @@ pub struct ZoteroService {
     /// DOI, Crossref, DataCite, arXiv's API, Open Library, NCBI, Unpaywall: one client and
     /// one pace per service for the whole process.
     pub metadata: zotero_metadata::services::MetadataServices,
+    /// The search index: where it lives and the sentence encoder, if one is loaded.
+    pub search: crate::search_index::SearchSettings,
 }
 
 impl ZoteroService {
     /// The service for this configuration; an error says what could not be set up.
     pub fn new(config: &Config) -> Result<Self, String> {
+        Self::with_encoder(config, None)
+    }
+
+    /// [`ZoteroService::new`] with a sentence encoder for search by meaning: the hook the
+    /// model crate plugs into (and tests, with `zotero_index::SynonymEncoder`).
+    pub fn with_encoder(
+        config: &Config,
+        encoder: crate::search_index::SharedEncoder,
+    ) -> Result<Self, String> {
         Ok(Self {
+            search: crate::search_index::SearchSettings {
+                dir: config.index_dir.clone(),
+                encoder,
+                embedding_model: config.embedding_model.clone(),
+            },
             client: ZoteroClient::new(&config.client())
                 .map_err(|e| format!("cannot build the Zotero client: {e}"))?,
             fetcher: Fetcher::new(&config.sources())

@@ -34,11 +34,14 @@ pub mod params;
 pub mod parse;
 pub mod publish;
 pub mod remove_item_from_collection;
+pub mod search_database_status;
 pub mod search_items;
+pub mod semantic_search;
 pub mod trash_items;
 pub mod update_collection;
 pub mod update_item;
 pub mod update_note;
+pub mod update_search_database;
 pub mod upload_attachment;
 
 use std::future::Future;
@@ -320,6 +323,9 @@ tools! {
     CreateCollection => create_collection::CreateCollection,
     UpdateCollection => update_collection::UpdateCollection,
     AddByIdentifier => add_by_identifier::AddByIdentifier,
+    SemanticSearch => semantic_search::SemanticSearch,
+    SearchDatabaseStatus => search_database_status::SearchDatabaseStatus,
+    UpdateSearchDatabase => update_search_database::UpdateSearchDatabase,
 }
 
 impl ToolName {
@@ -327,9 +333,11 @@ impl ToolName {
         Self::ALL.iter().copied().find(|t| t.name() == name)
     }
 
-    /// Writes to the library (left out in read-only mode).
+    /// Writes to the library (left out in read-only mode). The index set's tools write
+    /// only the local search index, never Zotero, so read-only mode and the desktop's
+    /// read-only local API keep them.
     pub fn writes(self) -> bool {
-        !self.hints().read_only
+        !self.hints().read_only && self.set() != ToolSet::Index
     }
 }
 

@@ -158,9 +158,27 @@ pub fn writes(emu: &zotero_emulator::Emulator) -> Vec<String> {
 
 /// [`in_process`] with this client.
 pub async fn in_process_as(env: &[(String, String)], test_client: TestClient) -> Server {
+    in_process_full(env, test_client, None).await
+}
+
+/// [`in_process`] with a sentence encoder for search by meaning (the hook the model crate
+/// will use; tests give `zotero_index::SynonymEncoder`).
+#[allow(dead_code)]
+pub async fn in_process_with_encoder(
+    env: &[(String, String)],
+    encoder: Option<Arc<dyn zotero_index::Encoder>>,
+) -> Server {
+    in_process_full(env, TestClient::default(), encoder).await
+}
+
+async fn in_process_full(
+    env: &[(String, String)],
+    test_client: TestClient,
+    encoder: Option<Arc<dyn zotero_index::Encoder>>,
+) -> Server {
     let vars: HashMap<String, String> = env.iter().cloned().collect();
     let config = zotero_mcp::config::Config::from_map(&vars).expect("configuration");
-    let handler = zotero_mcp::server::ZoteroServer::new(&config).expect("server");
+    let handler = zotero_mcp::server::ZoteroServer::with_encoder(&config, encoder).expect("server");
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let task = tokio::spawn(async move {
         if let Ok(running) = handler.serve(server_io).await {

@@ -49,6 +49,7 @@ mod read_tools;
 mod registry;
 mod resources_prompts;
 mod retries;
+mod semantic_search;
 mod server;
 mod tag_writes;
 mod tool_sets;

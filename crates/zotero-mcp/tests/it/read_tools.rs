@@ -83,6 +83,10 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_create_collection", false, true, false),
         ("zotero_update_collection", false, true, true),
         ("zotero_add_by_identifier", false, true, false),
+        ("zotero_semantic_search", true, true, false),
+        ("zotero_get_search_database_status", true, true, false),
+        // Writes the local search index only, never Zotero.
+        ("zotero_update_search_database", false, true, false),
     ];
     assert_eq!(
         names,

@@ -96,7 +96,11 @@ async fn read_only_mode_lists_no_write_tool_and_refuses_one_without_a_request() 
             "zotero_export",
             "zotero_get_item_children",
             "zotero_get_notes",
-            "zotero_get_annotations"
+            "zotero_get_annotations",
+            // The index set writes only the local search index, never Zotero.
+            "zotero_semantic_search",
+            "zotero_get_search_database_status",
+            "zotero_update_search_database"
         ]
     );
     let text = instructions(&server);

@@ -1,0 +1,920 @@
+//! Search by meaning end to end against the emulator: the sync into the local index (what it
+//! requests, incremental after each kind of change, resumed after a failure), the three
+//! tools (`zotero_update_search_database`, `zotero_semantic_search`,
+//! `zotero_get_search_database_status`) with the SynonymEncoder stand-in injected through
+//! the server's encoder hook, and the CLI (`update-db`, `db-status`).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use zotero_emulator::{Emulator, Fault, FaultKind, GroupSpec, Library, API_KEY, USER_ID};
+
+use crate::common::{env_for, in_process_with_encoder, Server, BIN};
+use crate::emulator_client::{api, create, lib};
+
+fn env(emu: &Emulator, dir: &std::path::Path) -> Vec<(String, String)> {
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.push(("ZOTERO_INDEX_DIR".into(), dir.display().to_string()));
+    env
+}
+
+async fn server(emu: &Emulator, dir: &std::path::Path, meaning: bool) -> Server {
+    let encoder: Option<Arc<dyn zotero_index::Encoder>> =
+        meaning.then(|| Arc::new(zotero_index::SynonymEncoder::default()) as _);
+    in_process_with_encoder(&env(emu, dir), encoder).await
+}
+
+async fn update(s: &Server, args: Value) -> Value {
+    s.call("zotero_update_search_database", args)
+        .await
+        .expect_ok()
+        .clone()
+}
+
+async fn search(s: &Server, args: Value) -> Value {
+    s.call("zotero_semantic_search", args)
+        .await
+        .expect_ok()
+        .clone()
+}
+
+fn keys(answer: &Value) -> Vec<String> {
+    answer["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["item_key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The item keys asked for by `itemKey=` since the counts were reset.
+fn keys_read(emu: &Emulator) -> BTreeSet<String> {
+    emu.requests()
+        .iter()
+        .filter_map(|r| r.query.iter().find(|(k, _)| k == "itemKey"))
+        .flat_map(|(_, v)| v.split(',').map(str::to_string).collect::<Vec<_>>())
+        .collect()
+}
+
+#[tokio::test]
+async fn finds_by_meaning_ranks_exact_titles_first_and_filters() {
+    let emu = Emulator::start().await;
+    let insomnia = create(
+        &emu,
+        json!({"itemType": "journalArticle", "title": "Insomnia impairs recall in adolescents",
+               "date": "2021", "tags": [{"tag": "sleep"}]}),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), true).await;
+    let report = update(&s, json!({})).await;
+    assert_eq!(report["cancelled"], false, "{report}");
+    assert!(report["vectors_added"].as_u64().unwrap() > 0, "{report}");
+
+    // No word in common: found by meaning alone, first.
+    let a = search(
+        &s,
+        json!({"query": "sleep deprivation and memory", "mode": "semantic"}),
+    )
+    .await;
+    assert_eq!(keys(&a).first(), Some(&insomnia), "{a}");
+    assert_eq!(a["semantic_used"], true);
+    let hit = &a["results"][0];
+    assert_eq!(
+        hit["zotero_url"],
+        format!("zotero://select/library/items/{insomnia}")
+    );
+    assert_eq!(hit["year"], 2021);
+    let a = search(&s, json!({"query": "sleep deprivation and memory"})).await;
+    assert!(keys(&a).contains(&insomnia), "{a}");
+    let fresh = &a["index"][0];
+    assert_eq!(fresh["stale"], false, "{a}");
+    assert!(fresh["chunks_with_vectors"].as_u64().unwrap() > 0);
+
+    // Keyword-shaped: the exact title first, in every mode that uses words.
+    for mode in ["hybrid", "keyword"] {
+        let a = search(
+            &s,
+            json!({"query": "Attention Is All You Need", "mode": mode}),
+        )
+        .await;
+        assert_eq!(
+            keys(&a).first().map(String::as_str),
+            Some("VASWANI7"),
+            "{a}"
+        );
+    }
+    // A full-text passage says where to read on, in the attachment's own text.
+    let a = search(
+        &s,
+        json!({"query": "encoder decoder recurrent convolutional", "mode": "keyword"}),
+    )
+    .await;
+    let hit = a["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["item_key"] == "VASWANI7")
+        .unwrap();
+    let passage = hit["passages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["matched"] == "fulltext")
+        .unwrap();
+    assert_eq!(passage["key"], "VASPDF23");
+    assert!(passage["fulltext_offset"].is_u64(), "{hit}");
+    assert!(passage["text"].as_str().unwrap().chars().count() <= 400);
+    // An annotation answers its paper (annotation → attachment → item).
+    let a = search(
+        &s,
+        json!({"query": "degradation problem", "mode": "keyword"}),
+    )
+    .await;
+    assert_eq!(
+        keys(&a).first().map(String::as_str),
+        Some("RESNET52"),
+        "{a}"
+    );
+    assert!(a["results"][0]["matched"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("annotation")));
+
+    // Filters, ours and the peer's object (also as a JSON string).
+    let a = search(
+        &s,
+        json!({"query": "transformers", "item_type": "conferencePaper", "mode": "keyword"}),
+    )
+    .await;
+    assert_eq!(keys(&a), vec!["BERTDV82".to_string()], "{a}");
+    let a = search(
+        &s,
+        json!({"query": "transformers", "filters": {"item_type": "journalArticle"}, "mode": "keyword"}),
+    )
+    .await;
+    assert_eq!(keys(&a), vec!["VASWANI7".to_string()], "{a}");
+    let a = search(
+        &s,
+        json!({"query": "learning", "filters": "{\"tags\": \"ml\"}", "mode": "keyword"}),
+    )
+    .await;
+    assert!(
+        !keys(&a).is_empty() && keys(&a).iter().all(|k| k == "NLPML6K7" || k == "BERTDV82"),
+        "{a}"
+    );
+    // Hybrid ranks everything by meaning too; filters still hold for every result.
+    let a = search(
+        &s,
+        json!({"query": "transformers", "item_type": "conferencePaper"}),
+    )
+    .await;
+    assert!(
+        a["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["item_type"] == "conferencePaper"),
+        "{a}"
+    );
+    let a = search(&s, json!({"query": "attention", "year_from": 2018})).await;
+    assert!(!keys(&a).contains(&"VASWANI7".to_string()), "{a}");
+    let e = s
+        .call(
+            "zotero_semantic_search",
+            json!({"query": "x", "filters": {"venue": "y"}}),
+        )
+        .await;
+    e.expect_err("ZOTERO_VALIDATION_ERROR");
+
+    // The trash: left out unless asked for.
+    let a = search(&s, json!({"query": "Obsolete Draft", "mode": "keyword"})).await;
+    assert!(!keys(&a).contains(&"TRASHD33".to_string()), "{a}");
+    let a = search(
+        &s,
+        json!({"query": "Obsolete Draft", "mode": "keyword", "include_trashed": true}),
+    )
+    .await;
+    assert_eq!(
+        keys(&a).first().map(String::as_str),
+        Some("TRASHD33"),
+        "{a}"
+    );
+
+    // The status.
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    let st = st.expect_ok();
+    assert_eq!(st["initialized"], true);
+    let user = &st["libraries"][0];
+    assert_eq!(user["library"], "user");
+    assert_eq!(user["stale"], false, "{st}");
+    assert_eq!(user["fulltext_included"], true);
+    assert!(user["chunks_with_vectors"].as_u64().unwrap() > 0);
+    assert_eq!(user["model"]["id"], st["encoder"]["id"]);
+    assert!(user["size_bytes"].as_u64().unwrap() > 0);
+}
+
+#[tokio::test]
+async fn an_incremental_update_reads_exactly_what_changed() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), false).await;
+    update(&s, json!({})).await;
+
+    // Nothing changed: three small requests, no object read.
+    emu.reset_counts();
+    let r = update(&s, json!({})).await;
+    assert_eq!(
+        (r["objects_read"].as_u64(), r["fulltexts_read"].as_u64()),
+        (Some(0), Some(0)),
+        "{r}"
+    );
+    assert_eq!(
+        emu.requests().len(),
+        3,
+        "{:?}",
+        emu.requests().iter().map(|r| &r.path).collect::<Vec<_>>()
+    );
+
+    // Create, edit, trash, delete, new full text, new annotation.
+    let new = create(
+        &emu,
+        json!({"itemType": "book", "title": "Photosynthesis in orchids"}),
+    )
+    .await;
+    emu.edit_in_zotero(
+        &zotero_emulator::ZoteroEdit::item("VASWANI7").set("title", json!("Attention Revisited")),
+    );
+    let v = emu.item("PG5ZCTJT").unwrap()["version"].to_string();
+    let r = api(
+        &emu,
+        "PATCH",
+        &lib("items/PG5ZCTJT"),
+        &[("If-Unmodified-Since-Version", &v)],
+        r#"{"deleted": 1}"#,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    let v = emu.library_version().to_string();
+    let r = api(
+        &emu,
+        "DELETE",
+        &lib("items?itemKey=NLPML6K7"),
+        &[("If-Unmodified-Since-Version", &v)],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    emu.set_fulltext(
+        "RESPDF42",
+        "Residual networks ease the optimisation of very deep convolutional stacks.",
+    );
+    let annotation = create(
+        &emu,
+        json!({"itemType": "annotation", "parentItem": "RESPDF42", "annotationType": "highlight",
+               "annotationText": "bottleneck architectures", "annotationComment": "",
+               "annotationColor": "#ffd400", "annotationPageLabel": "5",
+               "annotationSortIndex": "00004|000100|00200",
+               "annotationPosition": "{\"pageIndex\":4,\"rects\":[[1,2,3,4]]}"}),
+    )
+    .await;
+
+    emu.reset_counts();
+    let r = update(&s, json!({})).await;
+    let expected: BTreeSet<String> = [
+        new.clone(),
+        "VASWANI7".into(),
+        "PG5ZCTJT".into(),
+        annotation.clone(),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(keys_read(&emu), expected, "{r}");
+    assert_eq!(emu.count("GET", &lib("items/RESPDF42/fulltext")), 1);
+    assert_eq!(r["fulltexts_read"], 1, "{r}");
+    assert!(r["removed"].as_u64().unwrap() >= 1, "{r}");
+
+    let a = search(&s, json!({"query": "photosynthesis orchids"})).await;
+    assert_eq!(keys(&a).first(), Some(&new), "{a}");
+    let a = search(
+        &s,
+        json!({"query": "Attention Revisited", "mode": "keyword"}),
+    )
+    .await;
+    assert_eq!(
+        keys(&a).first().map(String::as_str),
+        Some("VASWANI7"),
+        "{a}"
+    );
+    let a = search(
+        &s,
+        json!({"query": "Deep learning", "mode": "keyword", "include_trashed": true}),
+    )
+    .await;
+    assert!(!keys(&a).contains(&"NLPML6K7".to_string()), "{a}");
+    let a = search(
+        &s,
+        json!({"query": "The Adventures of Sherlock Holmes", "mode": "keyword"}),
+    )
+    .await;
+    assert!(!keys(&a).contains(&"PG5ZCTJT".to_string()), "{a}");
+    let a = search(
+        &s,
+        json!({"query": "The Adventures of Sherlock Holmes", "mode": "keyword", "include_trashed": true}),
+    )
+    .await;
+    assert!(keys(&a).contains(&"PG5ZCTJT".to_string()), "{a}");
+    for q in [
+        "optimisation convolutional stacks",
+        "bottleneck architectures",
+    ] {
+        let a = search(&s, json!({"query": q, "mode": "keyword"})).await;
+        assert_eq!(
+            keys(&a).first().map(String::as_str),
+            Some("RESNET52"),
+            "{q}: {a}"
+        );
+    }
+    // An attachment put in the trash takes its full text and annotations with it.
+    let v = emu.item("RESPDF42").unwrap()["version"].to_string();
+    let r = api(
+        &emu,
+        "PATCH",
+        &lib("items/RESPDF42"),
+        &[("If-Unmodified-Since-Version", &v)],
+        r#"{"deleted": 1}"#,
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    emu.reset_counts();
+    update(&s, json!({})).await;
+    assert_eq!(
+        keys_read(&emu),
+        ["RESPDF42".to_string()].into_iter().collect()
+    );
+    for q in [
+        "optimisation convolutional stacks",
+        "bottleneck architectures",
+    ] {
+        // The paper may still match by its own metadata or notes, not by those.
+        let a = search(&s, json!({"query": q, "mode": "keyword"})).await;
+        let resnet = a["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|h| h["item_key"] == "RESNET52");
+        let matched = resnet.map(|h| h["matched"].clone()).unwrap_or(json!([]));
+        assert!(
+            !matched
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m == "annotation" || m == "fulltext"),
+            "{q}: {a}"
+        );
+        let a = search(
+            &s,
+            json!({"query": q, "mode": "keyword", "include_trashed": true}),
+        )
+        .await;
+        assert_eq!(
+            keys(&a).first().map(String::as_str),
+            Some("RESNET52"),
+            "{q}: {a}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_update_that_fails_midway_resumes_and_ends_like_a_full_build() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    for round in 0..2 {
+        let items: Vec<Value> = (0..30)
+            .map(|i| json!({"itemType": "book", "title": format!("Filler volume {round}-{i}")}))
+            .collect();
+        let r = crate::emulator_client::post_items(&emu, &Value::Array(items), &[]).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let total = emu.items().len();
+    assert!(total > 100, "{total}");
+    let s = server(&emu, dir.path(), true).await;
+    // The versions listing and the first 50 items pass; the second batch fails every try.
+    emu.inject(
+        Fault::times(FaultKind::ServerError, 3)
+            .on(&lib("items"))
+            .skip(2),
+    );
+    let e = s.call("zotero_update_search_database", json!({})).await;
+    e.expect_err("ZOTERO_UPSTREAM_ERROR");
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    let partial = st.expect_ok()["libraries"][0].clone();
+    assert_eq!(partial["initialized"], true, "{st:?}");
+    assert_eq!(partial["stale"], true, "{partial}");
+    // What was committed is searchable meanwhile.
+    assert!(partial["documents"].as_u64().unwrap() > 0);
+
+    emu.reset_counts();
+    let r = update(&s, json!({})).await;
+    // Only the rest is read again: not the 50 committed before the failure.
+    // (The three full texts' attachments are looked up again: the failed run learnt them.)
+    assert!(keys_read(&emu).len() <= total - 50 + 3, "{r}");
+    let done = s
+        .call("zotero_get_search_database_status", json!({}))
+        .await
+        .expect_ok()["libraries"][0]
+        .clone();
+    assert_eq!(done["stale"], false, "{done}");
+
+    let fresh = tempfile::tempdir().unwrap();
+    let s2 = server(&emu, fresh.path(), true).await;
+    update(&s2, json!({})).await;
+    let full = s2
+        .call("zotero_get_search_database_status", json!({}))
+        .await
+        .expect_ok()["libraries"][0]
+        .clone();
+    for k in [
+        "items",
+        "documents",
+        "chunks",
+        "chunks_with_vectors",
+        "indexed_version",
+    ] {
+        assert_eq!(done[k], full[k], "{k}: {done} vs {full}");
+    }
+}
+
+#[tokio::test]
+async fn search_during_an_update_sees_the_last_commit_and_a_second_update_is_refused() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), false).await;
+    update(&s, json!({})).await;
+    let before = search(&s, json!({"query": "Sherlock Holmes", "mode": "keyword"})).await;
+
+    create(
+        &emu,
+        json!({"itemType": "book", "title": "Sherlock Holmes and the slow update"}),
+    )
+    .await;
+    emu.set_latency(std::time::Duration::from_millis(400));
+    let env = env(&emu, dir.path());
+    let updating = tokio::spawn(async move {
+        let s = in_process_with_encoder(&env, None).await;
+        s.call("zotero_update_search_database", json!({})).await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // The update holds the lock: a second one is refused at once, saying why.
+    let e = s.call("zotero_update_search_database", json!({})).await;
+    let err = e.expect_err("ZOTERO_RATE_LIMITED");
+    assert!(
+        err["message"].as_str().unwrap().contains("another update"),
+        "{err}"
+    );
+    let during = search(&s, json!({"query": "Sherlock Holmes", "mode": "keyword"})).await;
+    assert_eq!(keys(&during), keys(&before));
+    emu.set_latency(std::time::Duration::ZERO);
+    let done = updating.await.unwrap();
+    assert!(done.ok(), "{:?}", done.data());
+    let after = search(
+        &s,
+        json!({"query": "Sherlock Holmes slow update", "mode": "keyword"}),
+    )
+    .await;
+    assert_ne!(keys(&after), keys(&before));
+}
+
+#[tokio::test]
+async fn a_missing_or_damaged_index_says_which_command_fixes_it() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), false).await;
+    let e = s
+        .call("zotero_semantic_search", json!({"query": "attention"}))
+        .await;
+    let err = e.expect_err("ZOTERO_NOT_FOUND");
+    let msg = err["message"].as_str().unwrap();
+    assert!(
+        msg.contains("`zotero-mcp update-db`") && msg.contains("zotero_update_search_database"),
+        "{msg}"
+    );
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    let st = st.expect_ok();
+    assert_eq!(st["initialized"], false);
+    assert_eq!(st["command"], "zotero-mcp update-db");
+    // Asking never creates the file.
+    assert!(!dir.path().join("user.sqlite").exists());
+
+    std::fs::write(
+        dir.path().join("user.sqlite"),
+        b"this is not a database at all, sorry",
+    )
+    .unwrap();
+    let e = s
+        .call("zotero_semantic_search", json!({"query": "attention"}))
+        .await;
+    let err = e.expect_err("ZOTERO_INTERNAL_ERROR");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("zotero-mcp update-db --full"),
+        "{err}"
+    );
+    let e = s.call("zotero_update_search_database", json!({})).await;
+    e.expect_err("ZOTERO_INTERNAL_ERROR");
+    let r = update(&s, json!({"full": true})).await;
+    assert_eq!(r["full"], true);
+    let a = search(&s, json!({"query": "attention"})).await;
+    assert_eq!(keys(&a).first().map(String::as_str), Some("VASWANI7"));
+}
+
+#[tokio::test]
+async fn without_a_model_search_is_by_words_and_says_so() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), false).await;
+    let r = update(&s, json!({"include_fulltext": false})).await;
+    assert!(
+        r["note"].as_str().unwrap().contains("no sentence model"),
+        "{r}"
+    );
+    assert_eq!(emu.count("GET", &lib("fulltext")), 0);
+    let a = search(&s, json!({"query": "Attention Is All You Need"})).await;
+    assert_eq!(a["semantic_used"], false);
+    assert!(a["note"].as_str().unwrap().contains("by words"), "{a}");
+    assert_eq!(keys(&a).first().map(String::as_str), Some("VASWANI7"));
+    let e = s
+        .call(
+            "zotero_semantic_search",
+            json!({"query": "attention", "mode": "semantic"}),
+        )
+        .await;
+    let err = e.expect_err("ZOTERO_VALIDATION_ERROR");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("keyword or hybrid"),
+        "{err}"
+    );
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    assert_eq!(st.expect_ok()["libraries"][0]["fulltext_included"], false);
+
+    // Full text included later: all of it is read then; left out again, it goes.
+    let r = update(&s, json!({})).await;
+    assert_eq!(r["fulltexts_read"], 3, "{r}");
+    let q = json!({"query": "encoder decoder recurrent convolutional", "mode": "keyword"});
+    let a = search(&s, q.clone()).await;
+    assert!(
+        a["results"][0]["matched"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("fulltext")),
+        "{a}"
+    );
+    let r = update(&s, json!({"include_fulltext": false})).await;
+    assert_eq!(r["removed"], 3, "{r}");
+    let a = search(&s, q).await;
+    assert!(
+        a["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| !h["matched"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("fulltext"))),
+        "{a}"
+    );
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    assert_eq!(st.expect_ok()["libraries"][0]["stale"], false);
+}
+
+#[tokio::test]
+async fn group_libraries_have_their_own_index_and_all_searches_every_one() {
+    let emu = Emulator::start().await;
+    let mut group = Library::empty();
+    group.items.push(json!({
+        "key": "GRPITEM2", "version": 1,
+        "data": {"key": "GRPITEM2", "version": 1, "itemType": "book",
+                 "title": "Myocardial infarction outcomes", "creators": [], "tags": [],
+                 "collections": [], "relations": {}, "dateAdded": "2024-01-01T00:00:00Z",
+                 "dateModified": "2024-01-01T00:00:00Z"}
+    }));
+    emu.add_group(GroupSpec::new(4001, "Lab"), group);
+    emu.set_key_access(zotero_emulator::KeyAccess::groups(&[(4001, false)]));
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), true).await;
+    update(&s, json!({})).await;
+    update(&s, json!({"library": "group:4001"})).await;
+    assert!(dir.path().join("group-4001.sqlite").exists());
+    let a = search(
+        &s,
+        json!({"query": "heart attack", "library": "group:4001", "mode": "semantic"}),
+    )
+    .await;
+    assert_eq!(keys(&a), vec!["GRPITEM2".to_string()], "{a}");
+    assert_eq!(a["results"][0]["library"], "group:4001");
+    assert_eq!(
+        a["results"][0]["zotero_url"],
+        "zotero://select/groups/4001/items/GRPITEM2"
+    );
+    let a = search(
+        &s,
+        json!({"query": "heart attack attention", "library": "all"}),
+    )
+    .await;
+    let libs: BTreeSet<&str> = a["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["library"].as_str().unwrap())
+        .collect();
+    assert_eq!(libs, ["group:4001", "user"].into_iter().collect(), "{a}");
+    assert_eq!(a["index"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_builds_and_reports_the_index() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.env_clear().args(args);
+        for (k, v) in env(&emu, dir.path()) {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = tokio::task::block_in_place(|| run(&["db-status"]));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("zotero-mcp update-db"));
+
+    let out = tokio::task::block_in_place(|| run(&["update-db"]));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("items") && err.contains("done"), "{err}");
+    // The summary (objects, requests, seconds): the figures of the fixture library.
+    eprintln!("{}", String::from_utf8_lossy(&out.stdout));
+    assert!(dir.path().join("user.sqlite").exists());
+
+    let out = tokio::task::block_in_place(|| run(&["db-status", "--json"]));
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["initialized"], true);
+    assert_eq!(v["libraries"][0]["stale"], false, "{v}");
+
+    let out = tokio::task::block_in_place(|| run(&["update-db", "--library", "nope"]));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn the_desktop_local_api_alone_builds_and_updates_the_index() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env: Vec<(String, String)> = [
+        ("ZOTERO_LOCAL", "1".to_string()),
+        ("ZOTERO_LOCAL_API_BASE", emu.local_uri()),
+        ("ZOTERO_RETRY_MAX_ATTEMPTS", "1".to_string()),
+        ("ZOTERO_INDEX_DIR", dir.path().display().to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let s = in_process_with_encoder(&env, None).await;
+    let r = update(&s, json!({})).await;
+    assert!(r["objects_read"].as_u64().unwrap() > 40, "{r}");
+    assert!(r["fulltexts_read"].as_u64().unwrap() >= 3, "{r}");
+    let a = search(&s, json!({"query": "Attention Is All You Need"})).await;
+    assert_eq!(
+        keys(&a).first().map(String::as_str),
+        Some("VASWANI7"),
+        "{a}"
+    );
+
+    // The local API has no /deleted: a deletion is found by comparing keys.
+    let v = emu.library_version().to_string();
+    let r = api(
+        &emu,
+        "DELETE",
+        &lib("items?itemKey=NLPML6K7"),
+        &[("If-Unmodified-Since-Version", &v)],
+        "",
+    )
+    .await;
+    assert_eq!(r.status, 204, "{}", r.text());
+    emu.reset_counts();
+    let r = update(&s, json!({})).await;
+    assert!(r["removed"].as_u64().unwrap() >= 1, "{r}");
+    let deleted_asked = emu
+        .local_requests()
+        .iter()
+        .filter(|q| q.path.ends_with("/deleted"))
+        .count();
+    assert_eq!(deleted_asked, 1);
+    let a = search(&s, json!({"query": "Deep learning", "mode": "keyword"})).await;
+    assert!(!keys(&a).contains(&"NLPML6K7".to_string()), "{a}");
+    assert!(emu.requests().is_empty(), "the web API was asked");
+    let st = s.call("zotero_get_search_database_status", json!({})).await;
+    assert_eq!(st.expect_ok()["libraries"][0]["stale"], false, "{st:?}");
+}
+
+/// `update-db` stopped by Ctrl-C (SIGINT), then killed outright (SIGKILL), then run again:
+/// each stop leaves the last commit, and the last run ends where a build in one go ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_db_stopped_or_killed_resumes_to_the_same_index() {
+    let emu = Emulator::start().await;
+    for round in 0..3 {
+        let items: Vec<Value> = (0..40)
+            .map(|i| json!({"itemType": "book", "title": format!("Filler volume {round}-{i}")}))
+            .collect();
+        let r = crate::emulator_client::post_items(&emu, &Value::Array(items), &[]).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let command = |dir: &std::path::Path, args: &[&str]| {
+        let mut cmd = std::process::Command::new(BIN);
+        cmd.env_clear().args(args);
+        for (k, v) in env(&emu, dir) {
+            cmd.env(k, v);
+        }
+        cmd.stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        cmd
+    };
+    let status = |dir: &std::path::Path| -> Value {
+        let out = command(dir, &["db-status", "--json"]).output().unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["libraries"][0].clone()
+    };
+    emu.set_latency(std::time::Duration::from_millis(150));
+    for signal in ["-INT", "-KILL"] {
+        let child = command(dir.path(), &["update-db"]).spawn().unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        let killed = std::process::Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = tokio::task::block_in_place(|| child.wait_with_output().unwrap());
+        let err = String::from_utf8_lossy(&out.stderr);
+        if signal == "-INT" {
+            assert_eq!(out.status.code(), Some(1), "{err}");
+            assert!(err.contains("stopping"), "{err}");
+        } else {
+            assert_eq!(out.status.code(), None, "{err}");
+        }
+        let st = tokio::task::block_in_place(|| status(dir.path()));
+        assert_eq!(st["stale"], true, "{signal}: {st}");
+    }
+    emu.set_latency(std::time::Duration::ZERO);
+    let out = tokio::task::block_in_place(|| command(dir.path(), &["update-db"]).output().unwrap());
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let resumed = tokio::task::block_in_place(|| status(dir.path()));
+    assert_eq!(resumed["stale"], false, "{resumed}");
+
+    let fresh = tempfile::tempdir().unwrap();
+    let out =
+        tokio::task::block_in_place(|| command(fresh.path(), &["update-db"]).output().unwrap());
+    assert_eq!(out.status.code(), Some(0));
+    let full = tokio::task::block_in_place(|| status(fresh.path()));
+    for k in ["items", "documents", "chunks", "indexed_version"] {
+        assert_eq!(resumed[k], full[k], "{k}: {resumed} vs {full}");
+    }
+}
+
+/// (progress, total) of each notification, in arrival order.
+type Seen = Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>;
+
+#[derive(Clone, Default)]
+struct ProgressLog(Seen);
+
+impl rmcp::ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push((params.progress, params.total));
+    }
+}
+
+#[tokio::test]
+async fn the_update_tool_reports_progress_that_only_grows() {
+    use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.env_clear();
+    for (k, v) in env(&emu, dir.path()) {
+        cmd.env(k, v);
+    }
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let log = ProgressLog::default();
+    let client = log.clone().serve(transport).await.unwrap();
+    let mut meta = RequestMetaObject::default();
+    meta.set_progress_token(ProgressToken(NumberOrString::String("idx-1".into())));
+    let mut params = CallToolRequestParams::new("zotero_update_search_database")
+        .with_arguments(crate::common::obj(json!({})));
+    params.meta = Some(meta);
+    let answer = crate::common::to_answer(client.call_tool(params).await.unwrap());
+    answer.expect_ok();
+    for _ in 0..100 {
+        let seen = log.0.lock().unwrap().clone();
+        if seen.last().is_some_and(|p| Some(p.0) == p.1) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let seen = log.0.lock().unwrap().clone();
+    assert!(seen.len() >= 2, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].0 < w[1].0), "grows: {seen:?}");
+    let last = seen.last().unwrap();
+    assert_eq!(Some(last.0), last.1, "{seen:?}");
+    let _ = client.cancel().await;
+}
+
+/// Another model: searches fall back to words (never compare vectors of two models), and
+/// the next update drops the old vectors and computes the new model's.
+#[tokio::test]
+async fn another_model_recomputes_the_vectors_and_never_mixes_them() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), true).await;
+    update(&s, json!({"include_fulltext": false})).await;
+    let other: Arc<dyn zotero_index::Encoder> = Arc::new(zotero_index::SynonymEncoder::new(
+        64,
+        zotero_index::encoder::DEFAULT_SYNONYMS,
+    ));
+    let s2 = in_process_with_encoder(&env(&emu, dir.path()), Some(other)).await;
+    let a = search(&s2, json!({"query": "Attention Is All You Need"})).await;
+    assert_eq!(a["semantic_used"], false, "{a}");
+    assert!(
+        a["note"].as_str().unwrap().contains("update-db --full"),
+        "{a}"
+    );
+    let e = s2
+        .call(
+            "zotero_semantic_search",
+            json!({"query": "attention", "mode": "semantic"}),
+        )
+        .await;
+    e.expect_err("ZOTERO_VALIDATION_ERROR");
+    let r = update(&s2, json!({"include_fulltext": false})).await;
+    assert_eq!(r["vectors_reset"], true, "{r}");
+    let st = s2
+        .call("zotero_get_search_database_status", json!({}))
+        .await;
+    let user = st.expect_ok()["libraries"][0].clone();
+    assert_eq!(user["model"]["dims"], 64, "{user}");
+    assert_eq!(user["chunks_with_vectors"], user["chunks"], "{user}");
+    let a = search(
+        &s2,
+        json!({"query": "sleep deprivation", "mode": "semantic"}),
+    )
+    .await;
+    assert_eq!(a["semantic_used"], true);
+}
+
+/// Figures, not a check (`--ignored --nocapture`): a full build and a no-op update of 2,000
+/// items with abstracts against the emulator, with the stand-in encoder.
+#[tokio::test]
+#[ignore]
+async fn figures_for_two_thousand_items() {
+    let emu = Emulator::start().await;
+    for batch in 0..40 {
+        let items: Vec<Value> = (0..50)
+            .map(|i| {
+                json!({"itemType": "journalArticle", "title": format!("Study {batch}-{i} of sleep and memory"),
+                       "abstractNote": "We measured recall after nights of sleep deprivation in a cohort of volunteers; retention fell with each night, and recovered after two nights of normal sleep. ".repeat(3),
+                       "date": "2020"})
+            })
+            .collect();
+        let r = crate::emulator_client::post_items(&emu, &Value::Array(items), &[]).await;
+        assert_eq!(r.status, 200);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), true).await;
+    let t = std::time::Instant::now();
+    let r = update(&s, json!({})).await;
+    eprintln!("full build: {:.2} s, {r}", t.elapsed().as_secs_f64());
+    let t = std::time::Instant::now();
+    let r = update(&s, json!({})).await;
+    eprintln!("no-op update: {:.3} s, {r}", t.elapsed().as_secs_f64());
+    let t = std::time::Instant::now();
+    search(&s, json!({"query": "insomnia and recall"})).await;
+    eprintln!("hybrid search: {:.3} s", t.elapsed().as_secs_f64());
+}
