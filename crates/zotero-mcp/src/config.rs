@@ -61,9 +61,13 @@ pub struct Config {
     /// Where the search indexes live (`ZOTERO_INDEX_DIR`, else under `XDG_DATA_HOME`, else
     /// under `HOME`); `Err` says why there is no place.
     pub index_dir: Result<std::path::PathBuf, String>,
-    /// `ZOTERO_EMBEDDING_MODEL`: the sentence model for search by meaning (a Hugging Face id
-    /// or a directory). Recorded; no model is loaded from it yet.
+    /// `ZOTERO_EMBEDDING_MODEL` as given: the sentence model for search by meaning (a Hugging
+    /// Face id, `id@revision`, or a directory; `none` for words only).
     pub embedding_model: Option<String>,
+    /// The model that makes the index's vectors (`ZOTERO_EMBEDDING_MODEL`, else the default
+    /// all-MiniLM-L6-v2 at a pinned commit) and where it is fetched from and cached (`HF_*`);
+    /// `None` with `ZOTERO_EMBEDDING_MODEL=none`.
+    pub embedding: Option<crate::search_index::ModelSource>,
     /// The only directories `file_path` may read from (`ZOTERO_UPLOAD_ROOTS`), each resolved
     /// here, once; empty: the default policy (no hidden names, no system trees).
     pub upload_roots: Vec<PathBuf>,
@@ -269,6 +273,28 @@ impl Config {
 
         let index_dir = zotero_index::default_dir(get).map_err(|e| e.to_string());
         let embedding_model = get("ZOTERO_EMBEDDING_MODEL");
+        let embedding = match embedding_model.as_deref().map(str::trim) {
+            Some(off) if ["none", "off"].contains(&off.to_ascii_lowercase().as_str()) => None,
+            _ => Some(crate::search_index::ModelSource {
+                spec: zotero_index::model_cache::ModelSpec::from_env(&get).map_err(|e| {
+                    ConfigError {
+                        var: "ZOTERO_EMBEDDING_MODEL",
+                        value: embedding_model.clone().unwrap_or_default(),
+                        expected: format!(
+                            "a Hugging Face model id (org/name, optionally @revision), a model \
+                             directory, or none ({e})"
+                        ),
+                    }
+                })?,
+                hub: {
+                    let mut hub = zotero_index::model_cache::HubConfig::from_env(&get);
+                    // Plain http to this machine only where fetches may reach it (tests,
+                    // with the emulator's Hugging Face host).
+                    hub.allow_http_loopback = fetch_allow_private;
+                    hub
+                },
+            }),
+        };
 
         let http_token = match get("ZOTERO_MCP_HTTP_TOKEN") {
             None => None,
@@ -318,6 +344,7 @@ impl Config {
             toolsets,
             index_dir,
             embedding_model,
+            embedding,
             upload_roots,
             metadata_bases,
             contact_email,

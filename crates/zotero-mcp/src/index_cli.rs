@@ -125,11 +125,10 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
         dir.display(),
         if args.full { " (full rebuild)" } else { "" }
     );
-    let result = search_index::update(
+    let result = search_index::update_with_model(
         svc.clone(),
         library,
         dir,
-        svc.search.encoder.clone(),
         UpdateOptions {
             full: args.full,
             include_fulltext: !args.no_fulltext,
@@ -201,12 +200,10 @@ fn human(d: &SearchDatabaseStatusData) -> String {
     let mut out = format!("index directory: {}\n", d.index_dir);
     match &d.encoder {
         Some(m) => out.push_str(&format!("sentence model: {} ({} dims)\n", m.id, m.dims)),
-        None => out.push_str("sentence model: none loaded (search by words only)\n"),
+        None => out.push_str("sentence model: not loaded (`zotero-mcp update-db` loads it)\n"),
     }
     if let Some(m) = &d.embedding_model_setting {
-        out.push_str(&format!(
-            "ZOTERO_EMBEDDING_MODEL: {m} (recorded; no model is loaded from it yet)\n"
-        ));
+        out.push_str(&format!("configured model (ZOTERO_EMBEDDING_MODEL): {m}\n"));
     }
     for l in &d.libraries {
         out.push_str(&format!("\n{}:\n", l.library));

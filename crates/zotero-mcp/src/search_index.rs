@@ -35,6 +35,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
+use zotero_index::model_cache::{HubConfig, ModelCache, ModelSpec, Progress as ModelProgress};
 use zotero_index::{Document, Encoder, Index, IndexError, ItemMeta, LibraryId};
 
 use crate::envelope::{ErrorCode, ToolError};
@@ -46,9 +47,26 @@ const FULLTEXTS_PER_BATCH: usize = 20;
 /// Chunks encoded per committed transaction.
 const VECTORS_PER_BATCH: usize = 32;
 
-/// The encoder the server uses, when one is loaded. `None` until the model crate lands:
-/// the index is then keyword-only and every answer says so.
+/// The encoder of a search or an update, when there is one: without, the index is
+/// keyword-only and every answer says so.
 pub type SharedEncoder = Option<Arc<dyn Encoder>>;
+
+/// The configured sentence model and where it comes from.
+#[derive(Clone)]
+pub struct ModelSource {
+    pub spec: ModelSpec,
+    pub hub: HubConfig,
+}
+
+impl std::fmt::Debug for ModelSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // HubConfig's own Debug hides the token.
+        f.debug_struct("ModelSource")
+            .field("spec", &self.spec)
+            .field("hub", &self.hub)
+            .finish()
+    }
+}
 
 /// Where indexes live and what makes vectors.
 #[derive(Clone)]
@@ -56,9 +74,16 @@ pub struct SearchSettings {
     /// `Err` says why no directory could be derived (no ZOTERO_INDEX_DIR, XDG_DATA_HOME
     /// or HOME).
     pub dir: Result<PathBuf, String>,
+    /// An encoder given when the server was built (tests: `SynonymEncoder`); it wins over
+    /// the configured model.
     pub encoder: SharedEncoder,
-    /// `ZOTERO_EMBEDDING_MODEL`, recorded; no encoder is built from it yet.
+    /// `ZOTERO_EMBEDDING_MODEL` as given.
     pub embedding_model: Option<String>,
+    /// The configured model (`None`: words only).
+    pub model: Option<ModelSource>,
+    /// The configured model once loaded: loaded on the first update or search that needs
+    /// it, then kept for the process.
+    loaded: Arc<tokio::sync::Mutex<SharedEncoder>>,
 }
 
 impl std::fmt::Debug for SearchSettings {
@@ -67,11 +92,98 @@ impl std::fmt::Debug for SearchSettings {
             .field("dir", &self.dir)
             .field("encoder", &self.encoder.as_ref().map(|e| e.identity().id))
             .field("embedding_model", &self.embedding_model)
+            .field("model", &self.model)
             .finish()
     }
 }
 
 impl SearchSettings {
+    pub fn new(
+        dir: Result<PathBuf, String>,
+        encoder: SharedEncoder,
+        embedding_model: Option<String>,
+        model: Option<ModelSource>,
+    ) -> Self {
+        SearchSettings {
+            dir,
+            encoder,
+            embedding_model,
+            model,
+            loaded: Arc::default(),
+        }
+    }
+
+    /// The encoder of a search: the given one, or the configured model when it is already
+    /// loaded or in the model cache (a search never downloads). `Err` says why there is
+    /// none, for the answer's note.
+    pub async fn encoder_for_search(&self) -> Result<SharedEncoder, String> {
+        self.encoder(false, None, &CancellationToken::new()).await
+    }
+
+    /// The encoder of an update: as for a search, but the model is downloaded when it is
+    /// not in the cache (`progress`: file, bytes done, bytes in all).
+    pub async fn encoder_for_update(
+        &self,
+        progress: Option<ModelProgress<'_>>,
+        cancel: &CancellationToken,
+    ) -> Result<SharedEncoder, String> {
+        self.encoder(true, progress, cancel).await
+    }
+
+    /// The configured model's encoder if it is loaded already (no loading, no request).
+    pub fn encoder_if_loaded(&self) -> SharedEncoder {
+        if self.encoder.is_some() {
+            return self.encoder.clone();
+        }
+        self.loaded.try_lock().ok().and_then(|l| l.clone())
+    }
+
+    async fn encoder(
+        &self,
+        download: bool,
+        progress: Option<ModelProgress<'_>>,
+        cancel: &CancellationToken,
+    ) -> Result<SharedEncoder, String> {
+        if self.encoder.is_some() {
+            return Ok(self.encoder.clone());
+        }
+        let Some(source) = &self.model else {
+            return Ok(None);
+        };
+        // One load at a time; the others wait for it and share the result.
+        let mut loaded = self.loaded.lock().await;
+        if loaded.is_some() {
+            return Ok(loaded.clone());
+        }
+        let mut hub = source.hub.clone();
+        if !download {
+            hub.offline = true;
+        }
+        let cache = ModelCache::new(hub).map_err(|e| e.to_string())?;
+        let quiet = |_: &str, _: u64, _: u64| {};
+        let dir = cache
+            .get(&source.spec, progress.unwrap_or(&quiet), cancel)
+            .await
+            .map_err(|e| {
+                if download {
+                    format!("the model {} could not be fetched: {e}", source.spec)
+                } else {
+                    format!(
+                        "the model {} is not loaded yet ({e}); `{BUILD_COMMAND}` downloads it",
+                        source.spec
+                    )
+                }
+            })?;
+        let encoder = tokio::task::spawn_blocking(move || zotero_embed::load_model_dir(&dir))
+            .await
+            .map_err(|e| format!("loading the model stopped: {e}"))?
+            .map_err(|e| format!("the model {} cannot be loaded: {e}", source.spec))?;
+        tracing::info!(model = %source.spec, "sentence model loaded");
+        let encoder: Arc<dyn Encoder> = Arc::new(encoder);
+        *loaded = Some(encoder.clone());
+        Ok(Some(encoder))
+    }
+
     pub fn dir(&self) -> Result<&Path, ToolError> {
         self.dir.as_deref().map_err(|why| {
             ToolError::new(ErrorCode::Validation, why.clone())
@@ -243,6 +355,8 @@ pub enum Phase {
     Items,
     Fulltext,
     Deleted,
+    /// The sentence model's download: `done` and `total` are bytes.
+    Model,
     Vectors,
 }
 
@@ -252,6 +366,7 @@ impl Phase {
             Phase::Items => "items",
             Phase::Fulltext => "fulltext",
             Phase::Deleted => "deleted",
+            Phase::Model => "model",
             Phase::Vectors => "vectors",
         }
     }
@@ -312,6 +427,23 @@ pub struct UpdateReport {
     pub note: Option<String>,
 }
 
+impl UpdateReport {
+    /// Adds a second pass's work to this one's (its state wins: version, note, cancelled).
+    fn absorb(&mut self, later: UpdateReport) {
+        self.cancelled = later.cancelled;
+        self.objects_read += later.objects_read;
+        self.fulltexts_read += later.fulltexts_read;
+        self.removed += later.removed;
+        self.chunks_written += later.chunks_written;
+        self.vectors_added += later.vectors_added;
+        self.vectors_reset |= later.vectors_reset;
+        self.library_version = later.library_version.or(self.library_version);
+        self.requests += later.requests;
+        self.seconds = ((self.seconds + later.seconds) * 1000.0).round() / 1000.0;
+        self.note = later.note;
+    }
+}
+
 /// A plain number (schemars would add `format: double`, which clients cannot use).
 pub fn number_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({ "type": "number", "minimum": 0 })
@@ -337,6 +469,97 @@ impl From<UpdateError> for ToolError {
             e @ UpdateError::Stopped(_) => ToolError::new(ErrorCode::Internal, e.to_string()),
         }
     }
+}
+
+/// An update as users ask for it, with the configured model: when the model is not loaded
+/// yet, the keyword index is brought up to date first (searchable by words at once), then
+/// the model is loaded, downloaded when it is not in the cache (phase `model`), and the
+/// vectors follow. Without a model the index stays keyword-only and the report says why.
+pub async fn update_with_model(
+    svc: Arc<crate::service::ZoteroService>,
+    library: LibraryRef,
+    dir: PathBuf,
+    options: UpdateOptions,
+    progress: Option<ProgressCallback>,
+    cancel: CancellationToken,
+) -> Result<UpdateReport, UpdateError> {
+    let ready = svc.search.encoder_if_loaded();
+    if ready.is_some() || svc.search.model.is_none() {
+        let mut report = update(
+            svc.clone(),
+            library,
+            dir,
+            ready.clone(),
+            options,
+            progress,
+            cancel,
+        )
+        .await?;
+        if ready.is_none() {
+            report.note = Some(
+                "searched by words only, no sentence model: ZOTERO_EMBEDDING_MODEL is none (set \
+                 it to a model to search by meaning)"
+                    .to_string(),
+            );
+        }
+        return Ok(report);
+    }
+    let mut report = update(
+        svc.clone(),
+        library,
+        dir.clone(),
+        None,
+        options,
+        progress.clone(),
+        cancel.clone(),
+    )
+    .await?;
+    if report.cancelled {
+        return Ok(report);
+    }
+    let model_progress = progress.clone().map(|report| {
+        move |_file: &str, done: u64, total: u64| {
+            report(Progress {
+                phase: Phase::Model,
+                done,
+                total,
+                chunks: 0,
+            })
+        }
+    });
+    let loaded = svc
+        .search
+        .encoder_for_update(
+            model_progress.as_ref().map(|f| f as ModelProgress<'_>),
+            &cancel,
+        )
+        .await;
+    match loaded {
+        Ok(Some(encoder)) => {
+            // The keyword index is current: this pass only adds the vectors (and whatever
+            // changed in Zotero meanwhile).
+            let vectors = update(
+                svc,
+                library,
+                dir,
+                Some(encoder),
+                UpdateOptions {
+                    full: false,
+                    ..options
+                },
+                progress,
+                cancel,
+            )
+            .await?;
+            report.absorb(vectors);
+        }
+        Ok(None) => {}
+        Err(why) => {
+            tracing::warn!(error = %why, "no sentence model; the index stays keyword-only");
+            report.note = Some(format!("searched by words only, no sentence model: {why}"));
+        }
+    }
+    Ok(report)
 }
 
 /// Updates (or with `full` rebuilds) the index of `library` in `dir`: the blocking work

@@ -41,11 +41,12 @@ impl ZoteroService {
         encoder: crate::search_index::SharedEncoder,
     ) -> Result<Self, String> {
         Ok(Self {
-            search: crate::search_index::SearchSettings {
-                dir: config.index_dir.clone(),
+            search: crate::search_index::SearchSettings::new(
+                config.index_dir.clone(),
                 encoder,
-                embedding_model: config.embedding_model.clone(),
-            },
+                config.embedding_model.clone(),
+                config.embedding.clone(),
+            ),
             client: ZoteroClient::new(&config.client())
                 .map_err(|e| format!("cannot build the Zotero client: {e}"))?,
             fetcher: Fetcher::new(&config.sources())

@@ -27,11 +27,12 @@ pub struct SearchDatabaseStatusData {
     pub initialized: bool,
     // The directory of the index files (ZOTERO_INDEX_DIR)
     pub index_dir: String,
-    /// The sentence model this server uses for meaning; absent: none loaded, search is
-    /// by words only
+    /// The sentence model this server has loaded; absent: not loaded yet (the first update
+    /// or search by meaning loads it) or none configured
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoder: Option<ModelOut>,
-    /// ZOTERO_EMBEDDING_MODEL as configured
+    /// The configured model (ZOTERO_EMBEDDING_MODEL, else the default): a Hugging Face
+    /// id@revision or a directory; "none": search by words only
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_model_setting: Option<String>,
     pub libraries: Vec<LibraryStatus>,
@@ -187,8 +188,12 @@ pub async fn statuses(
     Ok(SearchDatabaseStatusData {
         initialized: out.iter().any(|r| r.initialized),
         index_dir: dir.display().to_string(),
-        encoder: svc.search.encoder.as_ref().map(|e| e.identity().into()),
-        embedding_model_setting: svc.search.embedding_model.clone(),
+        encoder: svc.search.encoder_if_loaded().map(|e| e.identity().into()),
+        embedding_model_setting: Some(match (&svc.search.encoder, &svc.search.model) {
+            (Some(e), _) => e.identity().id,
+            (None, Some(m)) => m.spec.to_string(),
+            (None, None) => "none".to_string(),
+        }),
         libraries: out,
         command: BUILD_COMMAND.to_string(),
     })

@@ -341,7 +341,28 @@ impl ZoteroTool for SemanticSearch {
             Some(SearchLibrary::One(l)) => vec![l],
             None => vec![ctx.svc.default_library],
         };
-        let encoder = ctx.svc.search.encoder.clone();
+        // The model is loaded (from the cache, never downloaded) only when meaning is asked.
+        let (encoder, model_note) = if matches!(p.mode, SearchMode::Keyword) {
+            (None, None)
+        } else {
+            match ctx.svc.search.encoder_for_search().await {
+                Ok(e) => (e, None),
+                Err(why) => (None, Some(why)),
+            }
+        };
+        if matches!(p.mode, SearchMode::Semantic) && encoder.is_none() {
+            return Err(ToolError::new(
+                ErrorCode::Validation,
+                format!(
+                    "mode semantic needs the sentence model, and there is none: {}; use mode \
+                     keyword or hybrid meanwhile",
+                    model_note.as_deref().unwrap_or(
+                        "ZOTERO_EMBEDDING_MODEL is none (set it to a model to search by meaning)"
+                    )
+                ),
+            )
+            .with_detail("field", "mode"));
+        }
         let searched = {
             let dir = dir.clone();
             let libraries = libraries.clone();
@@ -373,7 +394,12 @@ impl ZoteroTool for SemanticSearch {
         for (lib, answer, status) in searched {
             semantic_used |= answer.semantic_used;
             if note.is_none() {
-                note = answer.semantic_note.clone();
+                note = match (&model_note, answer.semantic_used) {
+                    (Some(why), false) => {
+                        Some(format!("searched by words only, no sentence model: {why}"))
+                    }
+                    _ => answer.semantic_note.clone(),
+                };
             }
             index.push(search_index::freshness(&ctx.svc, lib, &status, &ctx.cancel).await);
             for h in answer.hits {

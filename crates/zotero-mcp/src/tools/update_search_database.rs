@@ -89,11 +89,10 @@ impl ZoteroTool for UpdateSearchDatabase {
         // Checked before the update starts, so that a library the key cannot read fails now.
         ctx.svc.library(Some(library))?;
         let progress = ctx.progress.clone().map(cumulative);
-        Ok(search_index::update(
+        Ok(search_index::update_with_model(
             ctx.svc.clone(),
             library,
             dir,
-            ctx.svc.search.encoder.clone(),
             UpdateOptions {
                 full: p.full,
                 include_fulltext: p.include_fulltext,

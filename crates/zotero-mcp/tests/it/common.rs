@@ -204,6 +204,9 @@ pub fn env_for(base: &str, user_id: u64, key: &str) -> Vec<(String, String)> {
         ("ZOTERO_RETRY_BASE_DELAY".into(), "0.01".into()),
         ("ZOTERO_RETRY_MAX_DELAY".into(), "0.05".into()),
         ("ZOTERO_RETRY_MAX_ATTEMPTS".into(), "3".into()),
+        // No sentence model unless a test serves one: the default would be fetched from
+        // huggingface.co, and tests never reach the internet.
+        ("ZOTERO_EMBEDDING_MODEL".into(), "none".into()),
     ]
 }
 

@@ -918,3 +918,92 @@ async fn figures_for_two_thousand_items() {
     search(&s, json!({"query": "insomnia and recall"})).await;
     eprintln!("hybrid search: {:.3} s", t.elapsed().as_secs_f64());
 }
+
+/// The configured model (here the tiny test BERT, served by the emulator's Hugging Face
+/// host): the first update builds the keyword index, downloads the model into a
+/// huggingface_hub cache and adds vectors made by it; searches use it; the status names it
+/// by its commit. Offline with an empty cache, the index is keyword-only and says why.
+#[tokio::test]
+async fn the_configured_model_is_downloaded_once_and_makes_the_vectors() {
+    const COMMIT: &str = "89abcdef0123456789abcdef0123456789abcdef";
+    let emu = Emulator::start().await;
+    let model = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/models/tiny-bert");
+    emu.add_hf_model_dir("zotero-mcp/tiny-bert", COMMIT, &model);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let with_model = |offline: bool| {
+        let mut env = env(&emu, dir.path());
+        env.retain(|(k, _)| k != "ZOTERO_EMBEDDING_MODEL");
+        env.extend([
+            (
+                "ZOTERO_EMBEDDING_MODEL".into(),
+                "zotero-mcp/tiny-bert".into(),
+            ),
+            ("HF_ENDPOINT".into(), emu.hf_endpoint()),
+            ("HF_HUB_CACHE".into(), cache.path().display().to_string()),
+            ("ZOTERO_FETCH_ALLOW_PRIVATE".into(), "1".into()),
+        ]);
+        if offline {
+            env.push(("HF_HUB_OFFLINE".into(), "1".into()));
+        }
+        env
+    };
+
+    // Offline, nothing cached: words only, and the answers say why.
+    let s = in_process_with_encoder(&with_model(true), None).await;
+    let r = update(&s, json!({"include_fulltext": false})).await;
+    assert_eq!(r["vectors_added"], 0, "{r}");
+    assert!(
+        r["note"].as_str().unwrap().contains("HF_HUB_OFFLINE"),
+        "{r}"
+    );
+    let a = search(&s, json!({"query": "Attention Is All You Need"})).await;
+    assert_eq!(a["semantic_used"], false);
+    assert!(
+        a["note"].as_str().unwrap().contains("no sentence model"),
+        "{a}"
+    );
+    assert!(emu.hf_requests().is_empty(), "offline: no request");
+    drop(s);
+
+    // Online: the update downloads the model, then adds its vectors.
+    let s = in_process_with_encoder(&with_model(false), None).await;
+    let r = update(&s, json!({"include_fulltext": false})).await;
+    assert!(r["vectors_added"].as_u64().unwrap() > 0, "{r}");
+    assert!(r.get("note").is_none(), "{r}");
+    let fetched = emu.hf_requests().len();
+    assert!(fetched > 0);
+    assert!(cache
+        .path()
+        .join("models--zotero-mcp--tiny-bert/snapshots")
+        .join(COMMIT)
+        .join("model.safetensors")
+        .exists());
+    let a = search(
+        &s,
+        json!({"query": "Attention Is All You Need", "mode": "semantic"}),
+    )
+    .await;
+    assert_eq!(a["semantic_used"], true, "{a}");
+    assert_eq!(keys(&a).first().map(String::as_str), Some("VASWANI7"));
+    let st = s
+        .call("zotero_get_search_database_status", json!({}))
+        .await
+        .expect_ok()
+        .clone();
+    assert_eq!(st["encoder"]["id"], "zotero-mcp/tiny-bert", "{st}");
+    assert_eq!(st["encoder"]["revision"], COMMIT);
+    assert_eq!(st["libraries"][0]["model"]["revision"], COMMIT, "{st}");
+    drop(s);
+
+    // A new process finds the model in the cache: a search loads it with no download.
+    let s = in_process_with_encoder(&with_model(true), None).await;
+    let a = search(
+        &s,
+        json!({"query": "Attention Is All You Need", "mode": "semantic"}),
+    )
+    .await;
+    assert_eq!(a["semantic_used"], true, "{a}");
+    assert_eq!(emu.hf_requests().len(), fetched, "nothing fetched again");
+}
