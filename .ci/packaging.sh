@@ -32,11 +32,12 @@ MUSL_TARGET=x86_64-unknown-linux-musl
 ARM_TARGET=aarch64-unknown-linux-musl
 BIN="$ROOT/target/$MUSL_TARGET/release/zotero-mcp"
 ARM_BIN="$ROOT/target/$ARM_TARGET/release/zotero-mcp"
-# 14 MiB: the HTML parser (html5ever, for notes as Markdown and citations as text) and the
+# 24 MiB: the HTML parser (html5ever, for notes as Markdown and citations as text) and the
 # reading tools took the binary from 7.6 to 10.1 MB; the write tools, the metadata services
-# (add by identifier), resources, prompts and the Streamable HTTP server to 13.0 MB. The
-# index (issue 16) will need more; the size is watched in docs/packaging.md.
-IMAGE_LIMIT=$((14 * 1024 * 1024))
+# (add by identifier), resources, prompts and the Streamable HTTP server to 13.0 MB; search
+# by meaning (SQLite with FTS5, the candle BERT encoder and the tokenizer, mimalloc) to
+# 21.2 MB, within the 10 MB that issue allowed it. The size is watched in docs/packaging.md.
+IMAGE_LIMIT=$((24 * 1024 * 1024))
 # Credentials the emulator accepts (tests/emulator/mod.rs).
 EMU_USER=475425
 EMU_KEY=EmuKey0123456789abcdefAB
@@ -486,7 +487,7 @@ cmp -s "$ROOTFS/zotero-mcp" "$BIN" || fail "the image's /zotero-mcp is not the b
 IMAGE_SIZE=$(du -sb "$ROOTFS" | cut -f1)
 ARCHIVE_SIZE=$(stat -c %s "$WORK/image.tar")
 echo "image size: $IMAGE_SIZE bytes uncompressed ($((IMAGE_SIZE / 1024)) KiB); OCI archive $ARCHIVE_SIZE bytes; limit $IMAGE_LIMIT"
-[ "$IMAGE_SIZE" -lt "$IMAGE_LIMIT" ] || fail "the image is $IMAGE_SIZE bytes, over 14 MiB"
+[ "$IMAGE_SIZE" -lt "$IMAGE_LIMIT" ] || fail "the image is $IMAGE_SIZE bytes, over 24 MiB"
 chmod 0755 "$ROOTFS"
 image_summary=$(python3 "$WORK/mcp_drive.py" "${DRIVE_ENV[@]}" --call -- \
   "$CHROOT" --userspec="$IMAGE_USER" "$ROOTFS" /zotero-mcp) \
