@@ -11,6 +11,7 @@
 pub mod chunk;
 pub mod encoder;
 pub mod error;
+mod flock;
 pub mod model_cache;
 pub mod rank;
 pub mod store;

@@ -24,7 +24,6 @@
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -683,18 +682,16 @@ async fn lock(path: &Path, cancel: &CancellationToken, model: &str) -> Result<Fi
         .map_err(io_err("cannot open the lock", path))?;
     let mut told = false;
     loop {
-        // SAFETY: flock only reads the descriptor, which `f` keeps open for the call.
-        let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc == 0 {
-            return Ok(f);
-        }
-        let err = io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            return Err(ModelCacheError::Io {
-                what: "cannot take the lock",
-                path: path.to_path_buf(),
-                source: err,
-            });
+        match crate::flock::try_lock(&f) {
+            Ok(true) => return Ok(f),
+            Ok(false) => {}
+            Err(err) => {
+                return Err(ModelCacheError::Io {
+                    what: "cannot take the lock",
+                    path: path.to_path_buf(),
+                    source: err,
+                })
+            }
         }
         if !told {
             tracing::info!(lock = %path.display(), "another process is downloading this file; waiting");

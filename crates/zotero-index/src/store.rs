@@ -53,7 +53,6 @@ use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -701,19 +700,9 @@ impl Index {
             .mode(0o600)
             .open(&lock_path)
             .map_err(IndexError::io("cannot open the update lock", &lock_path))?;
-        // SAFETY: flock only reads the descriptor, which `lock` keeps open for the call.
-        let rc = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-        if rc != 0 {
-            let err = std::io::Error::last_os_error();
-            return if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                Ok(None)
-            } else {
-                Err(IndexError::io("cannot take the update lock", &lock_path)(
-                    err,
-                ))
-            };
-        }
-        Ok(Some(lock))
+        let locked = crate::flock::try_lock(&lock)
+            .map_err(IndexError::io("cannot take the update lock", &lock_path))?;
+        Ok(locked.then_some(lock))
     }
 }
 
