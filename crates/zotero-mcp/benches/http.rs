@@ -32,20 +32,6 @@ use zotero_emulator::{Emulator, Library, API_KEY, USER_ID};
 const CLIENTS: usize = 50;
 const CALLS_PER_CLIENT: usize = 60;
 
-/// `VmRSS` and `VmHWM` of `pid`, in MB.
-fn memory(pid: u32) -> (f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kb = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|n| n.parse::<f64>().ok())
-            .unwrap_or(f64::NAN)
-    };
-    (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
-}
-
 /// One client: a connection, `calls` requests in turn; the latency of each.
 async fn client(addr: SocketAddr, calls: usize, tool: &'static str, args: Value) -> Vec<Duration> {
     let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
@@ -106,7 +92,7 @@ async fn load(addr: SocketAddr, pid: u32, tool: &'static str, args: Value) {
     let wall = started.elapsed();
     all.sort();
     let at = |q: f64| ms(all[((all.len() - 1) as f64 * q).round() as usize]);
-    let (rss, hwm) = memory(pid);
+    let (rss, hwm) = support::memory(pid);
     println!(
         "{tool}: {} calls by {CLIENTS} clients in {:.2} s: {:.0} calls/s; latency p50 {:.2} ms, \
          p90 {:.2} ms, p99 {:.2} ms, max {:.2} ms; server VmRSS {rss:.1} MB, peak VmHWM {hwm:.1} MB",
@@ -147,7 +133,7 @@ fn main() {
         // Keep reading stderr so that the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
         let pid = child.id();
-        let (rss, hwm) = memory(pid);
+        let (rss, hwm) = support::memory(pid);
         println!("serve --http (stateless) at {addr}: idle VmRSS {rss:.1} MB, VmHWM {hwm:.1} MB");
         rt.block_on(async {
             load(addr, pid, "zotero_get_sort_values", json!({})).await;

@@ -127,19 +127,9 @@ impl Proc {
         answer
     }
 
-    /// `VmRSS` and `VmHWM` from `/proc/<pid>/status`, in MB.
+    /// `VmRSS` and `VmHWM` of the server, in MB.
     pub fn memory(&self) -> (f64, f64) {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        let kb = |name: &str| {
-            status
-                .lines()
-                .find(|l| l.starts_with(name))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|n| n.parse::<f64>().ok())
-                .unwrap_or(f64::NAN)
-        };
-        (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
+        memory(self.child.id())
     }
 
     pub fn stop(mut self) {
@@ -154,4 +144,18 @@ impl Proc {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `VmRSS` and `VmHWM` of process `pid` (from `/proc/<pid>/status`), in MB.
+pub fn memory(pid: u32) -> (f64, f64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let kb = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|n| n.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
 }
