@@ -13,7 +13,8 @@
 #    through qemu-aarch64-static (set PACKAGING_AARCH64=0 to skip)
 # 4. Dockerfile.scratch built with buildah (no Docker engine, no network), exported as an OCI
 #    archive, unpacked with umoci; config (user, entrypoint, labels) checked, rootfs size,
-#    and the unpacked rootfs run through chroot as the image's user
+#    and the unpacked rootfs run through chroot as the image's user, over stdio and over
+#    Streamable HTTP (serve --http 0.0.0.0 with a token: 401 without it, calls with it)
 # 5. flake.nix parsed and its outputs evaluated offline against stub inputs (nix-instantiate)
 # 6. actionlint on .github/workflows/*.yml
 # 7. registry/: JSON/YAML well-formed, tools.json identical to what the binary generates,
@@ -493,6 +494,61 @@ image_summary=$(python3 "$WORK/mcp_drive.py" "${DRIVE_ENV[@]}" --call -- \
   "$CHROOT" --userspec="$IMAGE_USER" "$ROOTFS" /zotero-mcp) \
   || fail "the unpacked image did not serve MCP"
 echo "image rootfs as $IMAGE_USER: $image_summary"
+
+# The image serves Streamable HTTP as `docker run -p 8000:8000 … serve --http 0.0.0.0:8000`
+# with a token would: bound to every interface (so a token is required), a request without
+# it refused with 401, with it initialize and a tool call answered, SIGTERM a clean exit.
+cat > "$WORK/http_drive.py" <<'PY'
+import json, os, re, signal, subprocess, sys, time, http.client
+token = "packaging-token-0123456789abcdef"
+env = {k: v for k, v in (a.split("=", 1) for a in sys.argv[1:sys.argv.index("--")])}
+env["ZOTERO_MCP_HTTP_TOKEN"] = token
+cmd = sys.argv[sys.argv.index("--") + 1:] + ["serve", "--http", "0.0.0.0:0"]
+proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE, env=env)
+port, deadline = None, time.time() + 20
+while port is None and time.time() < deadline:
+    line = proc.stderr.readline().decode("utf-8", "replace")
+    if not line:
+        break
+    m = re.search(r'"addr":"[^"]*:(\d+)"', line)
+    if m and "http.listening" in line:
+        port = int(m.group(1))
+if port is None:
+    proc.kill(); sys.exit("http_drive: the server did not listen")
+def post(body, auth):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if auth:
+        h["Authorization"] = "Bearer " + token
+    c.request("POST", "/mcp", json.dumps(body), h)
+    r = c.getresponse()
+    return r.status, r.read().decode("utf-8", "replace")
+init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "ci", "version": "1"}}}
+status, _ = post(init, False)
+if status != 401:
+    proc.kill(); sys.exit("http_drive: without the token: %d, not 401" % status)
+status, body = post(init, True)
+if status != 200 or "zotero-mcp" not in body:
+    proc.kill(); sys.exit("http_drive: initialize: %d %s" % (status, body[:200]))
+call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "zotero_search_items", "arguments": {"query": "attention"}}}
+status, body = post(call, True)
+if status != 200 or '"ok":true' not in body.replace(" ", ""):
+    proc.kill(); sys.exit("http_drive: tools/call: %d %s" % (status, body[:300]))
+proc.send_signal(signal.SIGTERM)
+code = proc.wait(timeout=30)
+if code != 0:
+    sys.exit("http_drive: exit %d after SIGTERM" % code)
+print(json.dumps({"port": port, "unauthorized": 401, "initialize": 200, "tools_call": "ok", "sigterm_exit": 0}))
+PY
+http_env=()
+for ((i = 1; i < ${#DRIVE_ENV[@]}; i += 2)); do http_env+=("${DRIVE_ENV[i]}"); done
+http_summary=$(python3 "$WORK/http_drive.py" "${http_env[@]}" -- \
+  "$CHROOT" --userspec="$IMAGE_USER" "$ROOTFS" /zotero-mcp) \
+  || fail "the unpacked image did not serve Streamable HTTP"
+echo "image rootfs, serve --http 0.0.0.0 with a token: $http_summary"
 
 # ------------------------------------------------------------------------------------------
 say "5. flake.nix (offline: parse, then evaluate the outputs against stub inputs)"
