@@ -653,6 +653,38 @@ mod tests {
     }
 
     #[test]
+    fn the_embedding_model_is_the_default_a_given_one_or_none() {
+        use zotero_index::model_cache::ModelSpec;
+        let default = cfg(&[]).unwrap().embedding.unwrap();
+        match default.spec {
+            ModelSpec::Hub { id, revision } => {
+                assert_eq!(id, "sentence-transformers/all-MiniLM-L6-v2");
+                assert_eq!(revision.len(), 40, "pinned to a commit: {revision}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let bge = cfg(&[("ZOTERO_EMBEDDING_MODEL", "BAAI/bge-small-en-v1.5@main")]).unwrap();
+        assert!(matches!(
+            bge.embedding.unwrap().spec,
+            ModelSpec::Hub { ref id, ref revision } if id == "BAAI/bge-small-en-v1.5" && revision == "main"
+        ));
+        for off in ["none", "NONE", " off "] {
+            assert!(cfg(&[("ZOTERO_EMBEDDING_MODEL", off)])
+                .unwrap()
+                .embedding
+                .is_none());
+        }
+        let e = cfg(&[("ZOTERO_EMBEDDING_MODEL", "not a model at all")]).unwrap_err();
+        assert_eq!(e.var, "ZOTERO_EMBEDDING_MODEL");
+        assert!(e.expected.contains("none"), "{}", e.expected);
+        // Plain http to the emulator only where fetches may reach this machine.
+        let strict = cfg(&[]).unwrap().embedding.unwrap();
+        assert!(!strict.hub.allow_http_loopback);
+        let tests = cfg(&[("ZOTERO_FETCH_ALLOW_PRIVATE", "1")]).unwrap();
+        assert!(tests.embedding.unwrap().hub.allow_http_loopback);
+    }
+
+    #[test]
     fn defaults_match_the_documented_ones() {
         let c = cfg(&[]).unwrap();
         assert!(c.api_key.is_none() && c.user_id.is_none());
