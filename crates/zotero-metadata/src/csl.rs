@@ -482,16 +482,9 @@ pub(crate) fn csl_date(v: &Value, accessed: bool) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::fields;
     use crate::zotero_item::CreatorName;
     use serde_json::json;
-    use std::collections::BTreeMap;
-
-    fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     /// The CSL-JSON Crossref serves for 10.1038/nature12373 through doi.org, in its shape
     /// (values as Crossref lists them for that work; some optional keys left out).

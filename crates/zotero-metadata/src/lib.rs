@@ -19,6 +19,8 @@ mod mapping_error;
 pub mod schema;
 pub mod services;
 pub mod sources;
+#[cfg(test)]
+mod test_support;
 mod text;
 pub mod work_ids;
 mod xml;

@@ -234,14 +234,7 @@ pub fn merge_arxiv_with_published(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
-    fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::test_support::fields;
 
     /// `export.arxiv.org/api/query?id_list=1706.03762`, in the shape arXiv's API user manual
     /// documents (the abstract shortened, authors complete).

@@ -305,15 +305,8 @@ pub fn from_crossref_work(answer: &Value) -> Result<ZoteroItemDraft, MappingErro
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::fields;
     use crate::zotero_item::DraftCreator;
-    use std::collections::BTreeMap;
-
-    fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     /// `api.crossref.org/works/10.1038/nature12373`, in the documented shape (api_format.md),
     /// with the values Crossref lists for the work; long lists shortened.

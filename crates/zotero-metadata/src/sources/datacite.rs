@@ -346,15 +346,8 @@ pub fn from_datacite(answer: &Value) -> Result<ZoteroItemDraft, MappingError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::fields;
     use serde_json::json;
-    use std::collections::BTreeMap;
-
-    fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     /// A DataCite dataset in the shape `api.datacite.org/dois/{doi}` answers with (REST API
     /// docs, metadata schema 4.4 attribute names); values written for the test.

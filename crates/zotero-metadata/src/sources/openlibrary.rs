@@ -124,15 +124,8 @@ pub fn from_open_library(answer: &Value, isbn: &str) -> Result<ZoteroItemDraft, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::fields;
     use serde_json::json;
-    use std::collections::BTreeMap;
-
-    fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     /// `api/books?bibkeys=ISBN:9780306406157&format=json&jscmd=data`, in the shape the Books
     /// API documents for `jscmd=data`; the values are Open Library's for this ISBN (the

@@ -256,15 +256,8 @@ pub fn from_pubmed_summary(answer: &Value, pmid: &str) -> Result<ZoteroItemDraft
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::fields;
     use serde_json::json;
-    use std::collections::BTreeMap;
-
-    fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
 
     /// `esummary.fcgi?db=pubmed&id=23903748&retmode=json` in the documented JSON shape
     /// (esummary version 2.0 as JSON), with the values PubMed lists for the article of
