@@ -290,8 +290,12 @@ pub struct HubConfig {
     pub cache_dir: PathBuf,
     /// `HF_HUB_OFFLINE` (or `TRANSFORMERS_OFFLINE`): no request at all.
     pub offline: bool,
-    /// `HF_TOKEN`, else the token file `huggingface-cli login` wrote; never shown.
+    /// `HF_TOKEN`, else (once a [`ModelCache`] is made) the token file `huggingface-cli
+    /// login` wrote; never shown.
     token: Option<String>,
+    /// Where that file is: read when a download may need it, not when the configuration is
+    /// read (every start of the server reads it).
+    token_file: Option<PathBuf>,
     /// Plain http to this machine (the emulator in tests); https only otherwise.
     pub allow_http_loopback: bool,
     /// For a connection and an answer's head, then for each wait for more of a body.
@@ -393,19 +397,21 @@ impl HubConfig {
             .unwrap_or_else(|| format!("{hf_home}/hub"));
         let offline = env_true(env("HF_HUB_OFFLINE").or_else(|| env("TRANSFORMERS_OFFLINE")));
         let token = env("HF_TOKEN")
-            .or_else(|| {
-                let path = env("HF_TOKEN_PATH")
-                    .map(|p| expand(&p, env))
-                    .unwrap_or_else(|| format!("{hf_home}/token"));
-                fs::read_to_string(path).ok()
-            })
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty());
+        let token_file = token.is_none().then(|| {
+            PathBuf::from(
+                env("HF_TOKEN_PATH")
+                    .map(|p| expand(&p, env))
+                    .unwrap_or_else(|| format!("{hf_home}/token")),
+            )
+        });
         HubConfig {
             endpoint,
             cache_dir: PathBuf::from(cache),
             offline,
             token,
+            token_file,
             allow_http_loopback: false,
             timeout: Duration::from_secs(30),
             retry: RetryPolicy {
@@ -420,6 +426,18 @@ impl HubConfig {
     /// Replaces the token (`None`: none).
     pub fn with_token(mut self, token: Option<String>) -> HubConfig {
         self.token = token.filter(|t| !t.is_empty());
+        self.token_file = None;
+        self
+    }
+
+    /// Reads the token file when no `HF_TOKEN` was given (offline: no need).
+    fn with_token_file(mut self) -> HubConfig {
+        if let (None, Some(path), false) = (&self.token, self.token_file.take(), self.offline) {
+            self.token = fs::read_to_string(path)
+                .ok()
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty());
+        }
         self
     }
 
@@ -761,6 +779,7 @@ enum Fetched {
 
 impl ModelCache {
     pub fn new(config: HubConfig) -> Result<ModelCache> {
+        let config = config.with_token_file();
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.timeout));
@@ -1540,6 +1559,24 @@ mod tests {
         assert_eq!(c.cache_dir, PathBuf::from("/x/huggingface/hub"));
         assert!(c.offline && c.has_token());
         assert!(!format!("{c:?}").contains("hf_secret"));
+        // The login's token file is read by the cache that may download, not by the
+        // configuration (read at every start).
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "hf_from_file\n").unwrap();
+        let path = file.display().to_string();
+        let c = HubConfig::from_env(&env(&[("HOME", "/home/u"), ("HF_TOKEN_PATH", &path)]));
+        assert!(!c.has_token());
+        assert!(ModelCache::new(c).unwrap().config().has_token());
+        let c = HubConfig::from_env(&env(&[
+            ("HOME", "/home/u"),
+            ("HF_TOKEN_PATH", &path),
+            ("HF_TOKEN", "hf_env"),
+        ]));
+        assert_eq!(
+            ModelCache::new(c).unwrap().config().token.as_deref(),
+            Some("hf_env")
+        );
         let c = HubConfig::from_env(&env(&[("HOME", "/home/u"), ("HF_HOME", "~/hf")]));
         assert_eq!(c.cache_dir, PathBuf::from("/home/u/hf/hub"));
         let c = HubConfig::from_env(&env(&[
