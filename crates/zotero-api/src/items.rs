@@ -212,7 +212,17 @@ impl Library<'_> {
         known: Option<u64>,
         cancel: &CancellationToken,
     ) -> Result<LibraryVersion, ZoteroError> {
-        let mut req = ApiRequest::get("/items?format=versions&limit=1").uncached();
+        let req = ApiRequest::get("/items?format=versions&limit=1").uncached();
+        self.version_request(req, known, cancel).await
+    }
+
+    /// [`Library::version_after`] asked with `req` (which backend, which cache).
+    pub(crate) async fn version_request(
+        &self,
+        mut req: ApiRequest,
+        known: Option<u64>,
+        cancel: &CancellationToken,
+    ) -> Result<LibraryVersion, ZoteroError> {
         if let Some(v) = known {
             req = req.header(
                 "if-modified-since-version",

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::client::Library;
 use crate::error::ZoteroError;
 use crate::http::ApiRequest;
+use crate::items::LibraryVersion;
 use crate::model::WireObject;
 use crate::response::{expect, parse_json};
 
@@ -146,22 +147,11 @@ impl Library<'_> {
         known: Option<u64>,
         cancel: &CancellationToken,
     ) -> Result<u64, ZoteroError> {
-        let mut req = ApiRequest::get("/items?format=versions&limit=1").fresh();
-        if let Some(v) = known {
-            req = req.header(
-                "if-modified-since-version",
-                hyper::header::HeaderValue::from(v),
-            );
-        }
-        let resp = self.send(&req, cancel).await?;
-        match (resp.status, known) {
-            (304, Some(v)) => Ok(v),
-            (200, _) => library_version(&resp)
-                .ok_or_else(|| crate::response::unexpected(&resp, "read the library version")),
-            _ => Err(crate::response::unexpected(
-                &resp,
-                "read the library version",
-            )),
-        }
+        let req = ApiRequest::get("/items?format=versions&limit=1").fresh();
+        Ok(match self.version_request(req, known, cancel).await? {
+            LibraryVersion::Now(v) => v,
+            // Only answered to a known version.
+            LibraryVersion::Unchanged => known.unwrap_or_default(),
+        })
     }
 }
