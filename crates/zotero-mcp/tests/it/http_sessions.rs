@@ -361,7 +361,6 @@ async fn a_quiet_library_is_polled_with_304s_and_backoff_holds_the_poller() {
     );
     let hit = eventually(|| emu.faults_pending(), |n| *n == 0).await;
     assert_eq!(hit, 0);
-    let hit_at = Instant::now();
     let count = polls(&emu).len();
     let after = eventually(|| polls(&emu), |p| p.len() > count).await;
     assert!(after.len() > count, "polling went on");
@@ -370,7 +369,6 @@ async fn a_quiet_library_is_polled_with_304s_and_backoff_holds_the_poller() {
         backed_off >= Duration::from_millis(1900),
         "the poll after Backoff: 2 came {backed_off:?} later"
     );
-    assert!(hit_at.elapsed() < Duration::from_secs(10));
     assert!(client.updated.lock().unwrap().is_empty());
 }
 
