@@ -11,6 +11,7 @@
 mod error;
 mod files;
 mod index_encoder;
+pub mod random_model;
 
 use std::path::Path;
 
