@@ -21,5 +21,6 @@ pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
 pub use error::{IndexError, Result};
 pub use rank::{Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery};
 pub use store::{
-    default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status, Updater,
+    default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status, UpdateLock,
+    Updater,
 };

@@ -691,19 +691,76 @@ impl Index {
 
     /// The update lock, or `None` when another holds it.
     fn try_lock(&self) -> Result<Option<File>> {
-        let lock_path = sibling(&self.path, ".lock");
-        let lock = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&lock_path)
-            .map_err(IndexError::io("cannot open the update lock", &lock_path))?;
-        let locked = crate::flock::try_lock(&lock)
-            .map_err(IndexError::io("cannot take the update lock", &lock_path))?;
-        Ok(locked.then_some(lock))
+        try_lock_at(&self.path)
     }
+
+    /// Takes the update lock of `library`'s index in `dir` without opening the index (it
+    /// may be damaged, or about to be replaced), or answers [`IndexError::Busy`] at once.
+    pub fn lock(dir: &Path, library: &LibraryId) -> Result<UpdateLock> {
+        private_dir(dir)?;
+        let path = dir.join(library.file_name());
+        match try_lock_at(&path).map_err(|e| e.at(&path))? {
+            Some(file) => Ok(UpdateLock { file, path }),
+            None => Err(IndexError::Busy { path }),
+        }
+    }
+
+    /// Replaces the index that `lock` guards by an empty one: its files are removed and a
+    /// new index is made, all while the lock is held, so that no other update can start on
+    /// either the old file or the new one meanwhile. A damaged file is replaced as well.
+    /// Searches that had the old file open keep reading it until they close it.
+    pub fn replace(lock: &UpdateLock, library: &LibraryId) -> Result<Self> {
+        for suffix in ["", "-wal", "-shm"] {
+            let p = sibling(&lock.path, suffix);
+            match fs::remove_file(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(IndexError::io("cannot remove the old index", &p)(e)),
+            }
+        }
+        Self::open_file(&lock.path, library.clone()).map_err(|e| e.at(&lock.path))
+    }
+
+    /// Starts an update under a lock taken by [`Index::lock`] for this index's file.
+    pub fn updater_with(&mut self, lock: UpdateLock) -> Result<Updater<'_>> {
+        if lock.path != self.path {
+            return Err(IndexError::Io {
+                what: "the update lock is not this index's",
+                path: lock.path,
+                source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+            });
+        }
+        Ok(Updater {
+            index: self,
+            _lock: lock.file,
+        })
+    }
+}
+
+/// The update lock of the index file at `path` (a `.lock` file beside it, which outlives
+/// the index's own files), or `None` when another holds it.
+fn try_lock_at(path: &Path) -> Result<Option<File>> {
+    let lock_path = sibling(path, ".lock");
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&lock_path)
+        .map_err(IndexError::io("cannot open the update lock", &lock_path))?;
+    let locked = crate::flock::try_lock(&lock)
+        .map_err(IndexError::io("cannot take the update lock", &lock_path))?;
+    Ok(locked.then_some(lock))
+}
+
+/// An index's update lock held before the index is open (see [`Index::lock`]); released
+/// when dropped, or kept by the [`Updater`] it is given to.
+#[derive(Debug)]
+pub struct UpdateLock {
+    file: File,
+    /// The index file it guards.
+    path: PathBuf,
 }
 
 fn read_model(conn: &Connection) -> Result<Option<ModelIdentity>> {

@@ -209,6 +209,47 @@ fn a_waiting_updater_gets_the_lock_when_it_is_released() {
     assert_eq!(waiter.join().unwrap(), (true, true));
 }
 
+/// A rebuild holds the update lock from before the old file goes until its update ends:
+/// no other update starts meanwhile, on the old file or the new one; a damaged file is
+/// replaced too; a lock is only good for its own index.
+#[test]
+fn a_rebuild_holds_the_lock_while_the_file_is_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(common::filled(dir.path()));
+    let lock = Index::lock(dir.path(), &LibraryId::User).unwrap();
+    let mut other = Index::open(dir.path(), &LibraryId::User).unwrap();
+    assert!(matches!(other.updater(), Err(IndexError::Busy { .. })));
+    assert!(matches!(
+        Index::lock(dir.path(), &LibraryId::User),
+        Err(IndexError::Busy { .. })
+    ));
+    let mut fresh = Index::replace(&lock, &LibraryId::User).unwrap();
+    assert_eq!(fresh.status().unwrap().documents, 0);
+    // The old file's reader still reads the old data; a new reader sees the empty index.
+    assert!(other.status().unwrap().documents > 0);
+    let mut newcomer = Index::open(dir.path(), &LibraryId::User).unwrap();
+    assert!(matches!(newcomer.updater(), Err(IndexError::Busy { .. })));
+    {
+        let _up = fresh.updater_with(lock).unwrap();
+        assert!(matches!(newcomer.updater(), Err(IndexError::Busy { .. })));
+    }
+    drop(newcomer.updater().unwrap());
+
+    // A damaged file is replaced under the lock as well.
+    let path = dir.path().join(LibraryId::User.file_name());
+    drop((fresh, other, newcomer));
+    fs::write(&path, b"not an index at all, just bytes").unwrap();
+    assert!(Index::open(dir.path(), &LibraryId::User).is_err());
+    let lock = Index::lock(dir.path(), &LibraryId::User).unwrap();
+    let mut fresh = Index::replace(&lock, &LibraryId::User).unwrap();
+    drop(fresh.updater_with(lock).unwrap());
+
+    // A lock of another library's index is refused.
+    let group = LibraryId::Group(7);
+    let lock = Index::lock(dir.path(), &group).unwrap();
+    assert!(fresh.updater_with(lock).is_err());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     /// No query string is an FTS5 or SQL error, whatever operators or quotes it holds.

@@ -652,12 +652,18 @@ impl Run<'_> {
         options: UpdateOptions,
     ) -> Result<(), UpdateError> {
         let id = index_id(library);
-        if options.full {
-            remove_index(dir, &id)?;
-        }
-        let mut index = Index::open(dir, &id)?;
-        // Taken for the whole update: a second update answers Busy at once.
-        let mut up = index.updater()?;
+        // The lock is taken for the whole update: a second update answers Busy at once. A
+        // rebuild takes it before the old file goes, and keeps it while the new one is made.
+        let (mut index, lock) = if options.full {
+            let lock = Index::lock(dir, &id)?;
+            (Index::replace(&lock, &id)?, Some(lock))
+        } else {
+            (Index::open(dir, &id)?, None)
+        };
+        let mut up = match lock {
+            Some(lock) => index.updater_with(lock)?,
+            None => index.updater()?,
+        };
         let cancel = self.cancel.clone();
 
         // A new index records every kind at 0 first, so that until each is complete the
@@ -944,35 +950,6 @@ impl Run<'_> {
             _ => Some(Document::item(&key, version, item_meta(o), deleted)),
         }
     }
-}
-
-/// Replaces an index by nothing: its files go (a new one is made by the update).
-fn remove_index(dir: &Path, id: &LibraryId) -> Result<(), IndexError> {
-    let path = dir.join(id.file_name());
-    if !path.exists() {
-        return Ok(());
-    }
-    // Refuse while another update runs: opening a damaged file fails, so the lock is
-    // checked on a healthy one only; a damaged one is replaced regardless.
-    if let Ok(mut index) = Index::open(dir, id) {
-        drop(index.updater()?);
-    }
-    for suffix in ["", "-wal", "-shm"] {
-        let mut p = path.clone().into_os_string();
-        p.push(suffix);
-        match std::fs::remove_file(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(IndexError::Io {
-                    what: "cannot remove the old index",
-                    path: PathBuf::from(p),
-                    source,
-                })
-            }
-        }
-    }
-    Ok(())
 }
 
 fn truthy(v: &Value) -> bool {
