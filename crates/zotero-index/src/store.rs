@@ -1219,16 +1219,16 @@ pub(crate) fn fts_text(text: &str) -> String {
     out
 }
 
-/// A user's query as an FTS5 expression that cannot be a syntax error nor mean anything
-/// but "any of these words": each whitespace-separated piece becomes a quoted string
-/// (quotes inside are dropped: the tokenizer separates words at them anyway), which FTS5
-/// reads as a phrase of the piece's tokens (so `sleep-deprivation` and a CJK run are
-/// phrases), and the pieces are joined by OR; BM25 ranks chunks matching more and rarer
-/// pieces higher. Operators (`AND`, `NEAR`, `-`, `*`, `^`, `:`, parentheses) inside quotes
-/// are plain text; control characters are spaces. `None` when nothing in the query can
-/// match.
-pub(crate) fn fts_query(query: &str) -> Option<String> {
-    let pieces: Vec<String> = query
+/// A user's query as the pieces of an FTS5 expression that cannot be a syntax error nor
+/// mean anything but "any of these words" once joined by OR: each whitespace-separated
+/// piece becomes a quoted string (quotes inside are dropped: the tokenizer separates words
+/// at them anyway), which FTS5 reads as a phrase of the piece's tokens (so
+/// `sleep-deprivation` and a CJK run are phrases); BM25 ranks chunks matching more and
+/// rarer pieces higher. Operators (`AND`, `NEAR`, `-`, `*`, `^`, `:`, parentheses) inside
+/// quotes are plain text; control characters are spaces. Empty when nothing in the query
+/// can match.
+pub(crate) fn fts_pieces(query: &str) -> Vec<String> {
+    query
         .split_whitespace()
         .filter(|p| p.chars().any(char::is_alphanumeric))
         .take(64)
@@ -1240,8 +1240,7 @@ pub(crate) fn fts_query(query: &str) -> Option<String> {
                 .collect();
             format!("\"{}\"", fts_text(&p))
         })
-        .collect();
-    (!pieces.is_empty()).then(|| pieces.join(" OR "))
+        .collect()
 }
 
 #[cfg(test)]
@@ -1254,6 +1253,12 @@ pub(crate) fn fts_query(query: &str) -> Option<String> {
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    /// The expression a search gives FTS5.
+    fn fts_query(query: &str) -> Option<String> {
+        let pieces = fts_pieces(query);
+        (!pieces.is_empty()).then(|| pieces.join(" OR "))
+    }
 
     fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let map: HashMap<String, String> = vars
