@@ -303,13 +303,28 @@ pub async fn freshness(
     status: &zotero_index::Status,
     cancel: &CancellationToken,
 ) -> Freshness {
-    let current = match svc.client.library(library) {
-        Ok(lib) => lib
-            .current_version(status.library_version, cancel)
-            .await
-            .ok(),
-        Err(_) => None,
-    };
+    let current = current_version(svc, library, status.library_version, cancel).await;
+    freshness_of(library, status, current)
+}
+
+/// The library's version now (one cheap request; 304 when it is still `known`), `None`
+/// when Zotero could not be asked.
+pub async fn current_version(
+    svc: &crate::service::ZoteroService,
+    library: LibraryRef,
+    known: Option<u64>,
+    cancel: &CancellationToken,
+) -> Option<u64> {
+    let lib = svc.client.library(library).ok()?;
+    lib.current_version(known, cancel).await.ok()
+}
+
+/// The freshness of an index whose status is `status`, the library being at `current`.
+pub fn freshness_of(
+    library: LibraryRef,
+    status: &zotero_index::Status,
+    current: Option<u64>,
+) -> Freshness {
     let behind = match (current, status.library_version) {
         (Some(c), Some(i)) => Some(c.saturating_sub(i)),
         (Some(c), None) => Some(c),

@@ -363,6 +363,17 @@ impl ZoteroTool for SemanticSearch {
             )
             .with_detail("field", "mode"));
         }
+        // The libraries' versions now are asked while the index is searched, so that the
+        // round trip to Zotero adds nothing to the search's own time.
+        let versions: Vec<_> = libraries
+            .iter()
+            .map(|&lib| {
+                let (svc, cancel) = (ctx.svc.clone(), ctx.cancel.clone());
+                tokio::spawn(async move {
+                    search_index::current_version(&svc, lib, None, &cancel).await
+                })
+            })
+            .collect();
         let searched = {
             let dir = dir.clone();
             let libraries = libraries.clone();
@@ -391,7 +402,7 @@ impl ZoteroTool for SemanticSearch {
         let mut index = Vec::new();
         let mut semantic_used = false;
         let mut note = None;
-        for (lib, answer, status) in searched {
+        for ((lib, answer, status), version) in searched.into_iter().zip(versions) {
             semantic_used |= answer.semantic_used;
             if note.is_none() {
                 note = match (&model_note, answer.semantic_used) {
@@ -401,7 +412,8 @@ impl ZoteroTool for SemanticSearch {
                     _ => answer.semantic_note.clone(),
                 };
             }
-            index.push(search_index::freshness(&ctx.svc, lib, &status, &ctx.cancel).await);
+            let current = version.await.ok().flatten();
+            index.push(search_index::freshness_of(lib, &status, current));
             for h in answer.hits {
                 results.push(HitOut {
                     zotero_url: zotero_api::ObjectKey::parse(&h.item_key)
