@@ -12,7 +12,7 @@
 //! from the stored vectors: the same candidates in the same order, in a few milliseconds.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, OptionalExtension};
@@ -21,7 +21,7 @@ use crate::chunk::Matched;
 use crate::encoder::Encoder;
 use crate::error::{IndexError, Result};
 use crate::store::{fts_query, Index};
-use crate::vcache::{VectorCache, OVERSAMPLE};
+use crate::vcache::{DocSet, VectorCache, OVERSAMPLE};
 
 /// The reciprocal rank fusion constant of Cormack et al. (2009).
 pub const RRF_K: f64 = 60.0;
@@ -515,10 +515,9 @@ impl Index {
                 ))
             })?;
         // The documents the filters allow, unless they allow all: a set to look the
-        // scanned vectors' documents up in, so the scan reads the vector table alone.
-        let allowed: Option<HashSet<i64>> = if cond == "1" {
-            None
-        } else {
+        // scanned vectors' documents up in, so the scan reads the vectors alone.
+        let filtered = cond != "1";
+        let read_allowed = || -> Result<DocSet> {
             let sql = format!(
                 "SELECT d.id FROM documents d
                  LEFT JOIN documents it ON it.key = d.item_key AND it.kind IN ('item', 'note')
@@ -526,7 +525,7 @@ impl Index {
             );
             let mut stmt = self.conn.prepare_cached(&sql)?;
             let rows = stmt.query_map(params_from_iter(filter_params.iter()), |r| r.get(0))?;
-            Some(rows.collect::<rusqlite::Result<_>>()?)
+            Ok(DocSet::new(rows.collect::<rusqlite::Result<_>>()?))
         };
         let copy = match cache {
             Some((cache, coverage)) => {
@@ -541,15 +540,25 @@ impl Index {
         };
         let best = match copy {
             Some(copy) => {
+                let allowed = match filtered {
+                    true => {
+                        let filter = format!("{cond}\u{1f}{filter_params:?}");
+                        Some(copy.allowed(&filter, read_allowed)?)
+                    }
+                    false => None,
+                };
                 let picked = copy.top(
                     &query,
-                    allowed.as_ref(),
+                    allowed.as_deref(),
                     candidates.saturating_mul(OVERSAMPLE),
                 );
                 drop(copy);
-                self.rescore(&query, &picked, allowed.as_ref(), candidates)?
+                self.rescore(&query, &picked, allowed.as_deref(), candidates)?
             }
-            None => self.exact_scan(&query, allowed.as_ref(), candidates)?,
+            None => {
+                let allowed = filtered.then(read_allowed).transpose()?;
+                self.exact_scan(&query, allowed.as_ref(), candidates)?
+            }
         };
         let mut key_of = self
             .conn
@@ -570,7 +579,7 @@ impl Index {
     fn exact_scan(
         &self,
         query: &[f32],
-        allowed: Option<&HashSet<i64>>,
+        allowed: Option<&DocSet>,
         candidates: usize,
     ) -> Result<Vec<Scored>> {
         let mut stmt = self
@@ -580,7 +589,7 @@ impl Index {
         let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(candidates + 1);
         while let Some(row) = rows.next()? {
             let doc: i64 = row.get(1)?;
-            if allowed.is_some_and(|a| !a.contains(&doc)) {
+            if allowed.is_some_and(|a| !a.contains(doc)) {
                 continue;
             }
             let id: i64 = row.get(0)?;
@@ -598,7 +607,7 @@ impl Index {
         &self,
         query: &[f32],
         picked: &[i64],
-        allowed: Option<&HashSet<i64>>,
+        allowed: Option<&DocSet>,
         candidates: usize,
     ) -> Result<Vec<Scored>> {
         let mut stmt = self
@@ -613,7 +622,7 @@ impl Index {
                 continue;
             };
             let doc: i64 = row.get(0)?;
-            if allowed.is_some_and(|a| !a.contains(&doc)) {
+            if allowed.is_some_and(|a| !a.contains(doc)) {
                 continue;
             }
             let rusqlite::types::ValueRef::Blob(blob) = row.get_ref(1)? else {

@@ -182,6 +182,32 @@ fn every_change_of_the_index_is_seen_by_the_next_search() {
     assert!(keys(&a).contains(&"CANCER02".to_string()), "{:?}", keys(&a));
     loaded(&index);
 
+    // Moved to the trash: the same chunks and vectors, only the document's flag changed,
+    // which the documents a filter allowed (kept with the copy) must follow.
+    {
+        let mut up = index.updater().unwrap();
+        let mut b = up.batch().unwrap();
+        b.upsert(&Document::item(
+            "CANCER02",
+            13,
+            common::meta("Carcinoma in the old", 2022, "journalArticle"),
+            true,
+        ))
+        .unwrap();
+        b.commit().unwrap();
+        assert_eq!(up.embed_pending(&enc, 8, usize::MAX).unwrap(), 0);
+    }
+    let a = both(&index, &enc, &q("neoplasm", Mode::Semantic), &cache);
+    assert!(
+        !keys(&a).contains(&"CANCER02".to_string()),
+        "{:?}",
+        keys(&a)
+    );
+    let mut trashed = q("neoplasm", Mode::Semantic);
+    trashed.filters.include_trashed = true;
+    let a = both(&index, &enc, &trashed, &cache);
+    assert!(keys(&a).contains(&"CANCER02".to_string()), "{:?}", keys(&a));
+
     // Another model of the same dimensions: as many vectors, all different.
     let other = SynonymEncoder::new(384, &[&["cardiac arrest", "automobile"]]);
     {
