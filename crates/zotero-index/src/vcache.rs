@@ -152,6 +152,7 @@ fn quantize_into(v: impl Iterator<Item = f32> + Clone, codes: &mut Vec<i8>) -> f
 
 /// The dot product of two code vectors. One integer sum, which (unlike a float sum) the
 /// compiler may reorder at will: it becomes widening multiply-adds of many lanes.
+#[inline(always)]
 fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
     a.iter()
         .zip(b)
@@ -231,6 +232,26 @@ impl Vectors {
         let mut q = Vec::with_capacity(self.dims);
         // The query's own scale multiplies every score alike: the order needs it not.
         quantize_into(query.iter().copied(), &mut q);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above (the only requirement of a
+            // `target_feature` function).
+            return unsafe { self.scan_avx2(&q, allowed, n) };
+        }
+        self.scan(&q, allowed, n)
+    }
+
+    /// [`Vectors::scan`] compiled for AVX2 (32 bytes a step rather than the 16 of the
+    /// x86-64 baseline the program is built for): 7 → 2.2 ms at 114,000 vectors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn scan_avx2(&self, q: &[i8], allowed: Option<&DocSet>, n: usize) -> Vec<i64> {
+        self.scan(q, allowed, n)
+    }
+
+    /// [`Vectors::top`] with the query quantized.
+    #[inline(always)]
+    fn scan(&self, q: &[i8], allowed: Option<&DocSet>, n: usize) -> Vec<i64> {
         let mut heap: BinaryHeap<Approx> = BinaryHeap::with_capacity(n + 1);
         let rows = self
             .codes
@@ -241,7 +262,7 @@ impl Vectors {
             if allowed.is_some_and(|a| !a.contains(*doc)) {
                 continue;
             }
-            let score = dot_i8(&q, codes) as f32 * scale;
+            let score = dot_i8(q, codes) as f32 * scale;
             let entry = Approx(score, chunk);
             if heap.len() < n {
                 heap.push(entry);
@@ -505,6 +526,52 @@ mod tests {
             0.0
         );
         assert_eq!(inf, [0, 0]);
+    }
+
+    #[test]
+    fn the_scan_for_this_cpu_is_the_plain_one() {
+        let mut seed = 5u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let (dims, n) = (100, 500);
+        let mut codes = Vec::new();
+        let scales: Vec<f32> = (0..n)
+            .map(|_| {
+                let v: Vec<f32> = (0..dims).map(|_| next()).collect();
+                quantize_into(v.into_iter(), &mut codes)
+            })
+            .collect();
+        let v = Vectors {
+            key: CacheKey {
+                file: None,
+                generation: None,
+                chunks: n as u64,
+                with_vectors: n as u64,
+                dims,
+            },
+            dims,
+            codes,
+            scales,
+            chunk_ids: (0..n as i64).collect(),
+            doc_ids: (0..n as i64).map(|i| i % 7).collect(),
+            allowed: Mutex::default(),
+        };
+        let query: Vec<f32> = (0..dims).map(|_| next()).collect();
+        let mut q = Vec::new();
+        quantize_into(query.iter().copied(), &mut q);
+        let odd = DocSet::new(vec![1, 3, 5]);
+        for allowed in [None, Some(&odd)] {
+            for k in [1, 10, 100, 1000] {
+                let top = v.top(&query, allowed, k);
+                assert_eq!(top, v.scan(&q, allowed, k));
+                assert_eq!(top.len(), k.min(if allowed.is_some() { 214 } else { 500 }));
+            }
+        }
+        assert!(v.top(&query[1..], None, 10).is_empty());
     }
 
     #[test]
