@@ -64,6 +64,14 @@ fn build(index: &mut Index, docs: Vec<Document>) {
         .unwrap();
 }
 
+/// A cache that reads a stale copy again at once (not at most every 10 s).
+fn reloading() -> VectorCache {
+    VectorCache::new(
+        zotero_index::vcache::DEFAULT_BUDGET_BYTES,
+        std::time::Duration::ZERO,
+    )
+}
+
 #[test]
 fn nothing_is_loaded_before_a_search_by_meaning() {
     let dir = tempfile::tempdir().unwrap();
@@ -128,7 +136,7 @@ fn every_change_of_the_index_is_seen_by_the_next_search() {
     build(&mut index, common::library());
     assert!(index.status().unwrap().chunks_with_vectors > 1000);
     let enc = SynonymEncoder::default();
-    let cache = VectorCache::default();
+    let cache = reloading();
     let loaded = |index: &Index| {
         // The copy holds exactly the index's vectors.
         assert_eq!(
@@ -227,7 +235,7 @@ fn every_change_of_the_index_is_seen_by_the_next_search() {
 fn a_rebuilt_file_is_not_taken_for_the_old_one() {
     let dir = tempfile::tempdir().unwrap();
     let enc = SynonymEncoder::default();
-    let cache = VectorCache::default();
+    let cache = reloading();
     let sleep = q("insomnia", Mode::Semantic);
     let heart = q("myocardial infarction", Mode::Semantic);
     let count = {
@@ -295,4 +303,33 @@ fn searches_from_many_connections_share_one_copy() {
         cache.vectors() as u64,
         index.status().unwrap().chunks_with_vectors
     );
+}
+
+#[test]
+fn a_copy_read_moments_ago_is_not_read_again_at_each_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = common::open(dir.path());
+    build(&mut index, common::library());
+    let enc = SynonymEncoder::default();
+    let cache = VectorCache::new(1 << 30, std::time::Duration::from_secs(3600));
+    let heart = q("myocardial infarction", Mode::Semantic);
+    both(&index, &enc, &heart, &cache);
+    assert!(cache.vectors() > 0);
+    {
+        let mut up = index.updater().unwrap();
+        let mut b = up.batch().unwrap();
+        b.upsert(&Document::item(
+            "HEART001",
+            11,
+            common::meta("Myocardial infarction in the young", 2021, "journalArticle"),
+            false,
+        ))
+        .unwrap();
+        b.commit().unwrap();
+        up.embed_pending(&enc, 8, usize::MAX).unwrap();
+    }
+    // The stale copy is dropped, not read again: the exact scan answers, and sees the change.
+    let a = both(&index, &enc, &heart, &cache);
+    assert!(keys(&a).contains(&"HEART001".to_string()));
+    assert_eq!(cache.vectors(), 0);
 }
