@@ -3,7 +3,8 @@
 //! One SQLite file per library ([`store`]) holds the indexed objects, their chunks
 //! ([`chunk`]), an FTS5 keyword index and sentence vectors made by an [`encoder::Encoder`]
 //! (the model lives elsewhere); [`rank`] answers a query by BM25 and cosine similarity
-//! fused by reciprocal rank, one hit per item.
+//! fused by reciprocal rank, one hit per item. A [`VectorCache`] keeps an int8 copy of the
+//! vectors in memory across searches ([`Index::search_cached`]).
 //!
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
 //! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`.
@@ -15,6 +16,7 @@ mod flock;
 pub mod model_cache;
 pub mod rank;
 pub mod store;
+pub mod vcache;
 
 pub use chunk::{Chunk, ItemMeta, Matched};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
@@ -24,3 +26,4 @@ pub use store::{
     default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status, UpdateLock,
     Updater,
 };
+pub use vcache::VectorCache;

@@ -7,9 +7,12 @@
 //! an item's score is its best chunk's. Vectors are scanned as they are read (no copy of
 //! the vector table in memory), keeping the best candidates in a heap: ten chunks per hit
 //! asked for, at least [`CANDIDATES`] (several chunks of one long text may come first).
+//! With a [`VectorCache`] ([`Index::search_cached`]) an int8 copy in memory is scanned
+//! instead, for [`crate::vcache::OVERSAMPLE`] times as many, which are then scored exactly
+//! from the stored vectors: the same candidates in the same order, in a few milliseconds.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap};
 
 use rusqlite::types::Value;
 use rusqlite::{params_from_iter, OptionalExtension};
@@ -18,6 +21,7 @@ use crate::chunk::Matched;
 use crate::encoder::Encoder;
 use crate::error::{IndexError, Result};
 use crate::store::{fts_pieces, Index};
+use crate::vcache::{DocSet, VectorCache, OVERSAMPLE};
 
 /// The reciprocal rank fusion constant of Cormack et al. (2009).
 pub const RRF_K: f64 = 60.0;
@@ -331,6 +335,29 @@ fn blob_dot(query: &[f32], blob: &[u8]) -> Option<f32> {
     Some(sums.iter().sum::<f32>() + tail)
 }
 
+/// Scores a stored vector and keeps it in `heap` when among the best `candidates`.
+fn keep(heap: &mut BinaryHeap<Scored>, query: &[f32], blob: &[u8], id: i64, candidates: usize) {
+    let Some(score) = blob_dot(query, blob) else {
+        return;
+    };
+    // Nothing in common is no evidence of meaning.
+    if score <= 0.0 || !score.is_finite() {
+        return;
+    }
+    heap.push(Scored(score, id));
+    if heap.len() > candidates {
+        heap.pop();
+    }
+}
+
+/// What the semantic scan keeps: the filters' SQL and how many chunks.
+#[derive(Clone, Copy)]
+struct Scan<'a> {
+    cond: &'a str,
+    filter_params: &'a [Value],
+    candidates: usize,
+}
+
 impl Index {
     /// Searches the index; `encoder` (the model that made the stored vectors) is needed for
     /// meaning, and without it hybrid search is by words only.
@@ -339,7 +366,20 @@ impl Index {
         encoder: Option<&dyn Encoder>,
         query: &SearchQuery,
     ) -> Result<SearchAnswer> {
-        self.search_inner(encoder, query)
+        self.search_inner(encoder, query, None)
+            .map_err(|e| e.at(&self.path))
+    }
+
+    /// [`Index::search`], scanning the copy of the vectors in `cache` (loaded or reloaded
+    /// when it is missing or stale) rather than the vector table; the exact scan when the
+    /// copy would not fit in the cache's budget. The answer is the same.
+    pub fn search_cached(
+        &self,
+        encoder: Option<&dyn Encoder>,
+        query: &SearchQuery,
+        cache: &VectorCache,
+    ) -> Result<SearchAnswer> {
+        self.search_inner(encoder, query, Some(cache))
             .map_err(|e| e.at(&self.path))
     }
 
@@ -347,6 +387,7 @@ impl Index {
         &self,
         encoder: Option<&dyn Encoder>,
         query: &SearchQuery,
+        cache: Option<&VectorCache>,
     ) -> Result<SearchAnswer> {
         let (chunks_total, chunks_with_vectors) = self.counts()?;
         let coverage = Coverage {
@@ -384,7 +425,13 @@ impl Index {
         };
         let semantic = match encoder {
             Some(e) if !query.text.trim().is_empty() => {
-                self.semantic_candidates(e, &query.text, &cond, &filter_params, candidates)?
+                let cached = cache.map(|c| (c, coverage));
+                let scan = Scan {
+                    cond: &cond,
+                    filter_params: &filter_params,
+                    candidates,
+                };
+                self.semantic_candidates(e, &query.text, &scan, cached)?
             }
             _ => Vec::new(),
         };
@@ -480,6 +527,12 @@ impl Index {
         Ok(doc.is_some_and(|d| d.max(0) as u64 * 2 > rows))
     }
 
+    /// The best `candidates` chunks by BM25 for the FTS5 expression `expr` that pass the
+    /// filters. The best rows are found in the FTS table alone (four times as many as asked
+    /// when there are filters), and only they are looked up and filtered: that is exact
+    /// once `candidates` of them pass (any row after them ranks lower), which the usual
+    /// filter (not in the trash) nearly always allows. Only when too few pass is every
+    /// match joined and filtered ([`Index::keyword_query_joined`]).
     fn keyword_query(
         &self,
         expr: &str,
@@ -487,25 +540,59 @@ impl Index {
         filter_params: &[Value],
         candidates: usize,
     ) -> Result<Vec<Candidate>> {
-        // Without filters the best rows are found in the FTS table alone, and only they are
-        // looked up in `chunks`; with filters every match is joined to be filtered first.
-        let sql = if cond == "1" {
+        let unfiltered = cond == "1";
+        let read = if unfiltered {
+            candidates
+        } else {
+            candidates.saturating_mul(4)
+        };
+        let sql = format!(
             "SELECT c.id, c.item_key FROM
                (SELECT rowid AS id, bm25(chunks_fts) AS score FROM chunks_fts
                 WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?) t
-             JOIN chunks c ON c.id = t.id ORDER BY t.score, t.id"
-                .to_string()
-        } else {
-            format!(
-                "SELECT c.id, c.item_key FROM chunks_fts f JOIN chunks c ON c.id = f.rowid {JOINS}
-                 WHERE chunks_fts MATCH ? AND {cond}
-                 ORDER BY bm25(chunks_fts), c.id LIMIT ?"
-            )
-        };
-        let mut stmt = self.conn.prepare_cached(&sql)?;
+             JOIN chunks c ON c.id = t.id {JOINS}
+             WHERE {cond} ORDER BY t.score, t.id LIMIT ?"
+        );
+        let params = [
+            Value::Text(expr.to_string()),
+            Value::Integer(read.min(i64::MAX as usize) as i64),
+        ]
+        .into_iter()
+        .chain(filter_params.iter().cloned())
+        .chain(std::iter::once(Value::Integer(candidates as i64)));
+        let found = self.candidates_of(&sql, params)?;
+        // Without filters, fewer than asked means the matches ran out.
+        if unfiltered || found.len() >= candidates {
+            return Ok(found);
+        }
+        self.keyword_query_joined(expr, cond, filter_params, candidates)
+    }
+
+    /// [`Index::keyword_query`] by joining and filtering every match before ranking.
+    fn keyword_query_joined(
+        &self,
+        expr: &str,
+        cond: &str,
+        filter_params: &[Value],
+        candidates: usize,
+    ) -> Result<Vec<Candidate>> {
+        let sql = format!(
+            "SELECT c.id, c.item_key FROM chunks_fts f JOIN chunks c ON c.id = f.rowid {JOINS}
+             WHERE chunks_fts MATCH ? AND {cond}
+             ORDER BY bm25(chunks_fts), c.id LIMIT ?"
+        );
         let params = std::iter::once(Value::Text(expr.to_string()))
             .chain(filter_params.iter().cloned())
             .chain(std::iter::once(Value::Integer(candidates as i64)));
+        self.candidates_of(&sql, params)
+    }
+
+    fn candidates_of(
+        &self,
+        sql: &str,
+        params: impl Iterator<Item = Value>,
+    ) -> Result<Vec<Candidate>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
         let rows = stmt.query_map(params_from_iter(params), |r| {
             Ok(Candidate {
                 chunk_id: r.get(0)?,
@@ -519,10 +606,14 @@ impl Index {
         &self,
         encoder: &dyn Encoder,
         text: &str,
-        cond: &str,
-        filter_params: &[Value],
-        candidates: usize,
+        scan: &Scan<'_>,
+        cache: Option<(&VectorCache, Coverage)>,
     ) -> Result<Vec<Candidate>> {
+        let Scan {
+            cond,
+            filter_params,
+            candidates,
+        } = *scan;
         let query = encoder
             .encode(&[text])?
             .into_iter()
@@ -534,10 +625,9 @@ impl Index {
                 ))
             })?;
         // The documents the filters allow, unless they allow all: a set to look the
-        // scanned vectors' documents up in, so the scan reads the vector table alone.
-        let allowed: Option<HashSet<i64>> = if cond == "1" {
-            None
-        } else {
+        // scanned vectors' documents up in, so the scan reads the vectors alone.
+        let filtered = cond != "1";
+        let read_allowed = || -> Result<DocSet> {
             let sql = format!(
                 "SELECT d.id FROM documents d
                  LEFT JOIN documents it ON it.key = d.item_key AND it.kind IN ('item', 'note')
@@ -545,36 +635,41 @@ impl Index {
             );
             let mut stmt = self.conn.prepare_cached(&sql)?;
             let rows = stmt.query_map(params_from_iter(filter_params.iter()), |r| r.get(0))?;
-            Some(rows.collect::<rusqlite::Result<_>>()?)
+            Ok(DocSet::new(rows.collect::<rusqlite::Result<_>>()?))
         };
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT chunk_id, doc_id, vector FROM vectors")?;
-        let mut rows = stmt.query([])?;
-        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(candidates + 1);
-        while let Some(row) = rows.next()? {
-            let doc: i64 = row.get(1)?;
-            if allowed.as_ref().is_some_and(|a| !a.contains(&doc)) {
-                continue;
+        let copy = match cache {
+            Some((cache, coverage)) => {
+                let key = self.cache_key_with(
+                    encoder.dims(),
+                    coverage.chunks_total,
+                    coverage.chunks_with_vectors,
+                )?;
+                cache.get(self, &key)?
             }
-            let id: i64 = row.get(0)?;
-            let rusqlite::types::ValueRef::Blob(blob) = row.get_ref(2)? else {
-                continue;
-            };
-            let Some(score) = blob_dot(&query, blob) else {
-                continue;
-            };
-            // Nothing in common is no evidence of meaning.
-            if score <= 0.0 || !score.is_finite() {
-                continue;
+            None => None,
+        };
+        let best = match copy {
+            Some(copy) => {
+                let allowed = match filtered {
+                    true => {
+                        let filter = format!("{cond}\u{1f}{filter_params:?}");
+                        Some(copy.allowed(&filter, read_allowed)?)
+                    }
+                    false => None,
+                };
+                let picked = copy.top(
+                    &query,
+                    allowed.as_deref(),
+                    candidates.saturating_mul(OVERSAMPLE),
+                );
+                drop(copy);
+                self.rescore(&query, &picked, allowed.as_deref(), candidates)?
             }
-            heap.push(Scored(score, id));
-            if heap.len() > candidates {
-                heap.pop();
+            None => {
+                let allowed = filtered.then(read_allowed).transpose()?;
+                self.exact_scan(&query, allowed.as_ref(), candidates)?
             }
-        }
-        drop(rows);
-        let best = heap.into_sorted_vec(); // ascending by Ord, i.e. best score first
+        };
         let mut key_of = self
             .conn
             .prepare_cached("SELECT item_key FROM chunks WHERE id = ?1")?;
@@ -587,6 +682,68 @@ impl Index {
             });
         }
         Ok(out)
+    }
+
+    /// The best `candidates` vectors of the allowed documents by the dot product with
+    /// `query`, best first, reading the whole vector table.
+    fn exact_scan(
+        &self,
+        query: &[f32],
+        allowed: Option<&DocSet>,
+        candidates: usize,
+    ) -> Result<Vec<Scored>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT chunk_id, doc_id, vector FROM vectors")?;
+        let mut rows = stmt.query([])?;
+        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(candidates + 1);
+        while let Some(row) = rows.next()? {
+            let doc: i64 = row.get(1)?;
+            if allowed.is_some_and(|a| !a.contains(doc)) {
+                continue;
+            }
+            let id: i64 = row.get(0)?;
+            let rusqlite::types::ValueRef::Blob(blob) = row.get_ref(2)? else {
+                continue;
+            };
+            keep(&mut heap, query, blob, id, candidates);
+        }
+        Ok(heap.into_sorted_vec()) // ascending by Ord, i.e. best score first
+    }
+
+    /// As [`Index::exact_scan`], over the chunks `picked` only (by the int8 copy): their
+    /// stored vectors scored exactly, the document filter checked again on the stored row.
+    fn rescore(
+        &self,
+        query: &[f32],
+        picked: &[i64],
+        allowed: Option<&DocSet>,
+        candidates: usize,
+    ) -> Result<Vec<Scored>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT doc_id, vector FROM vectors WHERE chunk_id = ?1")?;
+        // In chunk id order, the order of the table's pages: fewer pages read, each once.
+        let mut picked = picked.to_vec();
+        picked.sort_unstable();
+        let mut heap: BinaryHeap<Scored> = BinaryHeap::with_capacity(candidates + 1);
+        for id in picked {
+            let mut rows = stmt.query([id])?;
+            // A chunk gone since the copy was read (a write between the key and now) is
+            // simply not found.
+            let Some(row) = rows.next()? else {
+                continue;
+            };
+            let doc: i64 = row.get(0)?;
+            if allowed.is_some_and(|a| !a.contains(doc)) {
+                continue;
+            }
+            let rusqlite::types::ValueRef::Blob(blob) = row.get_ref(1)? else {
+                continue;
+            };
+            keep(&mut heap, query, blob, id, candidates);
+        }
+        Ok(heap.into_sorted_vec())
     }
 
     fn hit(&self, g: Group, terms: &[Vec<char>]) -> Result<Hit> {
@@ -781,14 +938,46 @@ mod tests {
                     title: words.join(" "),
                     abstract_note: format!("{} A{i}", words.join(" ")),
                     item_type: "journalArticle".into(),
+                    year: Some(1990 + (i % 30) as i32),
                     ..Default::default()
                 };
-                b.upsert(&Document::item(&format!("K{i:05}"), 1, meta, false))
+                // One in seven is in the trash.
+                b.upsert(&Document::item(&format!("K{i:05}"), 1, meta, i % 7 == 3))
                     .unwrap();
             }
             b.commit().unwrap();
         }
         index
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+        /// Ranking the best rows first and filtering them after gives exactly what
+        /// filtering every match first gives, for loose filters (the trash) and tight ones.
+        #[test]
+        fn filtering_the_best_rows_equals_filtering_every_match(
+            seed in 1u64..1_000,
+            words in proptest::collection::vec(0u64..10, 1..4),
+            candidates in 1usize..60,
+            years in proptest::option::of((1990i32..2020, 0i32..30)),
+            include_trashed in any::<bool>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let index = word_index(dir.path(), 150, seed);
+            let filters = Filters {
+                include_trashed,
+                year_from: years.map(|(from, _)| from),
+                year_to: years.map(|(from, span)| from + span / 4),
+                ..Default::default()
+            };
+            let (cond, params) = filter_sql(&filters);
+            let expr = words.iter().map(|w| format!("\"w{w}\"")).collect::<Vec<_>>().join(" OR ");
+            let ids = |v: Vec<Candidate>| v.into_iter().map(|c| c.chunk_id).collect::<Vec<_>>();
+            prop_assert_eq!(
+                ids(index.keyword_query(&expr, &cond, &params, candidates).unwrap()),
+                ids(index.keyword_query_joined(&expr, &cond, &params, candidates).unwrap())
+            );
+        }
     }
 
     #[test]
@@ -874,6 +1063,112 @@ mod tests {
             chars[at..at + w.chars().count()].iter().collect::<String>(),
             w
         );
+    }
+
+    /// Each text a pseudo-random unit vector (seeded by the text): vectors with no
+    /// structure, the hardest case for choosing candidates by int8 scores.
+    struct RandomEncoder(usize);
+
+    impl Encoder for RandomEncoder {
+        fn identity(&self) -> crate::encoder::ModelIdentity {
+            crate::encoder::ModelIdentity {
+                id: "random".into(),
+                revision: "1".into(),
+                file_hashes: Vec::new(),
+                dims: self.0,
+            }
+        }
+        fn dims(&self) -> usize {
+            self.0
+        }
+        fn encode(
+            &self,
+            texts: &[&str],
+        ) -> std::result::Result<Vec<Vec<f32>>, crate::encoder::EncodeError> {
+            Ok(texts
+                .iter()
+                .map(|t| {
+                    let mut seed = t.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                    });
+                    let v: Vec<f32> = (0..self.0)
+                        .map(|_| {
+                            seed = seed
+                                .wrapping_mul(6_364_136_223_846_793_005)
+                                .wrapping_add(1_442_695_040_888_963_407);
+                            (seed >> 33) as f32 / (1u64 << 31) as f32 - 0.5
+                        })
+                        .collect();
+                    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                    v.into_iter().map(|x| x / norm).collect()
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn the_int8_copy_gives_the_exact_candidates() {
+        use crate::store::{Document, LibraryId};
+        use crate::ItemMeta;
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = Index::open(dir.path(), &LibraryId::User).unwrap();
+        let enc = RandomEncoder(384);
+        {
+            let mut up = index.updater().unwrap();
+            let mut b = up.batch().unwrap();
+            for i in 0..600 {
+                let meta = ItemMeta {
+                    title: format!("title {i}"),
+                    year: Some(1950 + i % 70),
+                    item_type: "book".into(),
+                    abstract_note: format!("abstract number {i}"),
+                    ..ItemMeta::default()
+                };
+                b.upsert(&Document::item(&format!("ITEM{i:04}"), 1, meta, i % 9 == 0))
+                    .unwrap();
+            }
+            b.commit().unwrap();
+            up.embed_pending(&enc, 64, usize::MAX).unwrap();
+        }
+        let (chunks_total, chunks_with_vectors) = index.counts().unwrap();
+        assert!(chunks_with_vectors > 1000, "{chunks_with_vectors}");
+        let coverage = Coverage {
+            chunks_total,
+            chunks_with_vectors,
+        };
+        let cache = VectorCache::default();
+        let filters = [
+            Filters::default(),
+            Filters {
+                include_trashed: true,
+                ..Filters::default()
+            },
+            Filters {
+                year_from: Some(1990),
+                year_to: Some(2000),
+                ..Filters::default()
+            },
+        ];
+        for (n, f) in filters.iter().enumerate() {
+            let (cond, filter_params) = filter_sql(f);
+            for candidates in [1, 10, 50, 200] {
+                let scan = Scan {
+                    cond: &cond,
+                    filter_params: &filter_params,
+                    candidates,
+                };
+                for query in 0..20 {
+                    let text = format!("query {query}");
+                    let exact = index.semantic_candidates(&enc, &text, &scan, None).unwrap();
+                    let cached = index
+                        .semantic_candidates(&enc, &text, &scan, Some((&cache, coverage)))
+                        .unwrap();
+                    assert_eq!(cached, exact, "filters {n}, {candidates}, {text}");
+                    assert!(!exact.is_empty());
+                }
+            }
+        }
+        assert_eq!(cache.vectors() as u64, chunks_with_vectors);
     }
 
     proptest! {

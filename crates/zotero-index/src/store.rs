@@ -5,7 +5,10 @@
 //! - `meta(key, value)`: the model identity of the stored vectors (`model_id`,
 //!   `model_revision`, `model_hashes` as `name=hash` lines, `model_dims`), whether full
 //!   text is included (`fulltext_included`), the time of the last committed update
-//!   (`last_update`, Unix seconds).
+//!   (`last_update`, Unix seconds), and `data_generation`: raised by every committed write
+//!   of documents or vectors (to at least the time in nanoseconds, so that a rebuilt file
+//!   does not start again where the old one was), which tells an in-memory copy of the
+//!   vectors ([`crate::vcache`]) that it is stale.
 //! - `sync(kind, version)`: the Zotero library version up to which each kind of object
 //!   ("items", "fulltext", "deleted"… as the sync chooses) is indexed. It is written in the
 //!   same transaction as the objects, so an update killed at any point resumes from what
@@ -329,6 +332,8 @@ pub struct Index {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     library: LibraryId,
+    /// The file's (device, inode) when opened: a file rebuilt at the same path has others.
+    file_id: Option<(u64, u64)>,
 }
 
 /// Creates `dir` if needed and makes it private to the user (0700).
@@ -415,6 +420,22 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
+/// Raises `data_generation` (see the module's notes): one more, or the time in nanoseconds
+/// when that is higher. To be called in every transaction that changes documents, chunks
+/// or vectors.
+fn bump_generation(conn: &Connection) -> Result<()> {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('data_generation', ?1)
+         ON CONFLICT (key) DO UPDATE SET
+            value = max(CAST(value AS INTEGER) + 1, CAST(excluded.value AS INTEGER))",
+        [nanos.to_string()],
+    )?;
+    Ok(())
+}
+
 impl Index {
     /// Opens (creating if absent) the index of `library` in `dir`. The directory is made
     /// 0700, the file and its companions 0600. A file that is not an index of this
@@ -428,7 +449,7 @@ impl Index {
     fn open_file(path: &Path, library: LibraryId) -> Result<Self> {
         // Created here with its mode, so that SQLite (which gives -wal and -shm the mode of
         // the database) never makes a readable file.
-        OpenOptions::new()
+        let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
@@ -436,6 +457,8 @@ impl Index {
             .mode(0o600)
             .open(path)
             .map_err(IndexError::io("cannot create the index file", path))?;
+        let file_id = crate::vcache::file_id(&file);
+        drop(file);
         for suffix in ["", "-wal", "-shm", ".lock"] {
             tighten(&sibling(path, suffix), 0o600)?;
         }
@@ -447,6 +470,7 @@ impl Index {
             conn,
             path: path.to_path_buf(),
             library,
+            file_id,
         };
         index.check_or_create()?;
         Ok(index)
@@ -606,6 +630,28 @@ impl Index {
             }),
             _ => Ok(()),
         }
+    }
+
+    /// What an in-memory copy of the vectors of `dims` values must match to be used.
+    pub(crate) fn cache_key(&self, dims: usize) -> Result<crate::vcache::CacheKey> {
+        let (chunks, with_vectors) = self.counts()?;
+        self.cache_key_with(dims, chunks, with_vectors)
+    }
+
+    /// [`Index::cache_key`] with the counts already read.
+    pub(crate) fn cache_key_with(
+        &self,
+        dims: usize,
+        chunks: u64,
+        with_vectors: u64,
+    ) -> Result<crate::vcache::CacheKey> {
+        Ok(crate::vcache::CacheKey {
+            file: self.file_id,
+            generation: self.meta("data_generation")?,
+            chunks,
+            with_vectors,
+            dims,
+        })
     }
 
     pub(crate) fn counts(&self) -> Result<(u64, u64)> {
@@ -903,6 +949,7 @@ impl Updater<'_> {
                     mark.execute([id])?;
                 }
             }
+            bump_generation(&tx)?;
             tx.commit()?;
             Ok(())
         };
@@ -954,6 +1001,7 @@ impl Updater<'_> {
             tx.execute("UPDATE chunks SET embedded = 0 WHERE embedded = 1", [])?;
             tx.execute("DELETE FROM vectors", [])?;
             write_model(&tx, model)?;
+            bump_generation(&tx)?;
             tx.commit()?;
             Ok(())
         };
@@ -1166,6 +1214,9 @@ impl Batch<'_> {
     pub fn commit(self) -> Result<()> {
         let path = self.path;
         set_meta(&self.tx, "last_update", &now_secs().to_string()).map_err(|e| e.at(&path))?;
+        // Every batch counts as a change (most change documents): at worst a copy of the
+        // vectors is reloaded that was still good.
+        bump_generation(&self.tx).map_err(|e| e.at(&path))?;
         self.tx.commit().map_err(|e| IndexError::from(e).at(&path))
     }
 }

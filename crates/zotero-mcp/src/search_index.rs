@@ -36,7 +36,7 @@ use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
 use zotero_index::model_cache::{HubConfig, ModelCache, ModelSpec, Progress as ModelProgress};
-use zotero_index::{Document, Encoder, Index, IndexError, ItemMeta, LibraryId};
+use zotero_index::{Document, Encoder, Index, IndexError, ItemMeta, LibraryId, VectorCache};
 
 use crate::envelope::{ErrorCode, ToolError};
 
@@ -84,6 +84,11 @@ pub struct SearchSettings {
     /// The configured model once loaded: loaded on the first update or search that needs
     /// it, then kept for the process.
     loaded: Arc<tokio::sync::Mutex<SharedEncoder>>,
+    /// The int8 copies of the indexes' vectors, kept for the process: each search opens
+    /// the index anew (a new connection), so the copy lives here rather than in an
+    /// `Index`. Loaded by the first search by meaning of each index, reloaded when an
+    /// update changed it (see `zotero_index::vcache`).
+    vectors: VectorCache,
 }
 
 impl std::fmt::Debug for SearchSettings {
@@ -110,7 +115,13 @@ impl SearchSettings {
             embedding_model,
             model,
             loaded: Arc::default(),
+            vectors: VectorCache::default(),
         }
+    }
+
+    /// The process's copies of the indexes' vectors, for searches by meaning.
+    pub fn vector_cache(&self) -> &VectorCache {
+        &self.vectors
     }
 
     /// The encoder of a search: the given one, or the configured model when it is already

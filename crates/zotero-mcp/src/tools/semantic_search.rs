@@ -377,6 +377,7 @@ impl ZoteroTool for SemanticSearch {
         let searched = {
             let dir = dir.clone();
             let libraries = libraries.clone();
+            let vectors = ctx.svc.search.vector_cache().clone();
             tokio::task::spawn_blocking(move || {
                 let mut out = Vec::new();
                 for lib in libraries {
@@ -386,7 +387,7 @@ impl ZoteroTool for SemanticSearch {
                         return Err(search_index::no_index(lib));
                     };
                     let answer = index
-                        .search(encoder.as_deref(), &query)
+                        .search_cached(encoder.as_deref(), &query, &vectors)
                         .map_err(search_index::index_error)?;
                     let status = index.status().map_err(search_index::index_error)?;
                     out.push((lib, answer, status));
