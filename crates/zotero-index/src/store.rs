@@ -667,6 +667,16 @@ impl Index {
         Ok((total, total.saturating_sub(pending.max(0) as u64)))
     }
 
+    /// The library version the index is complete up to (the least of its kinds'), as
+    /// [`Status::library_version`] says, without the rest of the status.
+    pub fn library_version(&self) -> Result<Option<u64>> {
+        let v: Option<i64> = self
+            .conn
+            .query_row("SELECT min(version) FROM sync", [], |r| r.get(0))
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(v.map(|v| v.max(0) as u64))
+    }
+
     pub fn status(&self) -> Result<Status> {
         self.status_inner().map_err(|e| e.at(&self.path))
     }

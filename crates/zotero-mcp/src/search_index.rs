@@ -315,7 +315,11 @@ pub async fn freshness(
     cancel: &CancellationToken,
 ) -> Freshness {
     let current = current_version(svc, library, status.library_version, cancel).await;
-    freshness_of(library, status, current)
+    let coverage = zotero_index::Coverage {
+        chunks_total: status.chunks,
+        chunks_with_vectors: status.chunks_with_vectors,
+    };
+    freshness_of(library, status.library_version, coverage, current)
 }
 
 /// The library's version now (one cheap request; 304 when it is still `known`), `None`
@@ -330,25 +334,27 @@ pub async fn current_version(
     lib.current_version(known, cancel).await.ok()
 }
 
-/// The freshness of an index whose status is `status`, the library being at `current`.
+/// The freshness of an index complete up to library version `indexed`, the library being
+/// at `current`.
 pub fn freshness_of(
     library: LibraryRef,
-    status: &zotero_index::Status,
+    indexed: Option<u64>,
+    coverage: zotero_index::Coverage,
     current: Option<u64>,
 ) -> Freshness {
-    let behind = match (current, status.library_version) {
+    let behind = match (current, indexed) {
         (Some(c), Some(i)) => Some(c.saturating_sub(i)),
         (Some(c), None) => Some(c),
         _ => None,
     };
     Freshness {
         library: library.to_string(),
-        indexed_version: status.library_version,
+        indexed_version: indexed,
         current_version: current,
         stale: behind.map(|b| b > 0),
         versions_behind: behind,
-        chunks: status.chunks,
-        chunks_with_vectors: status.chunks_with_vectors,
+        chunks: coverage.chunks_total,
+        chunks_with_vectors: coverage.chunks_with_vectors,
     }
 }
 

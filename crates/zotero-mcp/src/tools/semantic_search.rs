@@ -389,8 +389,9 @@ impl ZoteroTool for SemanticSearch {
                     let answer = index
                         .search_cached(encoder.as_deref(), &query, &vectors)
                         .map_err(search_index::index_error)?;
-                    let status = index.status().map_err(search_index::index_error)?;
-                    out.push((lib, answer, status));
+                    // Not the whole status: counting its items takes as long as a search.
+                    let indexed = index.library_version().map_err(search_index::index_error)?;
+                    out.push((lib, answer, indexed));
                 }
                 Ok(out)
             })
@@ -403,7 +404,7 @@ impl ZoteroTool for SemanticSearch {
         let mut index = Vec::new();
         let mut semantic_used = false;
         let mut note = None;
-        for ((lib, answer, status), version) in searched.into_iter().zip(versions) {
+        for ((lib, answer, indexed), version) in searched.into_iter().zip(versions) {
             semantic_used |= answer.semantic_used;
             if note.is_none() {
                 note = match (&model_note, answer.semantic_used) {
@@ -414,7 +415,12 @@ impl ZoteroTool for SemanticSearch {
                 };
             }
             let current = version.await.ok().flatten();
-            index.push(search_index::freshness_of(lib, &status, current));
+            index.push(search_index::freshness_of(
+                lib,
+                indexed,
+                answer.coverage,
+                current,
+            ));
             for h in answer.hits {
                 results.push(HitOut {
                     zotero_url: zotero_api::ObjectKey::parse(&h.item_key)
