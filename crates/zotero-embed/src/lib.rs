@@ -8,15 +8,15 @@
 //! own normalization, its max_seq_length with truncation. This crate knows nothing of the
 //! index; an adapter glues it to the index's encoder trait.
 
+mod bert;
 mod error;
 mod files;
 mod index_encoder;
 
 use std::path::Path;
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::BertModel;
 use tokenizers::{PostProcessor, Tokenizer, TruncationParams};
 
 pub use error::EmbedError;
@@ -52,13 +52,12 @@ pub struct LoadOptions {
 
 /// A loaded model with its tokenizer and pipeline. `Send + Sync`: share one behind an `Arc`.
 pub struct SentenceEncoder {
-    model: BertModel,
+    model: bert::Bert,
     tokenizer: Tokenizer,
     pooling: Pooling,
     normalize: bool,
     lowercase: bool,
     max_seq_length: usize,
-    pad_id: u32,
     query_prompt: Option<String>,
     batch_size: usize,
     identity: ModelIdentity,
@@ -159,7 +158,7 @@ impl SentenceEncoder {
         // reference implementation's default.
         let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
             .map_err(bad_weights)?;
-        let model = BertModel::load(vb, &config).map_err(bad_weights)?;
+        let model = bert::Bert::load(vb, &config).map_err(bad_weights)?;
 
         let identity = ModelIdentity {
             id: options.id.unwrap_or_else(|| files::id_from_path(dir)),
@@ -174,7 +173,6 @@ impl SentenceEncoder {
             normalize: pipeline.normalize,
             lowercase: st.do_lower_case,
             max_seq_length,
-            pad_id: u32::try_from(config.pad_token_id).unwrap_or(0),
             query_prompt,
             batch_size: DEFAULT_BATCH_SIZE,
             identity,
@@ -272,45 +270,46 @@ impl SentenceEncoder {
             .collect())
     }
 
-    /// One forward pass over texts already tokenized, padded to the longest.
+    /// One forward pass over texts already tokenized (packed, not padded: see [`bert`]).
     fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let rows = batch.len();
-        let len = batch.iter().map(|ids| ids.len()).max().unwrap_or(0).max(1);
-        let mut input = Vec::with_capacity(rows * len);
-        let mut mask = Vec::with_capacity(rows * len);
-        for ids in batch {
-            input.extend_from_slice(ids);
-            input.extend(std::iter::repeat_n(self.pad_id, len - ids.len()));
-            mask.extend(std::iter::repeat_n(1u32, ids.len()));
-            mask.extend(std::iter::repeat_n(0u32, len - ids.len()));
+        let dims = self.identity.dims;
+        // A text without tokens (only with a tokenizer that adds no special tokens) has no
+        // hidden state to pool: its vector is zeros, as mean pooling gives over no tokens.
+        let texts: Vec<&[u32]> = batch
+            .iter()
+            .copied()
+            .filter(|ids| !ids.is_empty())
+            .collect();
+        let mut hidden = Vec::new().into_iter();
+        if !texts.is_empty() {
+            hidden = self.model.forward(&texts)?.to_vec2::<f32>()?.into_iter();
         }
-        let device = Device::Cpu;
-        let input = Tensor::from_vec(input, (rows, len), &device)?;
-        let mask = Tensor::from_vec(mask, (rows, len), &device)?;
-        let token_types = input.zeros_like()?;
-        let hidden = self.model.forward(&input, &token_types, Some(&mask))?;
-        let pooled = match self.pooling {
-            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1)?,
-            Pooling::Mean => {
-                // sentence-transformers: sum of unmasked tokens / max(count, 1e-9).
-                let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-                let sum = hidden.broadcast_mul(&mask)?.sum(1)?;
-                let count = mask.sum(1)?.clamp(1e-9f32, f32::MAX)?;
-                sum.broadcast_div(&count)?
+        let mut out = Vec::with_capacity(batch.len());
+        for ids in batch {
+            let rows: Vec<Vec<f32>> = hidden.by_ref().take(ids.len()).collect();
+            let mut pooled = match self.pooling {
+                Pooling::Cls => rows.into_iter().next().unwrap_or_else(|| vec![0.0; dims]),
+                Pooling::Mean => {
+                    // sentence-transformers: sum of the text's tokens / max(count, 1e-9).
+                    let mut sum = vec![0f32; dims];
+                    for row in &rows {
+                        for (s, x) in sum.iter_mut().zip(row) {
+                            *s += x;
+                        }
+                    }
+                    let count = (rows.len() as f32).max(1e-9);
+                    sum.iter_mut().for_each(|s| *s /= count);
+                    sum
+                }
+            };
+            if self.normalize {
+                // torch.nn.functional.normalize: x / max(‖x‖₂, 1e-12).
+                let norm = pooled.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+                pooled.iter_mut().for_each(|x| *x /= norm);
             }
-        };
-        let pooled = if self.normalize {
-            // torch.nn.functional.normalize: x / max(‖x‖₂, 1e-12).
-            let norm = pooled
-                .sqr()?
-                .sum_keepdim(1)?
-                .sqrt()?
-                .clamp(1e-12f32, f32::MAX)?;
-            pooled.broadcast_div(&norm)?
-        } else {
-            pooled
-        };
-        Ok(pooled.to_vec2::<f32>()?)
+            out.push(pooled);
+        }
+        Ok(out)
     }
 }
 
