@@ -9,6 +9,9 @@
 //! 14–19 docs/s on 2 cores) and the median latency of one short query (reference ~18 ms).
 //! BENCH_DOCS sets the number of chunks (default 96), BENCH_QUERIES the number of queries,
 //! BENCH_BATCH the batch size (default 32).
+//!
+//! The allocator is the binary's: mimalloc with zotero-mcp's options (alloc.rs), freed memory
+//! returned at once; BENCH_PURGE_DELAY sets mimalloc's purge delay in ms instead (-1: never).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::collections::HashMap;
@@ -18,6 +21,27 @@ use std::time::{Duration, Instant};
 use candle_core::{DType, Device, Tensor};
 use serde_json::{json, Value};
 use zotero_embed::SentenceEncoder;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// zotero-mcp's alloc.rs `tune()`, with the purge delay given.
+fn tune_allocator(purge_delay: i64) {
+    use libmimalloc_sys::{mi_option_set, mi_option_t};
+    // Option numbers of mimalloc v3's `mi_option_e`, as in alloc.rs.
+    const ARENA_EAGER_COMMIT: mi_option_t = 4;
+    const PURGE_DELAY: mi_option_t = 15;
+    const ARENA_PURGE_MULT: mi_option_t = 24;
+    const ALLOW_THP: mi_option_t = 43;
+    for (option, value) in [
+        (ARENA_EAGER_COMMIT, 0),
+        (PURGE_DELAY, purge_delay),
+        (ARENA_PURGE_MULT, 1),
+        (ALLOW_THP, 0),
+    ] {
+        unsafe { mi_option_set(option, value as std::os::raw::c_long) };
+    }
+}
 
 const VOCAB: usize = 30_522;
 const HIDDEN: usize = 384;
@@ -146,6 +170,11 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
+    let purge_delay = std::env::var("BENCH_PURGE_DELAY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    tune_allocator(purge_delay);
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
     write_model(dir.path());
@@ -155,7 +184,7 @@ fn main() {
         .with_batch_size(batch);
     println!(
         "model: MiniLM-L6 shape, random weights, written and loaded in {:.1?}; candle uses {} \
-         threads (RAYON_NUM_THREADS, else the cores)",
+         threads (RAYON_NUM_THREADS, else the cores); mimalloc, purge delay {purge_delay} ms",
         start.elapsed(),
         candle_core::utils::get_num_threads()
     );
