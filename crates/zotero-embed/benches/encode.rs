@@ -8,7 +8,8 @@
 //! Prints documents per second for 256-token chunks at batch 32 (the issue's PyTorch reference:
 //! 14–19 docs/s on 2 cores) and the median latency of one short query (reference ~18 ms).
 //! BENCH_DOCS sets the number of chunks (default 96), BENCH_QUERIES the number of queries,
-//! BENCH_BATCH the batch size (default 32).
+//! BENCH_BATCH the batch size (default 32), BENCH_BATCH_TOKENS the tokens a batch at most
+//! (default `DEFAULT_BATCH_TOKENS`).
 //!
 //! The allocator is the binary's: mimalloc with zotero-mcp's options (alloc.rs), freed memory
 //! returned at once; BENCH_PURGE_DELAY sets mimalloc's purge delay in ms instead (-1: never).
@@ -179,9 +180,11 @@ fn main() {
     let start = Instant::now();
     write_model(dir.path());
     let batch = env_usize("BENCH_BATCH", 32);
+    let batch_tokens = env_usize("BENCH_BATCH_TOKENS", zotero_embed::DEFAULT_BATCH_TOKENS);
     let encoder = SentenceEncoder::load(dir.path())
         .unwrap()
-        .with_batch_size(batch);
+        .with_batch_size(batch)
+        .with_batch_tokens(batch_tokens);
     println!(
         "model: MiniLM-L6 shape, random weights, written and loaded in {:.1?}; candle uses {} \
          threads (RAYON_NUM_THREADS, else the cores); mimalloc, purge delay {purge_delay} ms",
@@ -203,7 +206,8 @@ fn main() {
     let elapsed = start.elapsed();
     assert_eq!(vectors.len(), docs.len());
     println!(
-        "documents: {} chunks of 256 tokens, batch {batch}: {:.2?} → {:.1} docs/s (PyTorch: 14–19)",
+        "documents: {} chunks of 256 tokens, batch {batch} ≤ {batch_tokens} tokens: {:.2?} → {:.1} \
+         docs/s (PyTorch: 14–19)",
         docs.len(),
         elapsed,
         docs.len() as f64 / elapsed.as_secs_f64()
