@@ -28,7 +28,7 @@ pub const DEFAULT_BATCH_SIZE: usize = 32;
 
 /// Tokens per forward pass at most (a longer text is a batch alone). Texts are packed, so the
 /// size of a batch changes only its memory: the encode bench measured the same speed at
-/// 16 × 256 tokens as at 32 × 256 and peak memory ~120 MB lower.
+/// 16 × 256 tokens as at 32 × 256, with peak memory ~110 MB lower.
 pub const DEFAULT_BATCH_TOKENS: usize = 16 * 256;
 
 /// What a vector was made with, for an index to know when its vectors are stale.
