@@ -8,7 +8,11 @@
 //! Prints documents per second for 256-token chunks at batch 32 (the issue's PyTorch reference:
 //! 14–19 docs/s on 2 cores) and the median latency of one short query (reference ~18 ms).
 //! BENCH_DOCS sets the number of chunks (default 96), BENCH_QUERIES the number of queries,
-//! BENCH_BATCH the batch size (default 32).
+//! BENCH_BATCH the batch size (default 32), BENCH_BATCH_TOKENS the tokens a batch at most
+//! (default `DEFAULT_BATCH_TOKENS`).
+//!
+//! The allocator is the binary's: mimalloc with zotero-mcp's options (alloc.rs), freed memory
+//! returned at once; BENCH_PURGE_DELAY sets mimalloc's purge delay in ms instead (-1: never).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::collections::HashMap;
@@ -18,6 +22,27 @@ use std::time::{Duration, Instant};
 use candle_core::{DType, Device, Tensor};
 use serde_json::{json, Value};
 use zotero_embed::SentenceEncoder;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// zotero-mcp's alloc.rs `tune()`, with the purge delay given.
+fn tune_allocator(purge_delay: i64) {
+    use libmimalloc_sys::{mi_option_set, mi_option_t};
+    // Option numbers of mimalloc v3's `mi_option_e`, as in alloc.rs.
+    const ARENA_EAGER_COMMIT: mi_option_t = 4;
+    const PURGE_DELAY: mi_option_t = 15;
+    const ARENA_PURGE_MULT: mi_option_t = 24;
+    const ALLOW_THP: mi_option_t = 43;
+    for (option, value) in [
+        (ARENA_EAGER_COMMIT, 0),
+        (PURGE_DELAY, purge_delay),
+        (ARENA_PURGE_MULT, 1),
+        (ALLOW_THP, 0),
+    ] {
+        unsafe { mi_option_set(option, value as std::os::raw::c_long) };
+    }
+}
 
 const VOCAB: usize = 30_522;
 const HIDDEN: usize = 384;
@@ -146,16 +171,23 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 fn main() {
+    let purge_delay = std::env::var("BENCH_PURGE_DELAY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    tune_allocator(purge_delay);
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
     write_model(dir.path());
     let batch = env_usize("BENCH_BATCH", 32);
+    let batch_tokens = env_usize("BENCH_BATCH_TOKENS", zotero_embed::DEFAULT_BATCH_TOKENS);
     let encoder = SentenceEncoder::load(dir.path())
         .unwrap()
-        .with_batch_size(batch);
+        .with_batch_size(batch)
+        .with_batch_tokens(batch_tokens);
     println!(
         "model: MiniLM-L6 shape, random weights, written and loaded in {:.1?}; candle uses {} \
-         threads (RAYON_NUM_THREADS, else the cores)",
+         threads (RAYON_NUM_THREADS, else the cores); mimalloc, purge delay {purge_delay} ms",
         start.elapsed(),
         candle_core::utils::get_num_threads()
     );
@@ -173,14 +205,17 @@ fn main() {
     let vectors = encoder.encode(&docs).unwrap();
     let elapsed = start.elapsed();
     assert_eq!(vectors.len(), docs.len());
+    let rate = docs.len() as f64 / elapsed.as_secs_f64();
     println!(
-        "documents: {} chunks of 256 tokens, batch {batch}: {:.2?} → {:.1} docs/s (PyTorch: 14–19)",
+        "documents: {} chunks of 256 tokens, batch {batch} ≤ {batch_tokens} tokens: {:.2?} → \
+         {rate:.1} docs/s, {:.2}–{:.2}× PyTorch's 14–19",
         docs.len(),
         elapsed,
-        docs.len() as f64 / elapsed.as_secs_f64()
+        rate / 19.0,
+        rate / 14.0
     );
 
-    // Mixed lengths, as a library's last chunks are: sorting by length saves the padding.
+    // Mixed lengths, as a library's last chunks are.
     let mixed: Vec<String> = (0..docs_n)
         .map(|i| words.text(8 + (i * 37) % (MAX_SEQ - 10)))
         .collect();

@@ -78,19 +78,21 @@ fn check_model(name: &str, pooling: Pooling, dims: usize) {
         "some golden text must be truncated"
     );
 
-    // All at once (batched by length, padded), then one by one (no padding): both must match.
+    // All at once (batched by length, packed), in batches of 3 texts, in batches of at most 50
+    // tokens (a truncated text alone), then one by one: all must match.
     let texts: Vec<&str> = goldens.cases.iter().map(|c| c.text.as_str()).collect();
-    for batch_size in [32, 3] {
+    for (batch_size, batch_tokens) in [(32, 4096), (3, 4096), (32, 50)] {
         let encoder = SentenceEncoder::load(&model_dir(name))
             .unwrap()
-            .with_batch_size(batch_size);
+            .with_batch_size(batch_size)
+            .with_batch_tokens(batch_tokens);
         let vectors = encoder.encode(&texts).unwrap();
         assert_eq!(vectors.len(), texts.len());
         for (case, vector) in goldens.cases.iter().zip(&vectors) {
             let diff = max_abs_diff(vector, &case.embedding);
             assert!(
                 diff <= TOLERANCE,
-                "{name} batch {batch_size}: {:?} differs by {diff}",
+                "{name} batch {batch_size} ≤ {batch_tokens} tokens: {:?} differs by {diff}",
                 case.text
             );
         }

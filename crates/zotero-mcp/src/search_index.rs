@@ -883,6 +883,9 @@ impl Run<'_> {
         let total = status.chunks.saturating_sub(status.chunks_with_vectors);
         let mut done = 0u64;
         self.tell(Phase::Vectors, 0, total);
+        // The encoder's big temporaries are reused rather than returned to the kernel and
+        // faulted in again at every batch; given back when the update is done.
+        let _keep = crate::alloc::keep_freed_memory();
         loop {
             if self.cancel.is_cancelled() {
                 self.report.cancelled = true;
