@@ -15,12 +15,10 @@
 //! returned at once; BENCH_PURGE_DELAY sets mimalloc's purge delay in ms instead (-1: never).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
-use std::collections::HashMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use candle_core::{DType, Device, Tensor};
-use serde_json::{json, Value};
+use zotero_embed::random_model::{self, word, Shape};
 use zotero_embed::SentenceEncoder;
 
 #[global_allocator]
@@ -44,101 +42,11 @@ fn tune_allocator(purge_delay: i64) {
     }
 }
 
-const VOCAB: usize = 30_522;
-const HIDDEN: usize = 384;
-const LAYERS: usize = 6;
-const INTERMEDIATE: usize = 1536;
-const MAX_SEQ: usize = 256;
-
-/// Words that are each one token of the generated vocabulary.
-fn word(i: usize) -> String {
-    format!("w{i}")
-}
+const VOCAB: usize = Shape::MINILM_L6.vocab;
+const MAX_SEQ: usize = Shape::MINILM_L6.max_seq_length;
 
 fn write_model(dir: &Path) {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/models/tiny-bert");
-    // The tiny model's tokenizer pipeline (BERT uncased), with a MiniLM-sized vocabulary.
-    let mut tokenizer: Value =
-        serde_json::from_slice(&std::fs::read(fixture.join("tokenizer.json")).unwrap()).unwrap();
-    let mut vocab = serde_json::Map::new();
-    for (i, special) in ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-        .iter()
-        .enumerate()
-    {
-        vocab.insert((*special).to_owned(), json!(i));
-    }
-    for i in vocab.len()..VOCAB {
-        vocab.insert(word(i), json!(i));
-    }
-    tokenizer["model"]["vocab"] = Value::Object(vocab);
-    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
-
-    let config = json!({
-        "architectures": ["BertModel"], "model_type": "bert", "hidden_act": "gelu",
-        "hidden_size": HIDDEN, "num_hidden_layers": LAYERS, "num_attention_heads": 12,
-        "intermediate_size": INTERMEDIATE, "vocab_size": VOCAB, "max_position_embeddings": 512,
-        "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0,
-        "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
-        "initializer_range": 0.02, "position_embedding_type": "absolute"
-    });
-    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
-    std::fs::write(
-        dir.join("sentence_bert_config.json"),
-        json!({"max_seq_length": MAX_SEQ, "do_lower_case": false}).to_string(),
-    )
-    .unwrap();
-    std::fs::copy(fixture.join("modules.json"), dir.join("modules.json")).unwrap();
-    std::fs::create_dir_all(dir.join("1_Pooling")).unwrap();
-    std::fs::create_dir_all(dir.join("2_Normalize")).unwrap();
-    let mut pooling: Value =
-        serde_json::from_slice(&std::fs::read(fixture.join("1_Pooling/config.json")).unwrap())
-            .unwrap();
-    pooling["word_embedding_dimension"] = json!(HIDDEN);
-    std::fs::write(dir.join("1_Pooling/config.json"), pooling.to_string()).unwrap();
-
-    let dev = Device::Cpu;
-    let randn = |shape: &[usize]| Tensor::randn(0f32, 0.05, shape, &dev).unwrap();
-    let mut t: HashMap<String, Tensor> = HashMap::new();
-    let ln = |t: &mut HashMap<String, Tensor>, p: &str| {
-        t.insert(
-            format!("{p}.weight"),
-            Tensor::ones(HIDDEN, DType::F32, &dev).unwrap(),
-        );
-        t.insert(
-            format!("{p}.bias"),
-            Tensor::zeros(HIDDEN, DType::F32, &dev).unwrap(),
-        );
-    };
-    t.insert(
-        "embeddings.word_embeddings.weight".into(),
-        randn(&[VOCAB, HIDDEN]),
-    );
-    t.insert(
-        "embeddings.position_embeddings.weight".into(),
-        randn(&[512, HIDDEN]),
-    );
-    t.insert(
-        "embeddings.token_type_embeddings.weight".into(),
-        randn(&[2, HIDDEN]),
-    );
-    ln(&mut t, "embeddings.LayerNorm");
-    for i in 0..LAYERS {
-        let p = format!("encoder.layer.{i}");
-        for (name, out, inp) in [
-            ("attention.self.query", HIDDEN, HIDDEN),
-            ("attention.self.key", HIDDEN, HIDDEN),
-            ("attention.self.value", HIDDEN, HIDDEN),
-            ("attention.output.dense", HIDDEN, HIDDEN),
-            ("intermediate.dense", INTERMEDIATE, HIDDEN),
-            ("output.dense", HIDDEN, INTERMEDIATE),
-        ] {
-            t.insert(format!("{p}.{name}.weight"), randn(&[out, inp]));
-            t.insert(format!("{p}.{name}.bias"), randn(&[out]));
-        }
-        ln(&mut t, &format!("{p}.attention.output.LayerNorm"));
-        ln(&mut t, &format!("{p}.output.LayerNorm"));
-    }
-    candle_core::safetensors::save(&t, dir.join("model.safetensors")).unwrap();
+    random_model::write(dir, Shape::MINILM_L6).unwrap();
 }
 
 /// A deterministic stream of vocabulary words (xorshift; the values do not matter).
