@@ -889,36 +889,6 @@ async fn another_model_recomputes_the_vectors_and_never_mixes_them() {
     assert_eq!(a["semantic_used"], true);
 }
 
-/// Figures, not a check (`--ignored --nocapture`): a full build and a no-op update of 2,000
-/// items with abstracts against the emulator, with the stand-in encoder.
-#[tokio::test]
-#[ignore]
-async fn figures_for_two_thousand_items() {
-    let emu = Emulator::start().await;
-    for batch in 0..40 {
-        let items: Vec<Value> = (0..50)
-            .map(|i| {
-                json!({"itemType": "journalArticle", "title": format!("Study {batch}-{i} of sleep and memory"),
-                       "abstractNote": "We measured recall after nights of sleep deprivation in a cohort of volunteers; retention fell with each night, and recovered after two nights of normal sleep. ".repeat(3),
-                       "date": "2020"})
-            })
-            .collect();
-        let r = crate::emulator_client::post_items(&emu, &Value::Array(items), &[]).await;
-        assert_eq!(r.status, 200);
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let s = server(&emu, dir.path(), true).await;
-    let t = std::time::Instant::now();
-    let r = update(&s, json!({})).await;
-    eprintln!("full build: {:.2} s, {r}", t.elapsed().as_secs_f64());
-    let t = std::time::Instant::now();
-    let r = update(&s, json!({})).await;
-    eprintln!("no-op update: {:.3} s, {r}", t.elapsed().as_secs_f64());
-    let t = std::time::Instant::now();
-    search(&s, json!({"query": "insomnia and recall"})).await;
-    eprintln!("hybrid search: {:.3} s", t.elapsed().as_secs_f64());
-}
-
 /// The configured model (here the tiny test BERT, served by the emulator's Hugging Face
 /// host): the first update builds the keyword index, downloads the model into a
 /// huggingface_hub cache and adds vectors made by it; searches use it; the status names it
