@@ -20,7 +20,7 @@ use rusqlite::{params_from_iter, OptionalExtension};
 use crate::chunk::Matched;
 use crate::encoder::Encoder;
 use crate::error::{IndexError, Result};
-use crate::store::{fts_pieces, Index};
+use crate::store::{blob_value, fts_pieces, Index};
 use crate::vcache::{DocSet, VectorCache, OVERSAMPLE};
 
 /// The reciprocal rank fusion constant of Cormack et al. (2009).
@@ -317,20 +317,19 @@ fn blob_dot(query: &[f32], blob: &[u8]) -> Option<f32> {
     if blob.len() != query.len() * 4 {
         return None;
     }
-    let value = |b: &[u8]| <[u8; 4]>::try_from(b).map_or(0.0, f32::from_le_bytes);
     let mut sums = [0f32; 8];
     let blocks = blob.chunks_exact(32);
     let rest = blocks.remainder();
     let mut q_blocks = query.chunks_exact(8);
     for (b, q) in blocks.zip(&mut q_blocks) {
         for ((s, x), y) in sums.iter_mut().zip(b.chunks_exact(4)).zip(q) {
-            *s += value(x) * y;
+            *s += blob_value(x) * y;
         }
     }
     let tail: f32 = rest
         .chunks_exact(4)
         .zip(q_blocks.remainder())
-        .map(|(x, y)| value(x) * y)
+        .map(|(x, y)| blob_value(x) * y)
         .sum();
     Some(sums.iter().sum::<f32>() + tail)
 }
@@ -487,6 +486,7 @@ impl Index {
             return Ok(Vec::new());
         }
         if pieces.len() > 1 {
+            self.words_view()?;
             let mut rare = Vec::with_capacity(pieces.len());
             for p in pieces {
                 if !self.in_most_rows(p, rows)? {
@@ -507,18 +507,22 @@ impl Index {
     /// Whether the quoted `piece` is one word found in more than half of the `rows`
     /// chunks. Only a piece of ASCII letters and digits is looked up (it is one token, and
     /// its token is its lowercase); any other is taken as rare, which costs time, never
-    /// ranking.
+    /// ranking. Needs [`Index::words_view`] first.
+    /// Makes `temp.chunks_words`: the keyword index's words and how many rows hold each
+    /// (`fts5vocab`), for this connection only (a temporary table: the file is not written).
+    fn words_view(&self) -> Result<()> {
+        self.conn.execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_words
+             USING fts5vocab(main, chunks_fts, row)",
+        )?;
+        Ok(())
+    }
+
     fn in_most_rows(&self, piece: &str, rows: u64) -> Result<bool> {
         let word = piece.trim_matches('"');
         if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
             return Ok(false);
         }
-        // A view of the keyword index's words and the rows holding each, made for this
-        // connection only (a temporary table: the file is not written).
-        self.conn.execute_batch(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_words
-             USING fts5vocab(main, chunks_fts, row)",
-        )?;
         let doc: Option<i64> = self
             .conn
             .prepare_cached("SELECT doc FROM temp.chunks_words WHERE term = ?1")?
@@ -985,6 +989,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = word_index(dir.path(), 200, 7);
         let (rows, _) = index.counts().unwrap();
+        index.words_view().unwrap();
         assert!(index.in_most_rows("\"w0\"", rows).unwrap());
         assert!(!index.in_most_rows("\"w9\"", rows).unwrap());
         assert!(!index.in_most_rows("\"nowhere\"", 0).unwrap());

@@ -48,7 +48,7 @@ use std::time::{Duration, Instant};
 use rusqlite::types::ValueRef;
 
 use crate::error::Result;
-use crate::store::Index;
+use crate::store::{blob_value, Index};
 
 /// The memory all copies may take together: 64 MiB, 166,000 vectors of 384 dimensions
 /// (a library of 114,000 chunks takes 46 MB). Small enough that a server updating its
@@ -479,9 +479,7 @@ fn load(index: &Index, dims: usize, budget: usize) -> Result<Option<Vectors>> {
             if (v.scales.len() + 1).saturating_mul(per) > budget {
                 return Ok(None);
             }
-            let values = blob
-                .chunks_exact(4)
-                .map(|b| <[u8; 4]>::try_from(b).map_or(0.0, f32::from_le_bytes));
+            let values = blob.chunks_exact(4).map(blob_value);
             let scale = quantize_into(values, &mut v.codes);
             v.scales.push(scale);
             v.chunk_ids.push(row.get(0)?);
@@ -515,6 +513,16 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// Deterministic values in [-0.5, 0.5).
+    fn values(mut seed: u64) -> impl FnMut() -> f32 {
+        move || {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        }
+    }
+
     #[test]
     fn the_cache_is_shared_across_threads() {
         fn is<T: Send + Sync + Clone>() {}
@@ -523,13 +531,7 @@ mod tests {
 
     #[test]
     fn quantized_dot_products_are_close() {
-        let mut seed = 11u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-        };
+        let mut next = values(11);
         for dims in [1usize, 15, 16, 17, 384] {
             let a: Vec<f32> = (0..dims).map(|_| next()).collect();
             let b: Vec<f32> = (0..dims).map(|_| next()).collect();
@@ -559,13 +561,7 @@ mod tests {
 
     #[test]
     fn the_scan_for_this_cpu_is_the_plain_one() {
-        let mut seed = 5u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
-        };
+        let mut next = values(5);
         let (dims, n) = (100, 500);
         let mut codes = Vec::new();
         let scales: Vec<f32> = (0..n)

@@ -64,6 +64,31 @@ fn build(index: &mut Index, docs: Vec<Document>) {
         .unwrap();
 }
 
+/// Removes the items `removed` and writes `docs` in one commit, then gives every chunk
+/// lacking one a vector of `enc`; answers how many got one.
+fn write(index: &mut Index, enc: &SynonymEncoder, removed: &[&str], docs: &[Document]) -> usize {
+    let mut up = index.updater().unwrap();
+    let mut b = up.batch().unwrap();
+    for key in removed {
+        assert_eq!(b.delete_item(key).unwrap(), 1, "{key}");
+    }
+    for d in docs {
+        b.upsert(d).unwrap();
+    }
+    b.commit().unwrap();
+    up.embed_pending(enc, 8, usize::MAX).unwrap()
+}
+
+/// An item about the heart, at `version`.
+fn heart_item(version: u64) -> Document {
+    Document::item(
+        "HEART001",
+        version,
+        common::meta("Myocardial infarction in the young", 2021, "journalArticle"),
+        false,
+    )
+}
+
 /// A cache that reads a stale copy again at once (not at most every 10 s).
 fn reloading() -> VectorCache {
     VectorCache::new(
@@ -149,19 +174,7 @@ fn every_change_of_the_index_is_seen_by_the_next_search() {
     loaded(&index);
 
     // New vectors.
-    {
-        let mut up = index.updater().unwrap();
-        let mut b = up.batch().unwrap();
-        b.upsert(&Document::item(
-            "HEART001",
-            11,
-            common::meta("Myocardial infarction in the young", 2021, "journalArticle"),
-            false,
-        ))
-        .unwrap();
-        b.commit().unwrap();
-        up.embed_pending(&enc, 8, usize::MAX).unwrap();
-    }
+    write(&mut index, &enc, &[], &[heart_item(11)]);
     assert!(keys(&both(&index, &enc, &heart, &cache)).contains(&"HEART001".to_string()));
     loaded(&index);
 
@@ -169,20 +182,15 @@ fn every_change_of_the_index_is_seen_by_the_next_search() {
     // which get the same chunk ids (SQLite reuses the highest): neither the counts nor the
     // ids tell, only the vectors differ.
     let before = index.status().unwrap().chunks_with_vectors;
-    {
-        let mut up = index.updater().unwrap();
-        let mut b = up.batch().unwrap();
-        assert_eq!(b.delete_item("HEART001").unwrap(), 1);
-        b.upsert(&Document::item(
+    let cancer = |version, trashed| {
+        Document::item(
             "CANCER02",
-            12,
+            version,
             common::meta("Carcinoma in the old", 2022, "journalArticle"),
-            false,
-        ))
-        .unwrap();
-        b.commit().unwrap();
-        up.embed_pending(&enc, 8, usize::MAX).unwrap();
-    }
+            trashed,
+        )
+    };
+    write(&mut index, &enc, &["HEART001"], &[cancer(12, false)]);
     assert_eq!(index.status().unwrap().chunks_with_vectors, before);
     let a = both(&index, &enc, &heart, &cache);
     assert!(!keys(&a).contains(&"HEART001".to_string()));
@@ -192,19 +200,7 @@ fn every_change_of_the_index_is_seen_by_the_next_search() {
 
     // Moved to the trash: the same chunks and vectors, only the document's flag changed,
     // which the documents a filter allowed (kept with the copy) must follow.
-    {
-        let mut up = index.updater().unwrap();
-        let mut b = up.batch().unwrap();
-        b.upsert(&Document::item(
-            "CANCER02",
-            13,
-            common::meta("Carcinoma in the old", 2022, "journalArticle"),
-            true,
-        ))
-        .unwrap();
-        b.commit().unwrap();
-        assert_eq!(up.embed_pending(&enc, 8, usize::MAX).unwrap(), 0);
-    }
+    assert_eq!(write(&mut index, &enc, &[], &[cancer(13, true)]), 0);
     let a = both(&index, &enc, &q("neoplasm", Mode::Semantic), &cache);
     assert!(
         !keys(&a).contains(&"CANCER02".to_string()),
@@ -315,19 +311,7 @@ fn a_copy_read_moments_ago_is_not_read_again_at_each_change() {
     let heart = q("myocardial infarction", Mode::Semantic);
     both(&index, &enc, &heart, &cache);
     assert!(cache.vectors() > 0);
-    {
-        let mut up = index.updater().unwrap();
-        let mut b = up.batch().unwrap();
-        b.upsert(&Document::item(
-            "HEART001",
-            11,
-            common::meta("Myocardial infarction in the young", 2021, "journalArticle"),
-            false,
-        ))
-        .unwrap();
-        b.commit().unwrap();
-        up.embed_pending(&enc, 8, usize::MAX).unwrap();
-    }
+    write(&mut index, &enc, &[], &[heart_item(11)]);
     // The stale copy is dropped, not read again: the exact scan answers, and sees the change.
     let a = both(&index, &enc, &heart, &cache);
     assert!(keys(&a).contains(&"HEART001".to_string()));
