@@ -41,8 +41,10 @@ use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::Value;
 use tendril::StrTendril;
 
-/// URL schemes a link may have.
-const LINK_SCHEMES: [&str; 4] = ["http", "https", "mailto", "zotero"];
+/// URL schemes a link may have, in every Markdown this server writes: the web, e-mail and
+/// Zotero's own `zotero://select/…` and `zotero://open-pdf/…`. Nothing else (`javascript:`,
+/// `data:`, `file:`, `vbscript:`, relative URLs, …) is ever a link.
+pub const LINK_SCHEMES: [&str; 4] = ["http", "https", "mailto", "zotero"];
 
 /// Tags removed together with everything inside them: code, styles, embedded documents and
 /// media, forms, and the raw-text elements whose content is not text for a reader.
@@ -173,6 +175,104 @@ fn neutralize(mut markdown: String) -> String {
         .replace('<', "&lt;")
         .replace('[', "\\[")
         .replace('!', "\\!")
+}
+
+/// A piece of Markdown [`note_to_markdown`] made, cut at any character (a page of a long
+/// note), as safe as the whole: a cut can leave a code span without its closing backtick, and
+/// the `<script>` it held is then HTML again, or start a piece inside one.
+pub fn safe_piece(piece: &str) -> String {
+    neutralize(piece.to_string())
+}
+
+/// Citation or bibliography Markdown converted from the HTML Zotero renders: links only to
+/// [`LINK_SCHEMES`], no raw HTML and no image, like a note's.
+pub fn safe_converted(markdown: String) -> String {
+    neutralize(markdown)
+}
+
+/// Text written from the library's data into Markdown this server composes (titles, fields,
+/// names, tags, abstracts, annotation text and comments), shown as written, on one line:
+/// whitespace (line breaks too) collapsed to single spaces, every character that could start
+/// emphasis, code, a link, an image, an autolink, HTML, an entity, a heading, a quote or a
+/// table cell escaped, and a list marker or thematic break at its start too. Nothing in the
+/// result is HTML, a link or an image, whatever the text holds, wherever it is placed inline
+/// or at the start of a line.
+pub fn escape_text(text: &str) -> String {
+    let line = one_line(text);
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        if matches!(
+            c,
+            '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '&' | '~'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    // What makes a line a list item, a thematic break or a setext underline is at its start:
+    // `- `, `+ `, `=`, `1. `, `1) ` (`*`, `_`, `#` and `>` are escaped everywhere).
+    let digits = out.chars().take_while(char::is_ascii_digit).count();
+    let marker = match out.chars().nth(digits) {
+        Some('.' | ')') if digits > 0 => Some(digits),
+        Some('-' | '+' | '=') if digits == 0 => Some(0),
+        _ => None,
+    };
+    if let Some(at) = marker {
+        out.insert(at, '\\');
+    }
+    out
+}
+
+/// Text of several lines (an abstract, a comment) as Markdown paragraphs: each line as
+/// [`escape_text`] writes it, a blank line between paragraphs, each line prefixed with
+/// `prefix` (`"> "` to quote it; a blank line gets `prefix` without its trailing spaces).
+pub fn escape_lines(text: &str, prefix: &str) -> String {
+    let mut out = String::new();
+    let mut blank = false;
+    // A line ends at `\n`, `\r\n` or a lone `\r`, as in CommonMark.
+    for line in text.replace("\r\n", "\n").split(['\n', '\r']) {
+        let line = escape_text(line);
+        if line.is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if blank {
+            out.push_str(prefix.trim_end());
+            out.push('\n');
+            blank = false;
+        }
+        out.push_str(prefix);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// `[text](url)` when `url` has an allowed scheme ([`LINK_SCHEMES`]), percent-encoded so
+/// nothing in it can end the link; otherwise `text` alone. `text` is escaped.
+pub fn link_to(text: &str, url: &str) -> String {
+    match safe_destination(url) {
+        Some(dest) => format!("[{}]({dest})", escape_text(text)),
+        None => escape_text(text),
+    }
+}
+
+/// `text` as a code span on one line, its fence longer than any run of backticks in it: what
+/// it holds is shown as written, never read as Markdown or HTML.
+pub fn code_span(text: &str) -> String {
+    let code = one_line(text);
+    if code.is_empty() {
+        return String::new();
+    }
+    let longest_run = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    // A space on each side keeps a backtick at an end from joining the fence.
+    let pad = if code.starts_with('`') || code.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{code}{pad}{fence}")
 }
 
 fn allowed_link(dest: &str) -> bool {
@@ -418,19 +518,7 @@ fn inline_code(handlers: &dyn Handlers, element: Element) -> Option<HandlerResul
     if in_fenced_pre {
         return handlers.fallback(element);
     }
-    let code = one_line(&text_lines(element.node));
-    if code.is_empty() {
-        return Some("".into());
-    }
-    let longest_run = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest_run + 1);
-    // A space on each side keeps a backtick at an end from joining the fence.
-    let pad = if code.starts_with('`') || code.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    Some(format!("{fence}{pad}{code}{pad}{fence}").into())
+    Some(code_span(&text_lines(element.node)).into())
 }
 
 /// A `<pre>` as a fenced code block. htmd fences only `<pre><code>`; a bare `<pre>`'s text
@@ -755,6 +843,54 @@ mod tests {
         assert!(md.matches('*').count() <= 2 * MAX_DEPTH, "{md}");
         let html = format!("{}deep{}", "<div><i>".repeat(100), "</i></div>".repeat(100));
         assert_eq!(note_title(&html, 79), "deep");
+    }
+
+    #[test]
+    fn text_from_the_library_is_shown_as_written() {
+        assert_eq!(
+            escape_text("[click me](javascript:alert(1))"),
+            "\\[click me\\](javascript:alert(1))"
+        );
+        assert_eq!(
+            escape_text("<img src=x onerror=alert(1)>\n&lt;b&gt;"),
+            "\\<img src=x onerror=alert(1)\\> \\&lt;b\\&gt;"
+        );
+        assert_eq!(escape_text("  - item"), "\\- item");
+        assert_eq!(escape_text("12) x"), "12\\) x");
+        assert_eq!(escape_text("2017-06-12"), "2017-06-12");
+        assert_eq!(escape_text("# `a` | *b*"), "\\# \\`a\\` \\| \\*b\\*");
+        assert_eq!(
+            escape_lines("one\r\ntwo\n\n\n- three", "> "),
+            "> one\n> two\n>\n> \\- three\n"
+        );
+        assert_eq!(escape_lines(" \n ", ""), "");
+    }
+
+    #[test]
+    fn links_only_to_allowed_schemes_and_code_spans_hold_anything() {
+        assert_eq!(
+            link_to("Open [it]", "zotero://select/library/items/ABCD2345"),
+            "[Open \\[it\\]](zotero://select/library/items/ABCD2345)"
+        );
+        assert_eq!(
+            link_to("x", "https://e.org/a b)"),
+            "[x](https://e.org/a%20b%29)"
+        );
+        assert_eq!(link_to("x", "javascript:alert(1)"), "x");
+        assert_eq!(link_to("x", ""), "x");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`a"), "`` `a ``");
+        assert_eq!(code_span("a\n\n<b>"), "`a <b>`");
+    }
+
+    #[test]
+    fn a_piece_cut_from_a_code_span_is_not_html() {
+        let md = note_to_markdown("<p><code>&lt;img src=x onerror=alert(1)&gt;</code> x</p>");
+        assert_eq!(md, "`<img src=x onerror=alert(1)>` x");
+        let (head, _) = cut_chars(&md, 29);
+        assert_eq!(safe_piece(head), "`\\<img src=x onerror=alert(1)>");
+        assert_eq!(safe_piece(&md[1..]), "\\<img src=x onerror=alert(1)>` x");
+        assert_eq!(safe_piece(&md), md);
     }
 
     #[test]
