@@ -213,11 +213,14 @@ fn hostile_library(h: &[String], filler: usize) -> Library {
         .unwrap();
     coll["data"]["name"] = json!(h[13]);
     // The first line of one note is the hostile text (as the editor writes text); the body
-    // has filler before a code span of it, so some cut of 200 characters falls inside it.
+    // has filler before a code span of it and a tag, so some cut of 200 characters falls
+    // inside the span, which a cut must not open.
     item(&mut lib, "RESNTS52")["data"]["note"] = json!(format!(
-        "<div data-schema-version=\"9\"><p>{}</p><p>{}</p><p><code>{}</code> {}</p></div>",
+        "<div data-schema-version=\"9\"><p>{}</p><p>{}</p><p><code>{}&lt;img src=x \
+         onerror=alert(1)&gt;{}</code> {}</p></div>",
         html_escaped(&h[0]),
         "lorem ".repeat(filler),
+        html_escaped(&h[14]),
         html_escaped(&h[14]),
         html_escaped(&h[15]),
     ));
@@ -252,10 +255,10 @@ async fn outputs(s: &Server) -> (Vec<(String, String)>, Vec<String>) {
         let uri = format!("zotero://user/items/RESNET52/{view}");
         out.push((view.to_string(), read(s, &uri).await));
     }
-    // Every note read on in pieces of 200 characters.
+    // Every note read on in pieces of 200 characters, starting every 37.
     let mut offset = 0u64;
     let mut titles = Vec::new();
-    for _ in 0..40 {
+    for _ in 0..60 {
         let a = s
             .call(
                 "zotero_get_notes",
@@ -276,8 +279,7 @@ async fn outputs(s: &Server) -> (Vec<(String, String)>, Vec<String>) {
             ));
         }
         match notes.iter().filter_map(|n| n["next_offset"].as_u64()).min() {
-            // Steps of 131 make the cuts fall at other places than the pieces' own.
-            Some(_) => offset += 131,
+            Some(_) => offset += 37,
             None => break,
         }
     }
