@@ -37,7 +37,7 @@ use html5ever::tokenizer::{
 };
 use markup5ever_rcdom::{Node, NodeData};
 use percent_encoding::percent_decode_str;
-use pulldown_cmark::{Event, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
 use serde_json::Value;
 use tendril::StrTendril;
 
@@ -184,6 +184,42 @@ pub fn safe_piece(piece: &str) -> String {
     neutralize(piece.to_string())
 }
 
+/// `md` with a fenced code block it ends in closed, when a cut left one open at its top
+/// level: in a document that goes on after it (`notes.md`, the next note), the rest would
+/// otherwise be shown as code. A fence inside a list or quote closes with its container.
+pub fn close_open_fence(md: &str) -> String {
+    let mut depth = 0usize;
+    let mut open = None;
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    for (event, range) in Parser::new_ext(md, options).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_)))
+                if depth == 0 && range.end >= md.len() =>
+            {
+                let raw = md.get(range).unwrap_or_default();
+                let first = raw.lines().next().unwrap_or_default().trim_start();
+                let c = first.chars().next().unwrap_or('`');
+                let fence: String = first.chars().take_while(|x| *x == c).collect();
+                let last = raw.lines().last().unwrap_or_default().trim();
+                let closed = raw.lines().count() > 1
+                    && last.len() >= fence.len()
+                    && last.chars().all(|x| x == c);
+                if !closed {
+                    open = Some(fence);
+                }
+                depth += 1;
+            }
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    match open {
+        Some(fence) => format!("{md}\n{fence}"),
+        None => md.to_string(),
+    }
+}
+
 /// Citation or bibliography Markdown converted from the HTML Zotero renders: links only to
 /// [`LINK_SCHEMES`], no raw HTML and no image, like a note's.
 pub fn safe_converted(markdown: String) -> String {
@@ -209,12 +245,20 @@ pub fn escape_text(text: &str) -> String {
         }
         out.push(c);
     }
-    // What makes a line a list item, a thematic break or a setext underline is at its start:
-    // `- `, `+ `, `=`, `1. `, `1) ` (`*`, `_`, `#` and `>` are escaped everywhere).
+    // What makes a line a list item, a thematic break or a setext underline is at its start
+    // (`*`, `_`, `#` and `>` are escaped everywhere): `- ` or `+ ` (or the sign alone), a line
+    // of `-` or `=`, `1. ` or `1) ` (or the number alone). `-5`, `+1` and `3.57` stay as they are.
+    let ends_marker = |rest: &str| rest.is_empty() || rest.starts_with(' ');
     let digits = out.chars().take_while(char::is_ascii_digit).count();
-    let marker = match out.chars().nth(digits) {
-        Some('.' | ')') if digits > 0 => Some(digits),
-        Some('-' | '+' | '=') if digits == 0 => Some(0),
+    let marker = match out.get(digits..).unwrap_or_default().chars().next() {
+        Some(c @ ('.' | ')')) if digits > 0 => {
+            ends_marker(out.get(digits + c.len_utf8()..).unwrap_or_default()).then_some(digits)
+        }
+        Some(c @ ('-' | '+' | '=')) if digits == 0 => {
+            let rest = out.get(1..).unwrap_or_default();
+            let rule = c != '+' && out.chars().all(|x| x == c || x == ' ');
+            (ends_marker(rest) || rule).then_some(0)
+        }
         _ => None,
     };
     if let Some(at) = marker {
@@ -857,7 +901,21 @@ mod tests {
         );
         assert_eq!(escape_text("  - item"), "\\- item");
         assert_eq!(escape_text("12) x"), "12\\) x");
-        assert_eq!(escape_text("2017-06-12"), "2017-06-12");
+        assert_eq!(escape_text("1."), "1\\.");
+        assert_eq!(escape_text("- - -"), "\\- - -");
+        assert_eq!(escape_text("==="), "\\===");
+        assert_eq!(escape_text("+"), "\\+");
+        for kept in [
+            "2017-06-12",
+            "3.57% error",
+            "10.48550/arXiv.1",
+            "-5",
+            "+1",
+            "=x",
+            "--x",
+        ] {
+            assert_eq!(escape_text(kept), kept);
+        }
         assert_eq!(escape_text("# `a` | *b*"), "\\# \\`a\\` \\| \\*b\\*");
         assert_eq!(
             escape_lines("one\r\ntwo\n\n\n- three", "> "),
@@ -891,6 +949,20 @@ mod tests {
         assert_eq!(safe_piece(head), "`\\<img src=x onerror=alert(1)>");
         assert_eq!(safe_piece(&md[1..]), "\\<img src=x onerror=alert(1)>` x");
         assert_eq!(safe_piece(&md), md);
+    }
+
+    #[test]
+    fn a_fence_left_open_by_a_cut_is_closed() {
+        assert_eq!(close_open_fence("a\n\n````\ncode"), "a\n\n````\ncode\n````");
+        assert_eq!(close_open_fence("~~~ rust\n"), "~~~ rust\n\n~~~");
+        for whole in [
+            "a\n\n```\ncode\n```",
+            "`x` and ```y```",
+            "> ```\n> code",
+            "- ```\n  x",
+        ] {
+            assert_eq!(close_open_fence(whole), whole);
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use zotero_api::{LibraryRef, ObjectKey};
 
 use crate::envelope::ToolError;
-use crate::markdown::{cut_chars, escape_lines, escape_text, link_to};
+use crate::markdown::{close_open_fence, cut_chars, escape_lines, escape_text, link_to};
 use crate::tools::params::{quote, COMMON_STYLES, STYLES_URL};
 use crate::tools::{ToolContext, ToolName};
 
@@ -370,7 +370,8 @@ fn notes_markdown(data: &Value, key: &str, lib: &str) -> String {
         }
         meta.extend(tags_line(n));
         part.push_str(&format!("{}\n\n", meta.join(" · ")));
-        part.push_str(str_of(n, "markdown").trim_end());
+        // A note cut inside its code must not make the next notes code too.
+        part.push_str(&close_open_fence(str_of(n, "markdown").trim_end()));
         part.push_str("\n\n");
         if let Some(next) = n.get("next_offset").and_then(Value::as_u64) {
             part.push_str(&format!(

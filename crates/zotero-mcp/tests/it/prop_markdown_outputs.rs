@@ -375,3 +375,28 @@ fn the_reported_note_titles_and_abstract_are_inert() {
         s.stop().await;
     });
 }
+
+/// A note cut inside its code (at 20,000 characters in `notes.md`) leaves the next note's
+/// heading a heading, not more code.
+#[test]
+fn a_note_cut_inside_its_code_does_not_swallow_the_next() {
+    runtime().block_on(async {
+        let mut lib = Library::from_fixtures();
+        item(&mut lib, "RESNTS52")["data"]["note"] = json!(format!(
+            "<h1>Code</h1><pre>{}</pre>",
+            "let x = 1;\n".repeat(3_000)
+        ));
+        let (_emu, s) = start(lib, &[]).await;
+        let notes = read(&s, "zotero://user/items/RESNET52/notes.md").await;
+        s.stop().await;
+        assert!(notes.contains("offset 20000 reads on"), "the note is cut");
+        // The second note's title, then its own heading of the same words.
+        assert_eq!(
+            headings(&notes, HeadingLevel::H2),
+            ["Code", "Clipped from the web", "Clipped from the web"],
+            "{}",
+            &notes[notes.len() - 500..]
+        );
+        assert!(problems(&notes).is_empty());
+    });
+}
