@@ -23,6 +23,13 @@
 //! `url` with ICU's Unicode tables, cssparser) for what the handlers above and the last
 //! layer already ensure; the property test (`tests/it/prop_notes.rs`) holds both to it.
 //!
+//! This module is also the one way library text reaches the Markdown the server composes
+//! itself (`zotero_get_item_metadata`'s Markdown, the `notes.md` and `annotations.md`
+//! resources): [`escape_text`] and [`escape_lines`] for text, [`link_to`] for links (the same
+//! [`LINK_SCHEMES`]), [`code_span`] for tags; a page cut from a note is made safe again
+//! ([`safe_piece`]), and `zotero_cite`'s Markdown goes through the last layer
+//! ([`safe_converted`]). `tests/it/prop_markdown_outputs.rs` holds every output to it.
+//!
 //! The server, not zotero-api, does this: the client hands back notes as Zotero stores them;
 //! what an agent is shown, and what is removed for its safety, is decided at the MCP edge.
 

@@ -361,8 +361,8 @@ fn notes_markdown(data: &Value, key: &str, lib: &str) -> String {
     }
     let mut shown = 0u64;
     for n in &notes {
-        // The title is the note's first line of text, unescaped: a note can start with
-        // anything, `[x](javascript:…)` or `<img onerror=…>` included.
+        // The title is the note's first line as plain text, decoded: a note can start with
+        // anything, `[x](javascript:…)` or `&lt;img onerror=…&gt;` included.
         let mut part = format!("## {}\n\n", escape_text(str_of(n, "title")));
         let mut meta = vec![link_to("Open in Zotero", str_of(n, "zotero_url"))];
         if let Some(d) = n.get("date_modified").and_then(Value::as_str) {
@@ -378,7 +378,7 @@ fn notes_markdown(data: &Value, key: &str, lib: &str) -> String {
                 "_\\[Cut at {next} of {} characters: zotero_get_notes with item_key {}, \
                  library {lib} and offset {next} reads on.\\]_\n\n",
                 n.get("total_chars").and_then(Value::as_u64).unwrap_or(0),
-                str_of(n, "note_key"),
+                escape_text(str_of(n, "note_key")),
             ));
         }
         part.push_str("---\n\n");
