@@ -23,6 +23,13 @@
 //! `url` with ICU's Unicode tables, cssparser) for what the handlers above and the last
 //! layer already ensure; the property test (`tests/it/prop_notes.rs`) holds both to it.
 //!
+//! This module is also the one way library text reaches the Markdown the server composes
+//! itself (`zotero_get_item_metadata`'s Markdown, the `notes.md` and `annotations.md`
+//! resources): [`escape_text`] and [`escape_lines`] for text, [`link_to`] for links (the same
+//! [`LINK_SCHEMES`]), [`code_span`] for tags; a page cut from a note is made safe again
+//! ([`safe_piece`]), and `zotero_cite`'s Markdown goes through the last layer
+//! ([`safe_converted`]). `tests/it/prop_markdown_outputs.rs` holds every output to it.
+//!
 //! The server, not zotero-api, does this: the client hands back notes as Zotero stores them;
 //! what an agent is shown, and what is removed for its safety, is decided at the MCP edge.
 
@@ -37,12 +44,14 @@ use html5ever::tokenizer::{
 };
 use markup5ever_rcdom::{Node, NodeData};
 use percent_encoding::percent_decode_str;
-use pulldown_cmark::{Event, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
 use serde_json::Value;
 use tendril::StrTendril;
 
-/// URL schemes a link may have.
-const LINK_SCHEMES: [&str; 4] = ["http", "https", "mailto", "zotero"];
+/// URL schemes a link may have, in every Markdown this server writes: the web, e-mail and
+/// Zotero's own `zotero://select/…` and `zotero://open-pdf/…`. Nothing else (`javascript:`,
+/// `data:`, `file:`, `vbscript:`, relative URLs, …) is ever a link.
+pub const LINK_SCHEMES: [&str; 4] = ["http", "https", "mailto", "zotero"];
 
 /// Tags removed together with everything inside them: code, styles, embedded documents and
 /// media, forms, and the raw-text elements whose content is not text for a reader.
@@ -173,6 +182,148 @@ fn neutralize(mut markdown: String) -> String {
         .replace('<', "&lt;")
         .replace('[', "\\[")
         .replace('!', "\\!")
+}
+
+/// A piece of Markdown [`note_to_markdown`] made, cut at any character (a page of a long
+/// note), as safe as the whole: a cut can leave a code span without its closing backtick, and
+/// the `<script>` it held is then HTML again, or start a piece inside one.
+pub fn safe_piece(piece: &str) -> String {
+    neutralize(piece.to_string())
+}
+
+/// `md` with a fenced code block it ends in closed, when a cut left one open at its top
+/// level: in a document that goes on after it (`notes.md`, the next note), the rest would
+/// otherwise be shown as code. A fence inside a list or quote closes with its container.
+pub fn close_open_fence(md: &str) -> String {
+    let mut depth = 0usize;
+    let mut open = None;
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    for (event, range) in Parser::new_ext(md, options).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_)))
+                if depth == 0 && range.end >= md.len() =>
+            {
+                let raw = md.get(range).unwrap_or_default();
+                let first = raw.lines().next().unwrap_or_default().trim_start();
+                let c = first.chars().next().unwrap_or('`');
+                let fence: String = first.chars().take_while(|x| *x == c).collect();
+                let last = raw.lines().last().unwrap_or_default().trim();
+                let closed = raw.lines().count() > 1
+                    && last.len() >= fence.len()
+                    && last.chars().all(|x| x == c);
+                if !closed {
+                    open = Some(fence);
+                }
+                depth += 1;
+            }
+            Event::Start(_) => depth += 1,
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    match open {
+        Some(fence) => format!("{md}\n{fence}"),
+        None => md.to_string(),
+    }
+}
+
+/// Citation or bibliography Markdown converted from the HTML Zotero renders: links only to
+/// [`LINK_SCHEMES`], no raw HTML and no image, like a note's.
+pub fn safe_converted(markdown: String) -> String {
+    neutralize(markdown)
+}
+
+/// Text written from the library's data into Markdown this server composes (titles, fields,
+/// names, tags, abstracts, annotation text and comments), shown as written, on one line:
+/// whitespace (line breaks too) collapsed to single spaces, every character that could start
+/// emphasis, code, a link, an image, an autolink, HTML, an entity, a heading, a quote or a
+/// table cell escaped, and a list marker or thematic break at its start too. Nothing in the
+/// result is HTML, a link or an image, whatever the text holds, wherever it is placed inline
+/// or at the start of a line.
+pub fn escape_text(text: &str) -> String {
+    let line = one_line(text);
+    let mut out = String::with_capacity(line.len() + 8);
+    for c in line.chars() {
+        if matches!(
+            c,
+            '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '|' | '&' | '~'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    // What makes a line a list item, a thematic break or a setext underline is at its start
+    // (`*`, `_`, `#` and `>` are escaped everywhere): `- ` or `+ ` (or the sign alone), a line
+    // of `-` or `=`, `1. ` or `1) ` (or the number alone). `-5`, `+1` and `3.57` stay as they are.
+    let ends_marker = |rest: &str| rest.is_empty() || rest.starts_with(' ');
+    let digits = out.chars().take_while(char::is_ascii_digit).count();
+    let marker = match out.get(digits..).unwrap_or_default().chars().next() {
+        Some(c @ ('.' | ')')) if digits > 0 => {
+            ends_marker(out.get(digits + c.len_utf8()..).unwrap_or_default()).then_some(digits)
+        }
+        Some(c @ ('-' | '+' | '=')) if digits == 0 => {
+            let rest = out.get(1..).unwrap_or_default();
+            let rule = c != '+' && out.chars().all(|x| x == c || x == ' ');
+            (ends_marker(rest) || rule).then_some(0)
+        }
+        _ => None,
+    };
+    if let Some(at) = marker {
+        out.insert(at, '\\');
+    }
+    out
+}
+
+/// Text of several lines (an abstract, a comment) as Markdown paragraphs: each line as
+/// [`escape_text`] writes it, a blank line between paragraphs, each line prefixed with
+/// `prefix` (`"> "` to quote it; a blank line gets `prefix` without its trailing spaces).
+pub fn escape_lines(text: &str, prefix: &str) -> String {
+    let mut out = String::new();
+    let mut blank = false;
+    // A line ends at `\n`, `\r\n` or a lone `\r`, as in CommonMark.
+    for line in text.replace("\r\n", "\n").split(['\n', '\r']) {
+        let line = escape_text(line);
+        if line.is_empty() {
+            blank = !out.is_empty();
+            continue;
+        }
+        if blank {
+            out.push_str(prefix.trim_end());
+            out.push('\n');
+            blank = false;
+        }
+        out.push_str(prefix);
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// `[text](url)` when `url` has an allowed scheme ([`LINK_SCHEMES`]), percent-encoded so
+/// nothing in it can end the link; otherwise `text` alone. `text` is escaped.
+pub fn link_to(text: &str, url: &str) -> String {
+    match safe_destination(url) {
+        Some(dest) => format!("[{}]({dest})", escape_text(text)),
+        None => escape_text(text),
+    }
+}
+
+/// `text` as a code span on one line, its fence longer than any run of backticks in it: what
+/// it holds is shown as written, never read as Markdown or HTML.
+pub fn code_span(text: &str) -> String {
+    let code = one_line(text);
+    if code.is_empty() {
+        return String::new();
+    }
+    let longest_run = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest_run + 1);
+    // A space on each side keeps a backtick at an end from joining the fence.
+    let pad = if code.starts_with('`') || code.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{code}{pad}{fence}")
 }
 
 fn allowed_link(dest: &str) -> bool {
@@ -418,19 +569,7 @@ fn inline_code(handlers: &dyn Handlers, element: Element) -> Option<HandlerResul
     if in_fenced_pre {
         return handlers.fallback(element);
     }
-    let code = one_line(&text_lines(element.node));
-    if code.is_empty() {
-        return Some("".into());
-    }
-    let longest_run = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest_run + 1);
-    // A space on each side keeps a backtick at an end from joining the fence.
-    let pad = if code.starts_with('`') || code.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    Some(format!("{fence}{pad}{code}{pad}{fence}").into())
+    Some(code_span(&text_lines(element.node)).into())
 }
 
 /// A `<pre>` as a fenced code block. htmd fences only `<pre><code>`; a bare `<pre>`'s text
@@ -755,6 +894,82 @@ mod tests {
         assert!(md.matches('*').count() <= 2 * MAX_DEPTH, "{md}");
         let html = format!("{}deep{}", "<div><i>".repeat(100), "</i></div>".repeat(100));
         assert_eq!(note_title(&html, 79), "deep");
+    }
+
+    #[test]
+    fn text_from_the_library_is_shown_as_written() {
+        assert_eq!(
+            escape_text("[click me](javascript:alert(1))"),
+            "\\[click me\\](javascript:alert(1))"
+        );
+        assert_eq!(
+            escape_text("<img src=x onerror=alert(1)>\n&lt;b&gt;"),
+            "\\<img src=x onerror=alert(1)\\> \\&lt;b\\&gt;"
+        );
+        assert_eq!(escape_text("  - item"), "\\- item");
+        assert_eq!(escape_text("12) x"), "12\\) x");
+        assert_eq!(escape_text("1."), "1\\.");
+        assert_eq!(escape_text("- - -"), "\\- - -");
+        assert_eq!(escape_text("==="), "\\===");
+        assert_eq!(escape_text("+"), "\\+");
+        for kept in [
+            "2017-06-12",
+            "3.57% error",
+            "10.48550/arXiv.1",
+            "-5",
+            "+1",
+            "=x",
+            "--x",
+        ] {
+            assert_eq!(escape_text(kept), kept);
+        }
+        assert_eq!(escape_text("# `a` | *b*"), "\\# \\`a\\` \\| \\*b\\*");
+        assert_eq!(
+            escape_lines("one\r\ntwo\n\n\n- three", "> "),
+            "> one\n> two\n>\n> \\- three\n"
+        );
+        assert_eq!(escape_lines(" \n ", ""), "");
+    }
+
+    #[test]
+    fn links_only_to_allowed_schemes_and_code_spans_hold_anything() {
+        assert_eq!(
+            link_to("Open [it]", "zotero://select/library/items/ABCD2345"),
+            "[Open \\[it\\]](zotero://select/library/items/ABCD2345)"
+        );
+        assert_eq!(
+            link_to("x", "https://e.org/a b)"),
+            "[x](https://e.org/a%20b%29)"
+        );
+        assert_eq!(link_to("x", "javascript:alert(1)"), "x");
+        assert_eq!(link_to("x", ""), "x");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`a"), "`` `a ``");
+        assert_eq!(code_span("a\n\n<b>"), "`a <b>`");
+    }
+
+    #[test]
+    fn a_piece_cut_from_a_code_span_is_not_html() {
+        let md = note_to_markdown("<p><code>&lt;img src=x onerror=alert(1)&gt;</code> x</p>");
+        assert_eq!(md, "`<img src=x onerror=alert(1)>` x");
+        let (head, _) = cut_chars(&md, 29);
+        assert_eq!(safe_piece(head), "`\\<img src=x onerror=alert(1)>");
+        assert_eq!(safe_piece(&md[1..]), "\\<img src=x onerror=alert(1)>` x");
+        assert_eq!(safe_piece(&md), md);
+    }
+
+    #[test]
+    fn a_fence_left_open_by_a_cut_is_closed() {
+        assert_eq!(close_open_fence("a\n\n````\ncode"), "a\n\n````\ncode\n````");
+        assert_eq!(close_open_fence("~~~ rust\n"), "~~~ rust\n\n~~~");
+        for whole in [
+            "a\n\n```\ncode\n```",
+            "`x` and ```y```",
+            "> ```\n> code",
+            "- ```\n  x",
+        ] {
+            assert_eq!(close_open_fence(whole), whole);
+        }
     }
 
     #[test]

@@ -54,8 +54,8 @@ const MAX_RENDERED_BYTES: usize = 8 * MAX_NOTE_CHARS;
 /// The schema version written on a new note's wrapper (see the module documentation).
 pub const SCHEMA_VERSION: &str = "9";
 
-/// URL schemes a link may have.
-pub const LINK_SCHEMES: [&str; 4] = ["http", "https", "mailto", "zotero"];
+/// URL schemes a link may have: the same as in the Markdown this server writes.
+pub use crate::markdown::LINK_SCHEMES;
 
 /// Elements kept: the note editor's schema.
 const KEPT: &[&str] = &[

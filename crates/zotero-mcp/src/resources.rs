@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 use zotero_api::{LibraryRef, ObjectKey};
 
 use crate::envelope::ToolError;
-use crate::markdown::cut_chars;
+use crate::markdown::{close_open_fence, cut_chars, escape_lines, escape_text, link_to};
 use crate::tools::params::{quote, COMMON_STYLES, STYLES_URL};
 use crate::tools::{ToolContext, ToolName};
 
@@ -361,26 +361,24 @@ fn notes_markdown(data: &Value, key: &str, lib: &str) -> String {
     }
     let mut shown = 0u64;
     for n in &notes {
-        let mut part = format!("## {}\n\n", str_of(n, "title"));
-        let mut meta = vec![format!("[Open in Zotero]({})", str_of(n, "zotero_url"))];
+        // The title is the note's first line as plain text, decoded: a note can start with
+        // anything, `[x](javascript:…)` or `&lt;img onerror=…&gt;` included.
+        let mut part = format!("## {}\n\n", escape_text(str_of(n, "title")));
+        let mut meta = vec![link_to("Open in Zotero", str_of(n, "zotero_url"))];
         if let Some(d) = n.get("date_modified").and_then(Value::as_str) {
-            meta.push(format!("modified {d}"));
+            meta.push(format!("modified {}", escape_text(d)));
         }
-        if let Some(tags) = n.get("tags").and_then(Value::as_array) {
-            let tags: Vec<&str> = tags.iter().filter_map(Value::as_str).collect();
-            if !tags.is_empty() {
-                meta.push(format!("tags: {}", tags.join(", ")));
-            }
-        }
+        meta.extend(tags_line(n));
         part.push_str(&format!("{}\n\n", meta.join(" · ")));
-        part.push_str(str_of(n, "markdown").trim_end());
+        // A note cut inside its code must not make the next notes code too.
+        part.push_str(&close_open_fence(str_of(n, "markdown").trim_end()));
         part.push_str("\n\n");
         if let Some(next) = n.get("next_offset").and_then(Value::as_u64) {
             part.push_str(&format!(
-                "_[Cut at {next} of {} characters: zotero_get_notes with item_key {}, \
-                 library {lib} and offset {next} reads on.]_\n\n",
+                "_\\[Cut at {next} of {} characters: zotero_get_notes with item_key {}, \
+                 library {lib} and offset {next} reads on.\\]_\n\n",
                 n.get("total_chars").and_then(Value::as_u64).unwrap_or(0),
-                str_of(n, "note_key"),
+                escape_text(str_of(n, "note_key")),
             ));
         }
         part.push_str("---\n\n");
@@ -392,11 +390,23 @@ fn notes_markdown(data: &Value, key: &str, lib: &str) -> String {
     }
     if shown < total {
         out.push_str(&format!(
-            "_[{shown} of {total} notes shown: zotero_get_notes with item_key {key}, library \
-             {lib} and start {shown} reads the others.]_\n"
+            "_\\[{shown} of {total} notes shown: zotero_get_notes with item_key {key}, library \
+             {lib} and start {shown} reads the others.\\]_\n"
         ));
     }
     out
+}
+
+/// "tags: a, b" of a note or annotation, each tag escaped; nothing without tags.
+fn tags_line(v: &Value) -> Option<String> {
+    let tags: Vec<String> = v
+        .get("tags")
+        .and_then(Value::as_array)?
+        .iter()
+        .filter_map(Value::as_str)
+        .map(escape_text)
+        .collect();
+    (!tags.is_empty()).then(|| format!("tags: {}", tags.join(", ")))
 }
 
 fn capitalized(s: &str) -> String {
@@ -424,7 +434,7 @@ fn annotations_markdown(data: &Value, key: &str, lib: &str) -> String {
     for a in &list {
         let on = str_of(a, "attachment_key");
         if on != attachment {
-            out.push_str(&format!("## On attachment {on}\n\n"));
+            out.push_str(&format!("## On attachment {}\n\n", escape_text(on)));
             attachment = on;
         }
         let mut head = vec![capitalized(str_of(a, "type"))];
@@ -440,31 +450,29 @@ fn annotations_markdown(data: &Value, key: &str, lib: &str) -> String {
             _ => {}
         }
         out.push_str(&format!(
-            "### {} [{}]\n\n",
-            head.join(" · "),
-            str_of(a, "annotation_key")
+            "### {} \\[{}\\]\n\n",
+            escape_text(&head.join(" · ")),
+            escape_text(str_of(a, "annotation_key"))
         ));
         if let Some(t) = a.get("text").and_then(Value::as_str) {
-            for line in t.lines() {
-                out.push_str(&format!("> {line}\n"));
+            let quoted = escape_lines(t, "> ");
+            if !quoted.is_empty() {
+                out.push_str(&format!("{quoted}\n"));
             }
-            out.push('\n');
         }
         if let Some(c) = a.get("comment").and_then(Value::as_str) {
-            out.push_str(&format!("{}\n\n", c.trim_end()));
+            let comment = escape_lines(c, "");
+            if !comment.is_empty() {
+                out.push_str(&format!("{comment}\n"));
+            }
         }
         let mut meta = Vec::new();
         if a.get("truncated").and_then(Value::as_bool) == Some(true) {
             meta.push("cut at 1,000 characters (zotero_get_annotations max_chars)".to_string());
         }
-        if let Some(tags) = a.get("tags").and_then(Value::as_array) {
-            let tags: Vec<&str> = tags.iter().filter_map(Value::as_str).collect();
-            if !tags.is_empty() {
-                meta.push(format!("tags: {}", tags.join(", ")));
-            }
-        }
+        meta.extend(tags_line(a));
         if let Some(u) = a.get("zotero_url").and_then(Value::as_str) {
-            meta.push(format!("[Open in Zotero]({u})"));
+            meta.push(link_to("Open in Zotero", u));
         }
         if !meta.is_empty() {
             out.push_str(&format!("{}\n\n", meta.join(" · ")));
@@ -472,8 +480,8 @@ fn annotations_markdown(data: &Value, key: &str, lib: &str) -> String {
     }
     if let Some(next) = data.get("next_start").and_then(Value::as_u64) {
         out.push_str(&format!(
-            "_[{} of {total} annotations shown: zotero_get_annotations with item_key {key}, \
-             library {lib} and start {next} reads on.]_\n",
+            "_\\[{} of {total} annotations shown: zotero_get_annotations with item_key {key}, \
+             library {lib} and start {next} reads on.\\]_\n",
             list.len()
         ));
     }

@@ -9,6 +9,8 @@ use htmd::element_handler::Handlers;
 use htmd::{Element, HtmlToMarkdown, Node};
 use markup5ever_rcdom::NodeData;
 
+use crate::markdown::{escape_lines, safe_converted};
+
 /// How a citation or bibliography is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TextFormat {
@@ -48,8 +50,9 @@ fn markdown_converter() -> HtmlToMarkdown {
                 _ => h.fallback(e),
             }
         })
-        // Never a script or a style's text, whatever reaches us.
-        .skip_tags(vec!["script", "style", "head"])
+        // Never a script or a style's text, nor an image (a remote one is a tracking pixel),
+        // whatever reaches us.
+        .skip_tags(vec!["script", "style", "head", "img"])
         .add_handler(vec!["span"], |h: &dyn Handlers, e: Element| {
             // COinS metadata spans (`Z3988`) carry nothing to read.
             if class_of!(e.attrs).contains("Z3988") {
@@ -78,10 +81,12 @@ fn markdown_converter() -> HtmlToMarkdown {
 pub fn render(html: &str, format: TextFormat) -> String {
     match format {
         TextFormat::Html => html.trim().to_string(),
+        // Zotero's HTML is trusted no more than a note's: links only to allowed schemes, no
+        // raw HTML, no image (`crate::markdown`'s last layer).
         TextFormat::Markdown => markdown_converter()
             .convert(html)
-            .map(|md| md.trim().to_string())
-            .unwrap_or_else(|_| plain(html)),
+            .map(|md| safe_converted(md.trim().to_string()))
+            .unwrap_or_else(|_| escape_lines(&plain(html), "")),
         TextFormat::Text => plain(html),
     }
 }
@@ -200,6 +205,28 @@ mod tests {
             ),
             "ab"
         );
+    }
+
+    #[test]
+    fn markdown_links_only_to_allowed_schemes_and_holds_no_html() {
+        let md = render(
+            "<div class=\"csl-entry\">A. <a href=\"javascript:alert(1)\">x</a> \
+             <a href=\"https://doi.org/10.1/x\">doi</a> <img src=\"https://t.example/p.gif\"> \
+             <b>&lt;img src=x onerror=alert(1)&gt;</b></div>",
+            TextFormat::Markdown,
+        );
+        use pulldown_cmark::{Event, Parser, Tag};
+        let mut links = Vec::new();
+        for event in Parser::new(&md) {
+            match event {
+                Event::Start(Tag::Link { dest_url, .. }) => links.push(dest_url.to_string()),
+                Event::Start(Tag::Image { .. }) | Event::Html(_) | Event::InlineHtml(_) => {
+                    panic!("{event:?} in {md}")
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(links, ["https://doi.org/10.1/x"], "{md}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::params::{
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::envelope::{ErrorCode, ToolError};
-use crate::markdown::{cut_chars, note_title, note_to_markdown};
+use crate::markdown::{cut_chars, note_title, note_to_markdown, safe_piece};
 
 pub struct GetNotes;
 
@@ -104,7 +104,13 @@ fn note_out(n: StoredNote, offset: u64, max_chars: u64, lib: LibraryRef) -> Note
         .unwrap_or_default();
     NoteOut {
         title: note_title(&n.html, TITLE_CHARS),
-        markdown: shown.to_string(),
+        // Offsets count the whole note's characters; the piece is made safe on its own (a
+        // cut can leave a code span open), which may add a backslash or two to it.
+        markdown: if truncated || skip > 0 {
+            safe_piece(shown)
+        } else {
+            shown.to_string()
+        },
         total_chars: total,
         truncated,
         next_offset: truncated.then_some(offset.saturating_add(shown_chars)),

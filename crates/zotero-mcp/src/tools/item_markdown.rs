@@ -1,8 +1,13 @@
 //! One item's metadata as readable Markdown (`zotero_get_item_metadata` with
 //! `format: "markdown"`): the title as a heading, the creators by role, every field with its
 //! English label, tags, collections, relations and links, then the abstract.
+//!
+//! Everything taken from the item is written through `crate::markdown`'s escaping (text) and
+//! `link_to` (links): a title, field, name, tag or abstract that holds HTML, an entity, a
+//! `javascript:` link or an autolink is shown as written, never as markup.
 
 use super::get_item_metadata::ItemMetadata;
+use crate::markdown::{code_span, escape_lines, escape_text as escape, link_to};
 
 /// Fields shown first, in this order (a reader looks for these); the rest follow by name.
 const FIRST: &[&str] = &[
@@ -72,30 +77,14 @@ pub fn humanize(name: &str) -> String {
     out
 }
 
-/// Text as Markdown that shows it as written: one line, the characters that would start
-/// emphasis, code, links or HTML escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>' | '#' | '|' => {
-                out.push('\\');
-                out.push(c);
-            }
-            '\n' | '\r' | '\t' => out.push(' '),
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
 /// The item as Markdown, with its links.
 pub fn render(item: &ItemMetadata, zotero_url: &str, web_url: Option<&str>) -> String {
-    let mut md = format!("# {}\n\n", escape(item.title.trim()));
+    let mut md = format!("# {}\n\n", escape(&item.title));
+    // `name` and `value` are Markdown already: each caller escapes what it takes from the item.
     let mut line = |name: &str, value: &str| {
         md.push_str(&format!("- **{name}:** {value}\n"));
     };
-    line("Item Type", &humanize(&item.item_type));
+    line("Item Type", &escape(&humanize(&item.item_type)));
     let mut roles: Vec<(String, Vec<String>)> = Vec::new();
     for c in &item.creators {
         let name = match (&c.name, &c.first_name, &c.last_name) {
@@ -116,7 +105,7 @@ pub fn render(item: &ItemMetadata, zotero_url: &str, web_url: Option<&str>) -> S
         } else {
             label
         };
-        line(&label, &names.join("; "));
+        line(&escape(&label), &names.join("; "));
     }
     let rest = item
         .fields
@@ -129,7 +118,7 @@ pub fn render(item: &ItemMetadata, zotero_url: &str, web_url: Option<&str>) -> S
         .chain(rest.map(String::as_str))
     {
         if let Some(value) = item.fields.get(name) {
-            line(&label(name), &escape(value));
+            line(&escape(&label(name)), &escape(value));
         }
     }
     if !item.tags.is_empty() {
@@ -138,7 +127,7 @@ pub fn render(item: &ItemMetadata, zotero_url: &str, web_url: Option<&str>) -> S
             .iter()
             .map(|t| {
                 let auto = if t.tag_type == 1 { " (automatic)" } else { "" };
-                format!("`{}`{auto}", t.tag.replace('`', "'"))
+                format!("{}{auto}", code_span(&t.tag))
             })
             .collect();
         line("Tags", &tags.join(", "));
@@ -148,37 +137,47 @@ pub fn render(item: &ItemMetadata, zotero_url: &str, web_url: Option<&str>) -> S
             .collections
             .iter()
             .map(|c| match &c.name {
-                Some(n) => format!("{} ({})", escape(n), c.collection_key),
-                None => c.collection_key.clone(),
+                Some(n) => format!("{} ({})", escape(n), escape(&c.collection_key)),
+                None => escape(&c.collection_key),
             })
             .collect();
         line("Collections", &colls.join(", "));
     }
     for (predicate, uris) in &item.relations {
-        line(&format!("Related ({predicate})"), &escape(&uris.join(", ")));
+        line(
+            &format!("Related ({})", escape(predicate)),
+            &escape(&uris.join(", ")),
+        );
     }
     if let Some(parent) = &item.parent_item_key {
-        line("Parent Item", parent);
+        line("Parent Item", &escape(parent));
     }
     if item.in_trash {
         line("Status", "in the trash");
     }
     if let Some(added) = &item.date_added {
-        line("Date Added", added);
+        line("Date Added", &escape(added));
     }
     if let Some(modified) = &item.date_modified {
-        line("Modified", modified);
+        line("Modified", &escape(modified));
     }
-    let mut links = format!("{} · [Open in Zotero]({zotero_url})", item.item_key);
+    let mut links = format!(
+        "{} · {}",
+        escape(&item.item_key),
+        link_to("Open in Zotero", zotero_url)
+    );
     if let Some(web) = web_url {
-        links.push_str(&format!(" · [zotero.org]({web})"));
+        links.push_str(&format!(" · {}", link_to("zotero.org", web)));
     }
     line("Item Key", &links);
     if item.fields.contains_key("note") {
         md.push_str("\n## Note\n\nThe note is HTML; zotero_get_notes renders it as Markdown.\n");
     }
     if let Some(abstract_note) = item.fields.get("abstractNote") {
-        md.push_str(&format!("\n## Abstract\n\n{}\n", abstract_note.trim()));
+        md.push_str(&format!(
+            "\n## Abstract\n\n{}",
+            escape_lines(abstract_note, "")
+        ));
     }
     md
 }

@@ -39,6 +39,7 @@ mod listing;
 mod note_writes;
 mod prop_arguments;
 mod prop_edits;
+mod prop_markdown_outputs;
 mod prop_notes;
 mod prop_paging;
 mod prop_support;

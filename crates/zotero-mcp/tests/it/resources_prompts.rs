@@ -631,7 +631,7 @@ async fn long_notes_are_bounded_saying_how_to_read_on() {
         &md[..300]
     );
     // Not every note fits: the last line says how many were shown and where to start.
-    let tail = &md[md.len() - 300..];
+    let tail = &md[md.char_indices().rev().nth(300).map_or(0, |(i, _)| i)..];
     let total = s
         .call("zotero_get_notes", json!({"item_key": "RESNET52"}))
         .await
