@@ -80,11 +80,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Print the tools this server lists, as JSON.
+    /// Print the tools this server lists: as JSON (the default), or as Markdown.
     Tools {
-        /// JSON output (the only format).
-        #[arg(long)]
+        /// JSON output: every tool as `tools/list` gives it (the default).
+        #[arg(long, conflicts_with_all = ["markdown", "readme_table"])]
         json: bool,
+        /// The tools reference in Markdown (`docs/tools.md`).
+        #[arg(long, conflicts_with = "readme_table")]
+        markdown: bool,
+        /// The README's table of tools, one line each.
+        #[arg(long)]
+        readme_table: bool,
     },
 }
 
@@ -99,6 +105,16 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
+        Some(Command::Tools { markdown: true, .. }) => {
+            print!("{}", crate::tool_docs::reference());
+            ExitCode::SUCCESS
+        }
+        Some(Command::Tools {
+            readme_table: true, ..
+        }) => {
+            print!("{}", crate::tool_docs::readme_table());
+            ExitCode::SUCCESS
+        }
         Some(Command::Tools { .. }) => match serde_json::to_string_pretty(&tool_definitions()) {
             Ok(s) => {
                 println!("{s}");

@@ -17,5 +17,6 @@ pub mod search_index;
 pub mod server;
 pub mod service;
 pub mod subscriptions;
+pub mod tool_docs;
 pub mod tools;
 pub mod transport;
