@@ -9,10 +9,10 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
+    CompletionInfo, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse,
+    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, Reference,
     ServerCapabilities, SubscribeRequestParams, Tool, ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{Peer, RequestContext};
@@ -375,6 +375,19 @@ pub fn annotations(hints: Hints) -> ToolAnnotations {
     a
 }
 
+/// A failed `resources/read` names the URI asked for in `data.uri` (SEP-2164), quoted within
+/// the bound of every echoed argument.
+fn naming_uri(mut e: McpError, uri: &str) -> McpError {
+    let uri = Value::String(crate::tools::params::quote(uri));
+    match e.data.as_mut() {
+        Some(Value::Object(data)) => {
+            data.insert("uri".into(), uri);
+        }
+        _ => e.data = Some(serde_json::json!({ "uri": uri })),
+    }
+    e
+}
+
 /// A short random id that ties together every log line of one tool call.
 fn correlation_id() -> String {
     format!("{:016x}", rand::random::<u64>())
@@ -454,7 +467,28 @@ impl ServerHandler for ZoteroServer {
         let result = crate::resources::read(&request.uri, &ctx)
             .instrument(span)
             .await;
-        Ok(result?.into())
+        match result {
+            Ok(read) => Ok(read.into()),
+            Err(e) => Err(naming_uri(e.into(), &request.uri)),
+        }
+    }
+
+    /// As rmcp's, without `resources.subscribe`: the 2026-07-28 lifecycle subscribes with
+    /// `subscriptions/listen`, which this server does not serve (rmcp refuses
+    /// `resources/subscribe` to such requests), so it must not claim the capability there.
+    /// `initialize` (the older revisions, with a session) still offers it.
+    async fn discover(
+        &self,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let mut info = self.get_info();
+        if let Some(resources) = info.capabilities.resources.as_mut() {
+            resources.subscribe = None;
+        }
+        Ok(DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            info,
+        ))
     }
 
     /// Item and collection keys for the prompts' `item_key` and `collection_key` and the

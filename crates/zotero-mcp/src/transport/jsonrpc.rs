@@ -15,8 +15,8 @@
 //! removed JSON-RPC batching, and no version this server speaks needs it.
 
 use rmcp::model::{
-    CallToolRequest, ClientJsonRpcMessage, ClientRequest, ErrorCode, ErrorData, InitializeRequest,
-    JsonRpcMessage, ListToolsRequest, PingRequest,
+    CallToolRequest, ClientJsonRpcMessage, ClientRequest, CustomRequest, ErrorCode, ErrorData,
+    GetMeta, InitializeRequest, JsonRpcMessage, ListToolsRequest, PingRequest, ProtocolVersion,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -27,6 +27,12 @@ use super::shape::Shape;
 /// The methods this server answers (its capabilities are tools). rmcp turns invalid params
 /// of any of them into a custom request, which would be answered "method not found".
 pub const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+
+/// The served methods that the 2026-07-28 lifecycle removed. A request that declares that
+/// lifecycle in its `_meta` goes to rmcp whatever its params, which answers it "method not
+/// found" (404 over HTTP), as that revision asks: judging its params as the older
+/// revisions' would answer "invalid params" to a method that no longer exists.
+const REMOVED_IN_2026_07_28: [&str; 2] = ["initialize", "ping"];
 
 /// How much of a refused message's `id` a log line shows.
 const LOGGED_ID_CHARS: usize = 64;
@@ -158,7 +164,10 @@ fn parse_error(kind: &'static str, message: String, bytes: usize) -> Verdict {
 fn accept(message: ClientJsonRpcMessage, bytes: usize) -> Verdict {
     if let JsonRpcMessage::Request(request) = &message {
         if let ClientRequest::CustomRequest(custom) = &request.request {
-            if SERVED_METHODS.contains(&custom.method.as_str()) {
+            let method = custom.method.as_str();
+            let removed =
+                REMOVED_IN_2026_07_28.contains(&method) && declares_stateless_lifecycle(custom);
+            if SERVED_METHODS.contains(&method) && !removed {
                 let request_json = json!({"method": custom.method, "params": custom.params});
                 let why = params_error(&custom.method, request_json);
                 let id = request.id.clone().into_json_value();
@@ -179,6 +188,15 @@ fn accept(message: ClientJsonRpcMessage, bytes: usize) -> Verdict {
         }
     }
     Verdict::Deliver(Box::new(message))
+}
+
+/// Whether the request's `_meta` (which rmcp keeps apart from `params`) names a protocol
+/// version of 2026-07-28 or later.
+fn declares_stateless_lifecycle(request: &CustomRequest) -> bool {
+    request
+        .get_meta()
+        .protocol_version()
+        .is_some_and(|v| v >= ProtocolVersion::V_2026_07_28)
 }
 
 /// Why the request of a served method did not parse, in serde's words.
@@ -275,6 +293,9 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"a","method":"nope","params":{}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":3,"result":{}}"#,
+            // Removed by the 2026-07-28 lifecycle that its _meta declares: rmcp answers
+            // "method not found".
+            r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
         ] {
             assert!(
                 matches!(classify(line.as_bytes()), Verdict::Deliver(_)),

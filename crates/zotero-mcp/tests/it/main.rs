@@ -28,6 +28,7 @@ mod emulator_schema;
 mod emulator_selftest;
 mod emulator_writes;
 mod fulltext;
+mod http_2026;
 mod http_core;
 mod http_sessions;
 mod http_transport;

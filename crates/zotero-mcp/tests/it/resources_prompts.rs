@@ -319,6 +319,7 @@ async fn unknown_objects_and_malformed_uris_are_mcp_errors() {
         let (code, data, _) = read_err(&s, uri).await;
         assert_eq!(code, -32002, "{uri}");
         assert_eq!(data["code"], "ZOTERO_NOT_FOUND", "{uri}");
+        assert_eq!(data["uri"], uri, "the URI asked for (SEP-2164)");
     }
     for uri in [
         "zotero://user/items/not-a-key",
@@ -330,6 +331,7 @@ async fn unknown_objects_and_malformed_uris_are_mcp_errors() {
         let (code, data, message) = read_err(&s, uri).await;
         assert_eq!(code, -32602, "{uri}");
         assert_eq!(data["details"]["field"], "uri", "{uri}");
+        assert_eq!(data["uri"], uri, "the URI asked for (SEP-2164)");
         assert!(message.contains("zotero://{library}"), "{message}");
     }
 }
