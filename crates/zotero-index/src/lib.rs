@@ -17,6 +17,7 @@ pub mod model_cache;
 pub mod rank;
 pub mod store;
 pub mod vcache;
+pub mod weights;
 
 pub use chunk::{Chunk, ItemMeta, Matched};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};

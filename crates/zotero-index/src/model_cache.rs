@@ -56,6 +56,9 @@ pub const DEFAULT_MODEL: &str =
 /// The alternative the README names (better ranking, half the speed), pinned likewise.
 pub const BGE_SMALL_MODEL: &str = "BAAI/bge-small-en-v1.5@5c38ec7c405ec4b44b94cc5a9bb96e735b38267a";
 
+/// The weights, among [`REQUIRED_FILES`].
+pub const WEIGHTS_FILE: &str = "model.safetensors";
+
 /// The files a sentence-transformers model directory must have for the encoder.
 pub const REQUIRED_FILES: &[&str] = &[
     "config.json",
@@ -162,6 +165,10 @@ pub enum ModelCacheError {
     Cancelled { model: String },
     #[error("TLS setup failed: {0}")]
     Tls(String),
+    /// The weights file fails the checks of its size and header (made before it is hashed
+    /// or read whole).
+    #[error("{} is not a usable safetensors file: {reason}; download the model's model.safetensors again (remove this one first)", path.display())]
+    BadWeights { path: PathBuf, reason: String },
 }
 
 pub type Result<T, E = ModelCacheError> = std::result::Result<T, E>;
@@ -484,6 +491,19 @@ impl ModelDir {
 /// What a download reports: (file, bytes done, bytes in all).
 pub type Progress<'a> = &'a (dyn Fn(&str, u64, u64) + Send + Sync);
 
+/// The weights file of the model in `dir`, checked from its size and header before anything
+/// hashes or reads it whole (see [`crate::weights`]).
+fn check_weights(dir: &Path) -> Result<()> {
+    let path = dir.join(WEIGHTS_FILE);
+    match crate::weights::check_safetensors(&path) {
+        Ok(_) => Ok(()),
+        Err(crate::weights::WeightsError::Io(e)) => Err(io_err("cannot read", &path)(e)),
+        Err(crate::weights::WeightsError::Bad(reason)) => {
+            Err(ModelCacheError::BadWeights { path, reason })
+        }
+    }
+}
+
 /// sha256 of a file, streamed.
 fn sha256_file(path: &Path) -> Result<String> {
     let mut f = File::open(path).map_err(io_err("cannot read", path))?;
@@ -523,6 +543,7 @@ pub fn local_model_dir(dir: &Path) -> Result<ModelDir> {
             file: (*missing).to_string(),
         });
     }
+    check_weights(dir)?;
     let mut files = Vec::new();
     for f in REQUIRED_FILES
         .iter()
@@ -965,6 +986,7 @@ impl ModelCache {
         if unknown && !lenient {
             return Ok(None);
         }
+        check_weights(&snap)?;
         let mut files = Vec::new();
         for f in REQUIRED_FILES
             .iter()

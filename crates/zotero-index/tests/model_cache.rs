@@ -27,10 +27,16 @@ const TOKEN: &str = "hf_EmuSecretToken1234";
 /// Big enough to arrive in many pieces.
 const WEIGHTS_LEN: usize = 3 * 1024 * 1024 + 17;
 
+/// A safetensors file of WEIGHTS_LEN bytes (the cache checks a weights file's header): one
+/// U8 tensor of varied bytes after a header padded to 128 bytes.
 fn weights() -> Vec<u8> {
-    (0..WEIGHTS_LEN)
-        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[1])
-        .collect()
+    const HEADER: usize = 128;
+    let data = WEIGHTS_LEN - 8 - HEADER;
+    let header = format!(r#"{{"w":{{"dtype":"U8","shape":[{data}],"data_offsets":[0,{data}]}}}}"#);
+    let mut bytes = (HEADER as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(format!("{header:<HEADER$}").as_bytes());
+    bytes.extend((0..data).map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[1]));
+    bytes
 }
 
 /// The files of a small sentence-transformers model (any bytes will do here); it has no
@@ -587,6 +593,44 @@ async fn a_local_directory_is_used_as_it_is() {
     assert!(err.to_string().contains("1_Pooling/config.json"));
     let err = get(&cache, "/no/such/dir").await.unwrap_err();
     assert!(err.to_string().contains("/no/such/dir"), "{err}");
+}
+
+/// A weights file whose header claims 2^40 bytes, 1 GiB long (sparse: cheap to make), is
+/// refused from its first bytes, with the file named, before the cache hashes it: in a local
+/// directory and in a cached snapshot.
+#[tokio::test]
+async fn weights_with_an_impossible_header_are_refused_before_hashing() {
+    use std::io::Write;
+    let s = Setup::new().await;
+    let cache = s.cache(&[]);
+    let sparse = |path: &Path| {
+        let file = std::fs::File::create(path).unwrap();
+        file.set_len(1 << 30).unwrap();
+        (&file).write_all(&(1u64 << 40).to_le_bytes()).unwrap();
+    };
+    let local = s.home.path().join("my-model");
+    for f in model_files() {
+        let p = local.join(&f.path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, &f.bytes).unwrap();
+    }
+    sparse(&local.join("model.safetensors"));
+    let err = get(&cache, local.to_str().unwrap()).await.unwrap_err();
+    assert!(matches!(err, ModelCacheError::BadWeights { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("header length is 1099511627776 bytes")
+            && msg.contains(&local.join("model.safetensors").display().to_string())
+            && msg.contains("download the model's model.safetensors again"),
+        "{msg}"
+    );
+
+    let dir = get(&cache, REPO).await.unwrap();
+    let blob = std::fs::canonicalize(dir.path.join("model.safetensors")).unwrap();
+    std::fs::remove_file(&blob).unwrap();
+    sparse(&blob);
+    let err = get(&cache, REPO).await.unwrap_err();
+    assert!(matches!(err, ModelCacheError::BadWeights { .. }), "{err}");
 }
 
 #[tokio::test]
