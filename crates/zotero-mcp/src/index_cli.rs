@@ -164,7 +164,22 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
         }
         Err(e) => {
             eprintln!("zotero-mcp: the update failed: {e}");
-            ExitCode::FAILURE
+            // An index directory that cannot be used is configuration (exit 2); a damaged
+            // file, a full disk, another update running are failures of this run (exit 1).
+            match &e {
+                search_index::UpdateError::Index(
+                    zotero_index::IndexError::NoDirectory
+                    | zotero_index::IndexError::Io {
+                        remedy: zotero_index::Remedy::Directory,
+                        ..
+                    }
+                    | zotero_index::IndexError::Storage {
+                        remedy: zotero_index::Remedy::Directory,
+                        ..
+                    },
+                ) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }
