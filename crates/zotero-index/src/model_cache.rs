@@ -519,6 +519,16 @@ fn sha256_file(path: &Path) -> Result<String> {
     Ok(hex(&h.finalize()))
 }
 
+/// A timeout as a message says it: whole seconds as `30 s`, anything else in milliseconds
+/// (`400 ms`, never rounded down to `0 s`).
+fn shown_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis().max(1))
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     use fmt::Write;
     bytes.iter().fold(String::new(), |mut s, b| {
@@ -1072,8 +1082,8 @@ impl ModelCache {
                 };
                 match tokio::time::timeout(self.config.timeout, self.client.request(req)).await {
                     Err(_) => Attempt::Failed(format!(
-                        "no answer within {} s",
-                        self.config.timeout.as_secs()
+                        "no answer within {}",
+                        shown_duration(self.config.timeout)
                     )),
                     Ok(Err(e)) => Attempt::Failed(ErrorChain(&e).to_string()),
                     Ok(Ok(resp)) => {
@@ -1503,7 +1513,7 @@ impl ModelCache {
                     return Err(ModelCacheError::Network {
                         model: job.id.to_string(),
                         host,
-                        reason: format!("no data for {} s", self.config.timeout.as_secs()),
+                        reason: format!("no data for {}", shown_duration(self.config.timeout)),
                     })
                 }
                 Ok(None) => break,
@@ -1612,6 +1622,14 @@ mod tests {
         assert!(c.offline);
         let c = HubConfig::from_env(&env(&[("HOME", "/h"), ("HF_HUB_OFFLINE", "0")]));
         assert!(!c.offline);
+    }
+
+    #[test]
+    fn timeouts_are_shown_without_rounding_to_zero() {
+        assert_eq!(shown_duration(Duration::from_millis(400)), "400 ms");
+        assert_eq!(shown_duration(Duration::from_secs(30)), "30 s");
+        assert_eq!(shown_duration(Duration::from_millis(1500)), "1500 ms");
+        assert_eq!(shown_duration(Duration::from_micros(10)), "1 ms");
     }
 
     #[test]

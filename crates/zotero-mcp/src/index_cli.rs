@@ -114,10 +114,17 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
     }
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
+    // Registered here, before any work: a Ctrl-C from the first moment stops cleanly (with
+    // `ctrl_c()` the handler came only when the spawned task first ran).
+    let interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nzotero-mcp: stopping after the current batch (what was committed stays)");
-            on_signal.cancel();
+        if let Some(mut interrupt) = interrupt {
+            if interrupt.recv().await.is_some() {
+                eprintln!(
+                    "\nzotero-mcp: stopping after the current batch (what was committed stays)"
+                );
+                on_signal.cancel();
+            }
         }
     });
     eprintln!(

@@ -459,13 +459,26 @@ async fn search_during_an_update_sees_the_last_commit_and_a_second_update_is_ref
         json!({"itemType": "book", "title": "Sherlock Holmes and the slow update"}),
     )
     .await;
-    emu.set_latency(std::time::Duration::from_millis(400));
+    // The update's first request (the versions of what changed) is answered late: the update
+    // holds its lock from before that request until it ends. The test waits for the request
+    // (an event) rather than for a time, and the answer is late enough (8 s) that the calls
+    // below, which take milliseconds, all happen while it is pending.
+    emu.reset_counts();
+    emu.inject(
+        Fault::once(FaultKind::Slow(std::time::Duration::from_secs(8))).path_contains("/items"),
+    );
     let env = env(&emu, dir.path());
     let updating = tokio::spawn(async move {
         let s = in_process_with_encoder(&env, None).await;
         s.call("zotero_update_search_database", json!({})).await
     });
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    while emu.faults_pending() > 0 {
+        assert!(
+            !updating.is_finished(),
+            "the update ended before its request"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     // The update holds the lock: a second one is refused at once, saying why.
     let e = s.call("zotero_update_search_database", json!({})).await;
     let err = e.expect_err("ZOTERO_RATE_LIMITED");
@@ -475,7 +488,10 @@ async fn search_during_an_update_sees_the_last_commit_and_a_second_update_is_ref
     );
     let during = search(&s, json!({"query": "Sherlock Holmes", "mode": "keyword"})).await;
     assert_eq!(keys(&during), keys(&before));
-    emu.set_latency(std::time::Duration::ZERO);
+    assert!(
+        !updating.is_finished(),
+        "the update ended before the checks"
+    );
     let done = updating.await.unwrap();
     assert!(done.ok(), "{:?}", done.data());
     let after = search(
@@ -751,8 +767,17 @@ async fn update_db_stopped_or_killed_resumes_to_the_same_index() {
     };
     emu.set_latency(std::time::Duration::from_millis(150));
     for signal in ["-INT", "-KILL"] {
+        emu.reset_counts();
         let child = command(dir.path(), &["update-db"]).spawn().unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        // Signalled mid-sync, once it asked for objects (an event: a loaded machine may take
+        // long to start it), with most of the update still to come at 150 ms an answer.
+        while !emu
+            .requests()
+            .iter()
+            .any(|r| r.query.iter().any(|(k, _)| k == "itemKey"))
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
         let killed = std::process::Command::new("kill")
             .args([signal, &child.id().to_string()])
             .status()
