@@ -1122,7 +1122,7 @@ async fn an_unusable_index_directory_or_file_says_what_to_do() {
                 use std::os::unix::fs::PermissionsExt;
                 let dir = base.join("index");
                 let file = empty_index(&dir);
-                std::fs::set_permissions(file, std::fs::Permissions::from_mode(0)).unwrap();
+                std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o000)).unwrap();
                 dir
             },
             search: (
