@@ -39,6 +39,24 @@ impl Hashes {
         self.0.push((name.to_owned(), hex));
     }
 
+    /// Hashes the file at `path` by streaming it (a model's weights are not read whole).
+    pub fn add_file(&mut self, name: &str, path: &Path) -> Result<(), EmbedError> {
+        let io = |source| EmbedError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file, &mut hasher).map_err(io)?;
+        let hex = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>();
+        self.0.push((name.to_owned(), hex));
+        Ok(())
+    }
+
     pub fn into_sorted(mut self) -> Vec<(String, String)> {
         self.0.sort();
         self.0
@@ -68,6 +86,24 @@ pub fn read_optional(
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(source) => Err(EmbedError::Io { path, source }),
+    }
+}
+
+/// The weights file `name` in `dir`: present, and its size and header sound (see
+/// [`zotero_index::weights`]), checked before it is hashed or loaded.
+pub fn check_weights(dir: &Path, name: &str) -> Result<(), EmbedError> {
+    use zotero_index::weights::{check_safetensors, WeightsError};
+    let path = dir.join(name);
+    match check_safetensors(&path) {
+        Ok(_) => Ok(()),
+        Err(WeightsError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(EmbedError::MissingFile {
+                file: name.to_owned(),
+                dir: dir.to_path_buf(),
+            })
+        }
+        Err(WeightsError::Io(source)) => Err(EmbedError::Io { path, source }),
+        Err(WeightsError::Bad(message)) => Err(EmbedError::BadSafetensors { path, message }),
     }
 }
 

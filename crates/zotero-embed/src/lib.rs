@@ -155,17 +155,26 @@ impl SentenceEncoder {
                 message: e.to_string(),
             })?;
 
-        let weights_name = "model.safetensors";
-        let weights = files::read_required(dir, weights_name, &mut hashes)?;
+        let weights_name = zotero_index::model_cache::WEIGHTS_FILE;
         let weights_path = dir.join(weights_name);
+        // Its size and header first (a few bytes read), so that a damaged or hostile file is
+        // refused before it is hashed or mapped; then hashed by streaming, never read whole.
+        files::check_weights(dir, weights_name)?;
+        hashes.add_file(weights_name, &weights_path)?;
         let bad_weights = |e: candle_core::Error| EmbedError::BadSafetensors {
             path: weights_path.clone(),
             message: error::candle_message(e),
         };
         // Weights stored as f16/bf16 are widened: the CPU runs f32 fastest and matches the
         // reference implementation's default.
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(bad_weights)?;
+        // SAFETY: the map is read while the tensors are copied out of it, within this call
+        // (the VarBuilder is dropped once the model is built). A file changed meanwhile could
+        // give wrong weights or SIGBUS if truncated; a model's files are not written while
+        // it loads (the cache writes a blob under another name, then links it).
+        let vb = unsafe {
+            VarBuilder::from_mmaped_safetensors(&[&weights_path], DType::F32, &Device::Cpu)
+        }
+        .map_err(bad_weights)?;
         let model = bert::Bert::load(vb, &config).map_err(bad_weights)?;
 
         let identity = ModelIdentity {

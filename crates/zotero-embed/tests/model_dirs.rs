@@ -323,3 +323,46 @@ fn without_max_seq_length_the_tokenizer_limit_and_the_position_table_bound_it() 
     assert_eq!(encoder.token_ids(&long).unwrap().len(), 64);
     assert_eq!(encoder.encode(&[long.as_str()]).unwrap()[0].len(), 32);
 }
+
+/// A 1 GiB file (sparse: nothing written) whose header claims 2^40 bytes: refused from its
+/// first 8 bytes, before it is hashed or read (it used to be read whole first: 1 GB of memory
+/// and half a minute). Another, whose header is sound JSON but whose tensor runs past the end
+/// of the file, is refused from its header too.
+#[test]
+fn weights_are_refused_from_their_header_before_being_read() {
+    use std::io::Write;
+    let dir = copy();
+    let weights = dir.path().join("model.safetensors");
+    let file = std::fs::File::create(&weights).unwrap();
+    file.set_len(1 << 30).unwrap();
+    (&file).write_all(&(1u64 << 40).to_le_bytes()).unwrap();
+    drop(file);
+    let (err, message) = load_err(dir.path());
+    assert!(
+        matches!(err, EmbedError::BadSafetensors { .. }),
+        "{message}"
+    );
+    assert!(
+        message.contains("header length is 1099511627776 bytes"),
+        "{message}"
+    );
+    assert!(
+        message.contains("download model.safetensors again"),
+        "{message}"
+    );
+
+    let header = br#"{"embeddings.word_embeddings.weight":{"dtype":"F32","shape":[1000000,1000],"data_offsets":[0,4000000000]}}"#;
+    let file = std::fs::File::create(&weights).unwrap();
+    file.set_len(1 << 30).unwrap();
+    (&file)
+        .write_all(&(header.len() as u64).to_le_bytes())
+        .unwrap();
+    (&file).write_all(header).unwrap();
+    drop(file);
+    let (err, message) = load_err(dir.path());
+    assert!(
+        matches!(err, EmbedError::BadSafetensors { .. }),
+        "{message}"
+    );
+    assert!(message.contains("ends at byte 4000000000"), "{message}");
+}

@@ -17,13 +17,14 @@ pub mod model_cache;
 pub mod rank;
 pub mod store;
 pub mod vcache;
+pub mod weights;
 
 pub use chunk::{Chunk, ItemMeta, Matched};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
-pub use error::{IndexError, Result};
+pub use error::{IndexError, Remedy, Result};
 pub use rank::{Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery};
 pub use store::{
-    default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status, UpdateLock,
-    Updater,
+    check_dir, default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status,
+    UpdateLock, Updater,
 };
 pub use vcache::VectorCache;

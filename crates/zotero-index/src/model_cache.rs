@@ -56,6 +56,9 @@ pub const DEFAULT_MODEL: &str =
 /// The alternative the README names (better ranking, half the speed), pinned likewise.
 pub const BGE_SMALL_MODEL: &str = "BAAI/bge-small-en-v1.5@5c38ec7c405ec4b44b94cc5a9bb96e735b38267a";
 
+/// The weights, among [`REQUIRED_FILES`].
+pub const WEIGHTS_FILE: &str = "model.safetensors";
+
 /// The files a sentence-transformers model directory must have for the encoder.
 pub const REQUIRED_FILES: &[&str] = &[
     "config.json",
@@ -162,6 +165,10 @@ pub enum ModelCacheError {
     Cancelled { model: String },
     #[error("TLS setup failed: {0}")]
     Tls(String),
+    /// The weights file fails the checks of its size and header (made before it is hashed
+    /// or read whole).
+    #[error("{} is not a usable safetensors file: {reason}; download the model's model.safetensors again (remove this one first)", path.display())]
+    BadWeights { path: PathBuf, reason: String },
 }
 
 pub type Result<T, E = ModelCacheError> = std::result::Result<T, E>;
@@ -484,6 +491,19 @@ impl ModelDir {
 /// What a download reports: (file, bytes done, bytes in all).
 pub type Progress<'a> = &'a (dyn Fn(&str, u64, u64) + Send + Sync);
 
+/// The weights file of the model in `dir`, checked from its size and header before anything
+/// hashes or reads it whole (see [`crate::weights`]).
+fn check_weights(dir: &Path) -> Result<()> {
+    let path = dir.join(WEIGHTS_FILE);
+    match crate::weights::check_safetensors(&path) {
+        Ok(_) => Ok(()),
+        Err(crate::weights::WeightsError::Io(e)) => Err(io_err("cannot read", &path)(e)),
+        Err(crate::weights::WeightsError::Bad(reason)) => {
+            Err(ModelCacheError::BadWeights { path, reason })
+        }
+    }
+}
+
 /// sha256 of a file, streamed.
 fn sha256_file(path: &Path) -> Result<String> {
     let mut f = File::open(path).map_err(io_err("cannot read", path))?;
@@ -497,6 +517,16 @@ fn sha256_file(path: &Path) -> Result<String> {
         h.update(buf.get(..n).unwrap_or_default());
     }
     Ok(hex(&h.finalize()))
+}
+
+/// A timeout as a message says it: whole seconds as `30 s`, anything else in milliseconds
+/// (`400 ms`, never rounded down to `0 s`).
+fn shown_duration(d: Duration) -> String {
+    if d.subsec_nanos() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis().max(1))
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -523,6 +553,7 @@ pub fn local_model_dir(dir: &Path) -> Result<ModelDir> {
             file: (*missing).to_string(),
         });
     }
+    check_weights(dir)?;
     let mut files = Vec::new();
     for f in REQUIRED_FILES
         .iter()
@@ -965,6 +996,7 @@ impl ModelCache {
         if unknown && !lenient {
             return Ok(None);
         }
+        check_weights(&snap)?;
         let mut files = Vec::new();
         for f in REQUIRED_FILES
             .iter()
@@ -1050,8 +1082,8 @@ impl ModelCache {
                 };
                 match tokio::time::timeout(self.config.timeout, self.client.request(req)).await {
                     Err(_) => Attempt::Failed(format!(
-                        "no answer within {} s",
-                        self.config.timeout.as_secs()
+                        "no answer within {}",
+                        shown_duration(self.config.timeout)
                     )),
                     Ok(Err(e)) => Attempt::Failed(ErrorChain(&e).to_string()),
                     Ok(Ok(resp)) => {
@@ -1481,7 +1513,7 @@ impl ModelCache {
                     return Err(ModelCacheError::Network {
                         model: job.id.to_string(),
                         host,
-                        reason: format!("no data for {} s", self.config.timeout.as_secs()),
+                        reason: format!("no data for {}", shown_duration(self.config.timeout)),
                     })
                 }
                 Ok(None) => break,
@@ -1590,6 +1622,14 @@ mod tests {
         assert!(c.offline);
         let c = HubConfig::from_env(&env(&[("HOME", "/h"), ("HF_HUB_OFFLINE", "0")]));
         assert!(!c.offline);
+    }
+
+    #[test]
+    fn timeouts_are_shown_without_rounding_to_zero() {
+        assert_eq!(shown_duration(Duration::from_millis(400)), "400 ms");
+        assert_eq!(shown_duration(Duration::from_secs(30)), "30 s");
+        assert_eq!(shown_duration(Duration::from_millis(1500)), "1500 ms");
+        assert_eq!(shown_duration(Duration::from_micros(10)), "1 ms");
     }
 
     #[test]

@@ -63,7 +63,7 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::chunk::{self, Chunk, ItemMeta, Matched};
 use crate::encoder::{Encoder, ModelIdentity};
-use crate::error::{IndexError, Result};
+use crate::error::{IndexError, Remedy, Result};
 
 /// Marks a file as a zotero-mcp index (`PRAGMA application_id`): "ZMCP".
 pub const APPLICATION_ID: i32 = 0x5a4d_4350;
@@ -336,26 +336,60 @@ pub struct Index {
     file_id: Option<(u64, u64)>,
 }
 
+/// Checks, creating nothing, that the index directory `dir` is a directory or is not there
+/// yet (an update creates it): readers say at once that it cannot be used, rather than
+/// that no index was built.
+pub fn check_dir(dir: &Path) -> Result<()> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(IndexError::Io {
+            what: "cannot use the index directory",
+            path: dir.to_path_buf(),
+            source: std::io::Error::from(std::io::ErrorKind::NotADirectory),
+            remedy: Remedy::Directory,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(IndexError::io(
+            "cannot use the index directory",
+            dir,
+            Remedy::Directory,
+        )(e)),
+    }
+}
+
 /// Creates `dir` if needed and makes it private to the user (0700).
 fn private_dir(dir: &Path) -> Result<()> {
     fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(IndexError::io("cannot create the index directory", dir))?;
-    tighten(dir, 0o700)
+        .map_err(IndexError::io(
+            "cannot create the index directory",
+            dir,
+            Remedy::Directory,
+        ))?;
+    tighten(dir, 0o700, Remedy::Directory)
 }
 
 /// Takes group and other permissions away (the files hold the library's text).
-fn tighten(path: &Path, mode: u32) -> Result<()> {
+fn tighten(path: &Path, mode: u32, remedy: Remedy) -> Result<()> {
     let meta = match fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(IndexError::io("cannot read the permissions of", path)(e)),
+        Err(e) => {
+            return Err(IndexError::io(
+                "cannot read the permissions of",
+                path,
+                remedy,
+            )(e))
+        }
     };
     if meta.permissions().mode() & 0o777 != mode {
-        fs::set_permissions(path, fs::Permissions::from_mode(mode))
-            .map_err(IndexError::io("cannot restrict the permissions of", path))?;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(IndexError::io(
+            "cannot restrict the permissions of",
+            path,
+            remedy,
+        ))?;
     }
     Ok(())
 }
@@ -372,10 +406,10 @@ fn check_header(path: &Path) -> Result<()> {
         path: path.to_path_buf(),
         why,
     };
-    let mut file = File::open(path).map_err(IndexError::io("cannot open", path))?;
+    let mut file = File::open(path).map_err(IndexError::io_file("cannot open", path))?;
     let len = file
         .metadata()
-        .map_err(IndexError::io("cannot read", path))?
+        .map_err(IndexError::io("cannot read", path, Remedy::File))?
         .len();
     if len == 0 {
         // Nothing was ever committed: SQLite starts a new database in it.
@@ -456,11 +490,11 @@ impl Index {
             .truncate(false)
             .mode(0o600)
             .open(path)
-            .map_err(IndexError::io("cannot create the index file", path))?;
+            .map_err(IndexError::io_file("cannot open the index file", path))?;
         let file_id = crate::vcache::file_id(&file);
         drop(file);
         for suffix in ["", "-wal", "-shm", ".lock"] {
-            tighten(&sibling(path, suffix), 0o600)?;
+            tighten(&sibling(path, suffix), 0o600, Remedy::File)?;
         }
         check_header(path)?;
         let conn = Connection::open(path)?;
@@ -557,7 +591,7 @@ impl Index {
         self.conn
             .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))?;
         for suffix in ["-wal", "-shm"] {
-            tighten(&sibling(&self.path, suffix), 0o600)?;
+            tighten(&sibling(&self.path, suffix), 0o600, Remedy::File)?;
         }
         Ok(())
     }
@@ -771,7 +805,7 @@ impl Index {
             match fs::remove_file(&p) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(IndexError::io("cannot remove the old index", &p)(e)),
+                Err(e) => return Err(IndexError::io_file("cannot remove the old index", &p)(e)),
             }
         }
         Self::open_file(&lock.path, library.clone()).map_err(|e| e.at(&lock.path))
@@ -780,10 +814,9 @@ impl Index {
     /// Starts an update under a lock taken by [`Index::lock`] for this index's file.
     pub fn updater_with(&mut self, lock: UpdateLock) -> Result<Updater<'_>> {
         if lock.path != self.path {
-            return Err(IndexError::Io {
-                what: "the update lock is not this index's",
-                path: lock.path,
-                source: std::io::Error::from(std::io::ErrorKind::InvalidInput),
+            return Err(IndexError::WrongLock {
+                lock: lock.path,
+                index: self.path.clone(),
             });
         }
         Ok(Updater {
@@ -804,9 +837,15 @@ fn try_lock_at(path: &Path) -> Result<Option<File>> {
         .truncate(false)
         .mode(0o600)
         .open(&lock_path)
-        .map_err(IndexError::io("cannot open the update lock", &lock_path))?;
-    let locked = crate::flock::try_lock(&lock)
-        .map_err(IndexError::io("cannot take the update lock", &lock_path))?;
+        .map_err(IndexError::io_file(
+            "cannot open the update lock",
+            &lock_path,
+        ))?;
+    let locked = crate::flock::try_lock(&lock).map_err(IndexError::io(
+        "cannot take the update lock",
+        &lock_path,
+        Remedy::File,
+    ))?;
     Ok(locked.then_some(lock))
 }
 

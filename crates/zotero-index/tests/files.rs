@@ -195,16 +195,20 @@ fn a_waiting_updater_gets_the_lock_when_it_is_released() {
     let mut a = common::open(dir.path());
     let path = dir.path().to_path_buf();
     let held = a.updater().unwrap();
+    // The lock is released only once the short wait has ended (an event, not a sleep), and
+    // the long wait has no deadline a slow machine could reach: it ends when the lock goes.
+    let (tried, tried_rx) = std::sync::mpsc::channel();
     let waiter = std::thread::spawn(move || {
         let mut b = Index::open(&path, &LibraryId::User).unwrap();
         let short = matches!(
             b.updater_wait(Duration::from_millis(100)),
             Err(IndexError::Busy { .. })
         );
-        let long = b.updater_wait(Duration::from_secs(20)).is_ok();
+        tried.send(()).unwrap();
+        let long = b.updater_wait(Duration::from_secs(3600)).is_ok();
         (short, long)
     });
-    std::thread::sleep(Duration::from_millis(400));
+    tried_rx.recv().unwrap();
     drop(held);
     assert_eq!(waiter.join().unwrap(), (true, true));
 }

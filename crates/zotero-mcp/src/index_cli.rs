@@ -114,10 +114,17 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
     }
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
+    // Registered here, before any work: a Ctrl-C from the first moment stops cleanly (with
+    // `ctrl_c()` the handler came only when the spawned task first ran).
+    let interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
     tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nzotero-mcp: stopping after the current batch (what was committed stays)");
-            on_signal.cancel();
+        if let Some(mut interrupt) = interrupt {
+            if interrupt.recv().await.is_some() {
+                eprintln!(
+                    "\nzotero-mcp: stopping after the current batch (what was committed stays)"
+                );
+                on_signal.cancel();
+            }
         }
     });
     eprintln!(
@@ -164,7 +171,22 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
         }
         Err(e) => {
             eprintln!("zotero-mcp: the update failed: {e}");
-            ExitCode::FAILURE
+            // An index directory that cannot be used is configuration (exit 2); a damaged
+            // file, a full disk, another update running are failures of this run (exit 1).
+            match &e {
+                search_index::UpdateError::Index(
+                    zotero_index::IndexError::NoDirectory
+                    | zotero_index::IndexError::Io {
+                        remedy: zotero_index::Remedy::Directory,
+                        ..
+                    }
+                    | zotero_index::IndexError::Storage {
+                        remedy: zotero_index::Remedy::Directory,
+                        ..
+                    },
+                ) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }

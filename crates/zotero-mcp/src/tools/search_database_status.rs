@@ -110,6 +110,8 @@ pub async fn statuses(
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<SearchDatabaseStatusData, ToolError> {
     let dir = svc.search.dir()?.to_path_buf();
+    // A directory that cannot hold indexes is the answer, not "no index yet" for each library.
+    zotero_index::check_dir(&dir).map_err(search_index::index_error)?;
     let libraries: Vec<LibraryRef> = match which {
         Some(SearchLibrary::One(l)) => vec![l],
         Some(SearchLibrary::All) | None => {

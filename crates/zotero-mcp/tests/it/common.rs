@@ -212,7 +212,16 @@ pub fn env_for(base: &str, user_id: u64, key: &str) -> Vec<(String, String)> {
 
 /// Starts the binary with exactly these variables (nothing inherited but PATH).
 pub async fn spawn(env: &[(String, String)]) -> Server {
+    spawn_as(env, None).await
+}
+
+/// Like [`spawn`], as the user `uid` (its group too) when given: tests of file permissions,
+/// which the superuser would pass through, run the server as `nobody` when they run as root.
+pub async fn spawn_as(env: &[(String, String)], uid: Option<u32>) -> Server {
     let mut cmd = tokio::process::Command::new(BIN);
+    if let Some(uid) = uid {
+        cmd.uid(uid).gid(uid);
+    }
     cmd.env_clear();
     if let Ok(path) = std::env::var("PATH") {
         cmd.env("PATH", path);

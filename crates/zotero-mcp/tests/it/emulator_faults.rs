@@ -82,9 +82,9 @@ async fn faults_drop_slow_and_latency() {
     let t = Instant::now();
     assert_eq!(get(&emu, &items("items")).await.status, 200);
     assert!(t.elapsed() >= Duration::from_millis(400));
-    let t = Instant::now();
-    get(&emu, &items("items")).await;
-    assert!(t.elapsed() < Duration::from_millis(400));
+    // The fault is spent (an event, where "the next answer is quicker than 400 ms" was a
+    // race on a loaded machine).
+    assert_eq!(emu.faults_pending(), 0);
 
     emu.set_latency(Duration::from_millis(250));
     let t = Instant::now();

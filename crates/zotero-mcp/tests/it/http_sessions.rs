@@ -17,9 +17,10 @@ use zotero_emulator::{Emulator, Fault, FaultKind, Recorded, ZoteroEdit, API_KEY,
 use crate::common::{env_for, in_process_as, TestClient};
 use crate::http_transport::{emulator_env, messages, post, HttpServer};
 
-/// Waits (up to 10 s) until `done` holds of what `read` returns; returns the last reading.
+/// Waits (up to 60 s: a bound for a hung test, not a timing) until `done` holds of what
+/// `read` returns; returns the last reading.
 async fn eventually<T>(read: impl Fn() -> T, done: impl Fn(&T) -> bool) -> T {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let now = read();
         if done(&now) || Instant::now() > deadline {
@@ -269,8 +270,11 @@ async fn with_sessions_http_carries_subscriptions_and_log_messages() {
         .await;
     assert!(sub.last().unwrap()["result"].is_object(), "{sub:?}");
 
-    // Zotero changes item_a: session a hears of it, b does not.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Zotero changes item_a once the poller knows the library's version (its first poll: an
+    // event, where a fixed 300 ms could pass before it on a loaded machine): session a hears
+    // of it, b does not.
+    let first = polls(&emu).len();
+    eventually(|| polls(&emu).len(), |n| *n > first).await;
     emu.edit_in_zotero(&ZoteroEdit::item("VASWANI7").set("title", json!("Changed in Zotero")))
         .unwrap();
     let got = eventually(|| a.updated(), |u| !u.is_empty()).await;

@@ -551,6 +551,7 @@ async fn sigterm_finishes_the_calls_in_flight_and_exits_0() {
     let emu = Emulator::start().await;
     let http = HttpServer::start(&emulator_env(&emu)).await;
     emu.set_latency(Duration::from_millis(1500));
+    emu.reset_counts();
     let addr = http.addr;
     let call = tokio::spawn(async move {
         rpc_as(
@@ -562,8 +563,12 @@ async fn sigterm_finishes_the_calls_in_flight_and_exits_0() {
         )
         .await
     });
-    // The call is under way (waiting on the slow emulator) when SIGTERM arrives.
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The call is under way (waiting on the slow emulator) when SIGTERM arrives: sent once
+    // the emulator has the call's request (an event; a fixed 500 ms could come first on a
+    // loaded machine), which it answers 1.5 s later.
+    while !emu.requests().iter().any(|r| r.path.contains("/items")) {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     http.terminate();
     let answer = tokio::time::timeout(Duration::from_secs(20), call)
         .await

@@ -459,13 +459,26 @@ async fn search_during_an_update_sees_the_last_commit_and_a_second_update_is_ref
         json!({"itemType": "book", "title": "Sherlock Holmes and the slow update"}),
     )
     .await;
-    emu.set_latency(std::time::Duration::from_millis(400));
+    // The update's first request (the versions of what changed) is answered late: the update
+    // holds its lock from before that request until it ends. The test waits for the request
+    // (an event) rather than for a time, and the answer is late enough (8 s) that the calls
+    // below, which take milliseconds, all happen while it is pending.
+    emu.reset_counts();
+    emu.inject(
+        Fault::once(FaultKind::Slow(std::time::Duration::from_secs(8))).path_contains("/items"),
+    );
     let env = env(&emu, dir.path());
     let updating = tokio::spawn(async move {
         let s = in_process_with_encoder(&env, None).await;
         s.call("zotero_update_search_database", json!({})).await
     });
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    while emu.faults_pending() > 0 {
+        assert!(
+            !updating.is_finished(),
+            "the update ended before its request"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
     // The update holds the lock: a second one is refused at once, saying why.
     let e = s.call("zotero_update_search_database", json!({})).await;
     let err = e.expect_err("ZOTERO_RATE_LIMITED");
@@ -475,7 +488,10 @@ async fn search_during_an_update_sees_the_last_commit_and_a_second_update_is_ref
     );
     let during = search(&s, json!({"query": "Sherlock Holmes", "mode": "keyword"})).await;
     assert_eq!(keys(&during), keys(&before));
-    emu.set_latency(std::time::Duration::ZERO);
+    assert!(
+        !updating.is_finished(),
+        "the update ended before the checks"
+    );
     let done = updating.await.unwrap();
     assert!(done.ok(), "{:?}", done.data());
     let after = search(
@@ -515,7 +531,7 @@ async fn a_missing_or_damaged_index_says_which_command_fixes_it() {
     let e = s
         .call("zotero_semantic_search", json!({"query": "attention"}))
         .await;
-    let err = e.expect_err("ZOTERO_INTERNAL_ERROR");
+    let err = e.expect_err("ZOTERO_VALIDATION_ERROR");
     assert!(
         err["message"]
             .as_str()
@@ -524,7 +540,7 @@ async fn a_missing_or_damaged_index_says_which_command_fixes_it() {
         "{err}"
     );
     let e = s.call("zotero_update_search_database", json!({})).await;
-    e.expect_err("ZOTERO_INTERNAL_ERROR");
+    e.expect_err("ZOTERO_VALIDATION_ERROR");
     let r = update(&s, json!({"full": true})).await;
     assert_eq!(r["full"], true);
     let a = search(&s, json!({"query": "attention"})).await;
@@ -751,8 +767,17 @@ async fn update_db_stopped_or_killed_resumes_to_the_same_index() {
     };
     emu.set_latency(std::time::Duration::from_millis(150));
     for signal in ["-INT", "-KILL"] {
+        emu.reset_counts();
         let child = command(dir.path(), &["update-db"]).spawn().unwrap();
-        tokio::time::sleep(std::time::Duration::from_millis(700)).await;
+        // Signalled mid-sync, once it asked for objects (an event: a loaded machine may take
+        // long to start it), with most of the update still to come at 150 ms an answer.
+        while !emu
+            .requests()
+            .iter()
+            .any(|r| r.query.iter().any(|(k, _)| k == "itemKey"))
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
         let killed = std::process::Command::new("kill")
             .args([signal, &child.id().to_string()])
             .status()
@@ -976,4 +1001,277 @@ async fn the_configured_model_is_downloaded_once_and_makes_the_vectors() {
     .await;
     assert_eq!(a["semantic_used"], true, "{a}");
     assert_eq!(emu.hf_requests().len(), fetched, "nothing fetched again");
+}
+
+/// The user the permission cases run as: `nobody` when the tests run as root (the superuser
+/// reads and writes whatever the modes say), else the tests' own user.
+fn unprivileged(probe: &std::path::Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    (std::fs::metadata(probe).unwrap().uid() == 0).then_some(65534)
+}
+
+/// Gives `path` and everything below it to `uid` (what the server, run as `uid`, must own).
+fn chown_all(path: &std::path::Path, uid: u32) {
+    std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();
+    if path.is_dir() && !path.is_symlink() {
+        for entry in std::fs::read_dir(path).unwrap() {
+            chown_all(&entry.unwrap().path(), uid);
+        }
+    }
+}
+
+/// A valid, empty index of the user library in `dir`, closed (its WAL folded into the file).
+fn empty_index(dir: &std::path::Path) -> std::path::PathBuf {
+    drop(zotero_index::Index::open(dir, &zotero_index::LibraryId::User).unwrap());
+    dir.join("user.sqlite")
+}
+
+/// Writes `value` (big-endian) at `offset` of the file's SQLite header.
+fn patch_header(file: &std::path::Path, offset: usize, value: u32) {
+    let mut bytes = std::fs::read(file).unwrap();
+    bytes[offset..offset + 4].copy_from_slice(&value.to_be_bytes());
+    std::fs::write(file, bytes).unwrap();
+}
+
+/// What a tool answers for one case: the code, and what the message says.
+type Expect = (&'static str, &'static [&'static str]);
+
+struct Case {
+    name: &'static str,
+    /// Makes the case under `base` (a directory of the test's own); answers ZOTERO_INDEX_DIR.
+    prepare: fn(&std::path::Path) -> std::path::PathBuf,
+    search: Expect,
+    update: Expect,
+    /// What `details` carries: ("variable", "ZOTERO_INDEX_DIR") or ("command", …).
+    detail: Option<(&'static str, &'static str)>,
+    /// `zotero-mcp update-db`'s exit code: 2 for configuration, 1 for a failed run.
+    cli_exit: i32,
+}
+
+const DIR: &str = "ZOTERO_INDEX_DIR";
+const FULL: &str = "zotero-mcp update-db --full";
+const VALIDATION: &str = "ZOTERO_VALIDATION_ERROR";
+
+/// Every way the index directory or file can be unusable answers a code that says who acts
+/// (never ZOTERO_INTERNAL_ERROR, which is for the server's defects) and a message that says
+/// what to do; `update-db` exits 2 when the configuration must change, 1 otherwise. The
+/// server runs as a process of its own (as `nobody` when the tests run as root, so that
+/// permissions apply). A full disk cannot be made here: `zotero-index`'s unit tests map it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_index_directory_or_file_says_what_to_do() {
+    let cases = [
+        Case {
+            name: "the directory is a file",
+            prepare: |base| {
+                let f = base.join("index");
+                std::fs::write(&f, b"not a directory").unwrap();
+                f
+            },
+            search: (VALIDATION, &[DIR, "not a directory"]),
+            update: (VALIDATION, &[DIR, "cannot create the index directory"]),
+            detail: Some(("variable", DIR)),
+            cli_exit: 2,
+        },
+        Case {
+            name: "the parent of the directory is a file",
+            prepare: |base| {
+                std::fs::write(base.join("file"), b"").unwrap();
+                base.join("file/index")
+            },
+            search: (VALIDATION, &[DIR, "cannot use the index directory"]),
+            update: (VALIDATION, &[DIR, "cannot create the index directory"]),
+            detail: Some(("variable", DIR)),
+            cli_exit: 2,
+        },
+        Case {
+            name: "the parent cannot be written (/, another user's)",
+            prepare: |_| {
+                std::path::PathBuf::from(format!("/zotero-mcp-test-{}/index", std::process::id()))
+            },
+            search: ("ZOTERO_NOT_FOUND", &["update-db"]),
+            update: (
+                VALIDATION,
+                &[DIR, "cannot create the index directory", "ermission denied"],
+            ),
+            detail: Some(("variable", DIR)),
+            cli_exit: 2,
+        },
+        Case {
+            name: "the directory is another user's (/): not writable",
+            prepare: |_| std::path::PathBuf::from("/"),
+            search: ("ZOTERO_NOT_FOUND", &["update-db"]),
+            update: (VALIDATION, &[DIR, "cannot restrict the permissions of"]),
+            detail: Some(("variable", DIR)),
+            cli_exit: 2,
+        },
+        Case {
+            name: "the index file is a directory",
+            prepare: |base| {
+                let dir = base.join("index");
+                std::fs::create_dir_all(dir.join("user.sqlite")).unwrap();
+                dir
+            },
+            search: (VALIDATION, &["user.sqlite", "move it away"]),
+            update: (VALIDATION, &["user.sqlite", "move it away"]),
+            detail: None,
+            cli_exit: 1,
+        },
+        Case {
+            name: "the index file cannot be read",
+            prepare: |base| {
+                use std::os::unix::fs::PermissionsExt;
+                let dir = base.join("index");
+                let file = empty_index(&dir);
+                std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o000)).unwrap();
+                dir
+            },
+            search: (
+                VALIDATION,
+                &["ermission denied", "read and write access", FULL],
+            ),
+            update: (
+                VALIDATION,
+                &["ermission denied", "read and write access", FULL],
+            ),
+            detail: Some(("command", FULL)),
+            cli_exit: 1,
+        },
+        Case {
+            name: "the file is not a database",
+            prepare: |base| {
+                let dir = base.join("index");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join("user.sqlite"), b"not a database; ".repeat(10)).unwrap();
+                dir
+            },
+            search: (VALIDATION, &["not an SQLite database", FULL]),
+            update: (VALIDATION, &["not an SQLite database", FULL]),
+            detail: Some(("command", FULL)),
+            cli_exit: 1,
+        },
+        Case {
+            name: "another application's database",
+            prepare: |base| {
+                let dir = base.join("index");
+                patch_header(&empty_index(&dir), 68, 0x4750_4b47);
+                dir
+            },
+            search: (VALIDATION, &["another application", FULL]),
+            update: (VALIDATION, &["another application", FULL]),
+            detail: Some(("command", FULL)),
+            cli_exit: 1,
+        },
+        Case {
+            name: "another schema version",
+            prepare: |base| {
+                let dir = base.join("index");
+                patch_header(&empty_index(&dir), 60, 999);
+                dir
+            },
+            search: (VALIDATION, &["schema version 999", FULL]),
+            update: (VALIDATION, &["schema version 999", FULL]),
+            detail: Some(("command", FULL)),
+            cli_exit: 1,
+        },
+        Case {
+            name: "a truncated file",
+            prepare: |base| {
+                let dir = base.join("index");
+                let file = empty_index(&dir);
+                let len = std::fs::metadata(&file).unwrap().len();
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&file)
+                    .unwrap()
+                    .set_len(len - 100)
+                    .unwrap();
+                dir
+            },
+            search: (VALIDATION, &["truncated", FULL]),
+            update: (VALIDATION, &["truncated", FULL]),
+            detail: Some(("command", FULL)),
+            cli_exit: 1,
+        },
+    ];
+    let emu = Emulator::start().await;
+    for case in &cases {
+        let base = tempfile::tempdir().unwrap();
+        let user = unprivileged(base.path());
+        let dir = (case.prepare)(base.path());
+        if let Some(uid) = user {
+            chown_all(base.path(), uid);
+        }
+        let env = env(&emu, &dir);
+        let s = crate::common::spawn_as(&env, user).await;
+        for (tool, args, (code, says)) in [
+            (
+                "zotero_semantic_search",
+                json!({"query": "attention"}),
+                case.search,
+            ),
+            ("zotero_update_search_database", json!({}), case.update),
+        ] {
+            let answer = s.call(tool, args).await;
+            let err = answer.expect_err(code);
+            let msg = err["message"].as_str().unwrap();
+            for said in says {
+                assert!(
+                    msg.contains(said),
+                    "{}: {tool}: {said:?} not in {msg}",
+                    case.name
+                );
+            }
+            if let (Some((key, value)), true) = (case.detail, code == VALIDATION) {
+                assert_eq!(err["details"][key], value, "{}: {tool}: {err}", case.name);
+            }
+        }
+        s.stop().await;
+        let out = tokio::task::block_in_place(|| {
+            use std::os::unix::process::CommandExt;
+            let mut cmd = std::process::Command::new(BIN);
+            cmd.env_clear().arg("update-db").envs(env.iter().cloned());
+            if let Some(uid) = user {
+                cmd.uid(uid).gid(uid);
+            }
+            cmd.output().unwrap()
+        });
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(case.cli_exit),
+            "{}: {stderr}",
+            case.name
+        );
+        assert!(stderr.contains(case.update.1[0]), "{}: {stderr}", case.name);
+    }
+}
+
+/// An index held by another updater (here, this process holds its lock) refuses an update
+/// with ZOTERO_RATE_LIMITED saying so, and `update-db` exits 1; searches go on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_index_held_by_another_update_refuses_an_update_and_serves_searches() {
+    let emu = Emulator::start().await;
+    let base = tempfile::tempdir().unwrap();
+    let dir = base.path().join("index");
+    empty_index(&dir);
+    let _lock = zotero_index::Index::lock(&dir, &zotero_index::LibraryId::User).unwrap();
+    let s = server(&emu, &dir, false).await;
+    let answer = s.call("zotero_update_search_database", json!({})).await;
+    let err = answer.expect_err("ZOTERO_RATE_LIMITED");
+    assert!(
+        err["message"].as_str().unwrap().contains("another update"),
+        "{err}"
+    );
+    search(&s, json!({"query": "attention", "mode": "keyword"})).await;
+    let out = tokio::task::block_in_place(|| {
+        std::process::Command::new(BIN)
+            .env_clear()
+            .arg("update-db")
+            .envs(env(&emu, &dir))
+            .output()
+            .unwrap()
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("another update"), "{stderr}");
 }

@@ -244,7 +244,7 @@ async fn a_cancelled_upload_removes_its_attachment_item() {
         )
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
     while emu.count("POST", "/s3/") == 0 {
         assert!(
             tokio::time::Instant::now() < deadline,
@@ -258,7 +258,7 @@ async fn a_cancelled_upload_removes_its_attachment_item() {
         .unwrap();
 
     // The server notices, stops, and deletes the attachment item it had created.
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
     while emu.count("DELETE", "/users/475425/items/") == 0 {
         assert!(
             tokio::time::Instant::now() < deadline,
