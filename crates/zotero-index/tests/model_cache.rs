@@ -620,7 +620,11 @@ async fn a_hub_on_this_machine_or_a_private_network_is_refused_unless_allowed() 
     // https, so the scheme check passes: the address guard refuses before any connection
     // (nothing listens there, so an unguarded client would fail with a retried network error).
     let s = Setup::new().await;
-    for endpoint in ["https://127.0.0.1:9", "https://localhost:9", "https://10.0.0.1"] {
+    for endpoint in [
+        "https://127.0.0.1:9",
+        "https://localhost:9",
+        "https://10.0.0.1",
+    ] {
         let env: HashMap<&str, String> = HashMap::from([
             ("HOME", s.home.path().to_str().unwrap().to_string()),
             ("HF_ENDPOINT", endpoint.to_string()),
@@ -631,7 +635,10 @@ async fn a_hub_on_this_machine_or_a_private_network_is_refused_unless_allowed() 
             matches!(err, ModelCacheError::Forbidden { .. }),
             "{endpoint}: {err}"
         );
-        assert!(err.to_string().contains("ZOTERO_FETCH_ALLOW_PRIVATE=1"), "{err}");
+        assert!(
+            err.to_string().contains("ZOTERO_FETCH_ALLOW_PRIVATE=1"),
+            "{err}"
+        );
     }
 }
 

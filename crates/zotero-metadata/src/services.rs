@@ -658,11 +658,13 @@ impl MetadataServices {
 fn forbidden_error(s: Service, f: &ForbiddenAddress, redirected: bool) -> ServiceError {
     let detail = if redirected {
         format!(
-            "it redirected to {f}; refused, as requests to this machine and private networks              are unless ZOTERO_FETCH_ALLOW_PRIVATE=1"
+            "it redirected to {f}; refused, as requests to this machine and private networks \
+             are unless ZOTERO_FETCH_ALLOW_PRIVATE=1"
         )
     } else {
         format!(
-            "refused to connect: {f}; a service on this machine or a private network              ({var} pointing there) needs ZOTERO_FETCH_ALLOW_PRIVATE=1",
+            "refused to connect: {f}; a service on this machine or a private network \
+             ({var} pointing there) needs ZOTERO_FETCH_ALLOW_PRIVATE=1",
             var = s.variable()
         )
     };
@@ -697,7 +699,8 @@ fn resolve(base: &Uri, location: &str) -> Option<Uri> {
 pub fn encode_path(s: &str) -> Result<String, ServiceError> {
     if s.split('/').any(|seg| seg == "." || seg == "..") {
         return Err(ServiceError::BadIdentifier(format!(
-            "'{}' has a '.' or '..' path segment, which would leave the service's path;              no registered DOI has one: check the identifier",
+            "'{}' has a '.' or '..' path segment, which would leave the service's path; \
+             no registered DOI has one: check the identifier",
             s.chars().take(MAX_UPSTREAM_TEXT).collect::<String>()
         )));
     }
