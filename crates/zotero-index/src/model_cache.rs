@@ -36,7 +36,6 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use sha1::Sha1;
@@ -44,7 +43,8 @@ use sha2::{Digest, Sha256};
 use tokio::io::{AsyncSeekExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
-    https_connector, user_agent, Attempt, ErrorChain, Retry, RetryError, RetryPolicy,
+    find_forbidden, guarded_https_connector, user_agent, AddressPolicy, Attempt, ErrorChain,
+    GuardedConnector, Retry, RetryError, RetryPolicy,
 };
 
 /// The default model, PINNED to a commit so that vectors never silently change model: the
@@ -159,6 +159,8 @@ pub enum ModelCacheError {
     NotAHub { url: String, reason: String },
     #[error("refusing {url}: models are downloaded over https only")]
     Insecure { url: String },
+    #[error("refusing to download {model} from {address}: requests to this machine and private networks need ZOTERO_FETCH_ALLOW_PRIVATE=1 (a mirror there as HF_ENDPOINT too)")]
+    Forbidden { model: String, address: String },
     #[error("more than {max} redirects from {url}", max = MAX_REDIRECTS)]
     TooManyRedirects { url: String },
     #[error("the download of {model} was cancelled; the next run resumes it")]
@@ -303,7 +305,10 @@ pub struct HubConfig {
     /// Where that file is: read when a download may need it, not when the configuration is
     /// read (every start of the server reads it).
     token_file: Option<PathBuf>,
-    /// Plain http to this machine (the emulator in tests); https only otherwise.
+    /// `ZOTERO_FETCH_ALLOW_PRIVATE`: plain http to this machine (the emulator in tests) and
+    /// connections to loopback and private addresses; otherwise https only, and public
+    /// addresses only (zotero-net's guard, on every request and redirect hop: the Hub's and
+    /// its CDN's).
     pub allow_http_loopback: bool,
     /// For a connection and an answer's head, then for each wait for more of a body.
     pub timeout: Duration,
@@ -619,7 +624,7 @@ impl Check {
     }
 }
 
-type HubClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+type HubClient = Client<HttpsConnector<GuardedConnector>, Empty<Bytes>>;
 
 /// Fetches models into the Hugging Face cache.
 pub struct ModelCache {
@@ -667,6 +672,12 @@ fn normalize_etag(e: &str) -> String {
         .unwrap_or(e.trim())
         .trim_matches('"')
         .to_string()
+}
+
+/// Why a request got no answer: an address the guard refused (not retried), or anything else.
+enum SendFailure {
+    Forbidden(String),
+    Other(String),
 }
 
 /// A blob name must not leave `blobs/`.
@@ -811,12 +822,10 @@ enum Fetched {
 impl ModelCache {
     pub fn new(config: HubConfig) -> Result<ModelCache> {
         let config = config.with_token_file();
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(config.timeout));
+        let policy = AddressPolicy::from_config(config.allow_http_loopback);
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .build(https_connector(http).map_err(ModelCacheError::Tls)?);
+            .build(guarded_https_connector(policy, config.timeout).map_err(ModelCacheError::Tls)?);
         Ok(ModelCache { config, client })
     }
 
@@ -1078,14 +1087,18 @@ impl ModelCache {
             .run(|_| async {
                 let req = match build() {
                     Ok(r) => r,
-                    Err(e) => return Attempt::Fatal(e.to_string()),
+                    Err(e) => return Attempt::Fatal(SendFailure::Other(e.to_string())),
                 };
                 match tokio::time::timeout(self.config.timeout, self.client.request(req)).await {
-                    Err(_) => Attempt::Failed(format!(
+                    Err(_) => Attempt::Failed(SendFailure::Other(format!(
                         "no answer within {}",
                         shown_duration(self.config.timeout)
-                    )),
-                    Ok(Err(e)) => Attempt::Failed(ErrorChain(&e).to_string()),
+                    ))),
+                    Ok(Err(e)) => match find_forbidden(&e) {
+                        // Not retried: the address will not change its nature.
+                        Some(f) => Attempt::Fatal(SendFailure::Forbidden(f.to_string())),
+                        None => Attempt::Failed(SendFailure::Other(ErrorChain(&e).to_string())),
+                    },
                     Ok(Ok(resp)) => {
                         let wait =
                             zotero_net::retry_after(resp.headers(), std::time::SystemTime::now());
@@ -1107,7 +1120,13 @@ impl ModelCache {
                 host: host_of(url),
                 reason: format!("asked to wait {} s", wait.as_secs()),
             }),
-            Err(RetryError::Failed(reason)) => Err(ModelCacheError::Network {
+            Err(RetryError::Failed(SendFailure::Forbidden(address))) => {
+                Err(ModelCacheError::Forbidden {
+                    model: job.id.to_string(),
+                    address,
+                })
+            }
+            Err(RetryError::Failed(SendFailure::Other(reason))) => Err(ModelCacheError::Network {
                 model: job.id.to_string(),
                 host: host_of(url),
                 reason: self.config.scrub(&reason),

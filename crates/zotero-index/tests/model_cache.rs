@@ -660,6 +660,33 @@ async fn bad_specs_and_plain_http_are_refused() {
 }
 
 #[tokio::test]
+async fn a_hub_on_this_machine_or_a_private_network_is_refused_unless_allowed() {
+    // https, so the scheme check passes: the address guard refuses before any connection
+    // (nothing listens there, so an unguarded client would fail with a retried network error).
+    let s = Setup::new().await;
+    for endpoint in [
+        "https://127.0.0.1:9",
+        "https://localhost:9",
+        "https://10.0.0.1",
+    ] {
+        let env: HashMap<&str, String> = HashMap::from([
+            ("HOME", s.home.path().to_str().unwrap().to_string()),
+            ("HF_ENDPOINT", endpoint.to_string()),
+        ]);
+        let c = HubConfig::from_env(&|k| env.get(k).cloned());
+        let err = get(&ModelCache::new(c).unwrap(), REPO).await.unwrap_err();
+        assert!(
+            matches!(err, ModelCacheError::Forbidden { .. }),
+            "{endpoint}: {err}"
+        );
+        assert!(
+            err.to_string().contains("ZOTERO_FETCH_ALLOW_PRIVATE=1"),
+            "{err}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_small_file_is_checked_against_its_git_blob_sha1() {
     let s = Setup::new().await;
     let cache = s.cache(&[]);

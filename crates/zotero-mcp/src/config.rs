@@ -38,9 +38,15 @@ pub struct Config {
     /// How often a library with subscribed resources is polled for changes
     /// (`ZOTERO_SUBSCRIBE_POLL_SECONDS`, 30 by default; quiet libraries back off from it).
     pub subscribe_poll: Duration,
-    /// `file_url` and arXiv fetches may reach loopback, private, link-local and unspecified
-    /// addresses (`ZOTERO_FETCH_ALLOW_PRIVATE=1`; tests use it to reach the emulator).
-    pub fetch_allow_private: bool,
+    /// Which addresses requests to outside hosts may reach (`file_url` and arXiv fetches, the
+    /// metadata services and the hosts they redirect to, the model hub): public ones only,
+    /// or also loopback, private, link-local and unspecified ones
+    /// (`ZOTERO_FETCH_ALLOW_PRIVATE=1`; tests use it to reach the emulator).
+    pub fetch_policy: zotero_net::AddressPolicy,
+    /// Every configured secret (the Zotero API key, `ZOTERO_NCBI_API_KEY`,
+    /// `ZOTERO_MCP_HTTP_TOKEN`, `HF_TOKEN`): scrubbed from what outside hosts answer before
+    /// it is shown or logged.
+    pub secrets: zotero_net::Secrets,
     /// Where arXiv PDFs are fetched from: `{arxiv_base}/pdf/<id>` (`ZOTERO_ARXIV_BASE`).
     pub arxiv_base: String,
     /// Where downloads are spooled before they are hashed and uploaded (`TMPDIR`, read once
@@ -323,6 +329,16 @@ impl Config {
                 })?,
         };
 
+        let secrets = zotero_net::Secrets::new(
+            [
+                api_key.as_ref().map(|k| k.expose().to_string()),
+                ncbi_api_key.clone(),
+                get("ZOTERO_MCP_HTTP_TOKEN"),
+                get("HF_TOKEN"),
+            ]
+            .into_iter()
+            .flatten(),
+        );
         Ok(Config {
             api_key,
             user_id,
@@ -334,7 +350,8 @@ impl Config {
             upload_max_bytes,
             timeout,
             subscribe_poll,
-            fetch_allow_private,
+            fetch_policy: zotero_net::AddressPolicy::from_config(fetch_allow_private),
+            secrets,
             arxiv_base,
             temp_dir,
             library,
@@ -366,6 +383,8 @@ impl Config {
             timeout: self.timeout,
             retry: self.retry.clone(),
             min_interval_override: None,
+            policy: self.fetch_policy,
+            secrets: self.secrets.clone(),
         }
     }
 
@@ -394,7 +413,7 @@ impl Config {
         zotero_sources::SourcesConfig {
             timeout: self.timeout,
             max_bytes: self.upload_max_bytes,
-            allow_private: self.fetch_allow_private,
+            policy: self.fetch_policy,
             temp_dir: self.temp_dir.clone(),
             upload_roots: self.upload_roots.clone(),
         }

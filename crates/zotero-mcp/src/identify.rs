@@ -80,6 +80,8 @@ pub struct AddOutcome {
     pub item_type: Option<String>,
     pub pdf: Option<PdfOutcome>,
     pub error: Option<String>,
+    /// What was cut to fit Zotero's limits (field names and sizes, no values).
+    pub cut: Vec<String>,
 }
 
 impl AddOutcome {
@@ -93,6 +95,7 @@ impl AddOutcome {
             item_type: None,
             pdf: None,
             error: None,
+            cut: Vec::new(),
         }
     }
 
@@ -193,6 +196,7 @@ pub async fn add_by_identifiers(
             }
         };
         let kind = Some(id.kind().name());
+        let cut_to_fit: Vec<String>;
         let found = match &id {
             _ if id.arxiv_id().is_some() => {
                 let a = id.arxiv_id();
@@ -222,7 +226,20 @@ pub async fn add_by_identifiers(
             Identifier::Arxiv(_) => Found::Unknown("arXiv has no such paper".into()),
         };
         let mut draft = match found {
-            Found::Draft(d) => *d,
+            Found::Draft(mut d) => match d.fit_zotero_limits() {
+                Ok(cut) => {
+                    if !cut.is_empty() {
+                        tracing::info!(kind = ?kind, cut = ?cut, "metadata cut to Zotero's limits");
+                    }
+                    cut_to_fit = cut;
+                    *d
+                }
+                Err(e) => {
+                    outcomes.push(AddOutcome::failed(input, kind, e.to_string()));
+                    report(i + 1);
+                    continue;
+                }
+            },
             Found::Unknown(why) => {
                 let mut o = AddOutcome::new(input, kind, AddStatus::NotFound);
                 o.error = Some(why);
@@ -239,6 +256,7 @@ pub async fn add_by_identifiers(
         let ids = work_ids(&id, &draft);
         let title = draft.fields.get("title").cloned().unwrap_or_default();
         let mut outcome = AddOutcome::new(input, kind, AddStatus::Created);
+        outcome.cut = cut_to_fit;
         outcome.title = Some(title.clone());
         outcome.item_type = Some(draft.item_type.clone());
 
@@ -323,7 +341,25 @@ pub async fn add_by_identifiers(
         outcomes.push(outcome);
         report(i + 1);
     }
+    for o in &mut outcomes {
+        scrub_outcome(svc, o);
+    }
     Ok(outcomes)
+}
+
+/// The most characters of an outcome's error (several services' messages joined).
+const OUTCOME_TEXT_MAX: usize = 1_000;
+
+/// The one path of what the services and Zotero said into the answer (and the CLI's lines):
+/// configured secrets scrubbed, lengths bounded.
+fn scrub_outcome(svc: &ZoteroService, o: &mut AddOutcome) {
+    let clean = |t: &mut String| *t = svc.metadata.clean_to(t, OUTCOME_TEXT_MAX);
+    if let Some(e) = &mut o.error {
+        clean(e);
+    }
+    if let Some(reason) = o.pdf.as_mut().and_then(|p| p.reason.as_mut()) {
+        clean(reason);
+    }
 }
 
 fn clone_found(f: &Result<ZoteroItemDraft, String>) -> Found {

@@ -32,6 +32,13 @@ pub enum MappingError {
         /// What was asked for.
         identifier: String,
     },
+    /// A title longer than Zotero keeps (see `zotero_item::limits`).
+    #[error("the {field} is {bytes} bytes long, over Zotero's limit of {max} bytes for a field: not added")]
+    TooLong {
+        field: String,
+        bytes: usize,
+        max: usize,
+    },
     /// An XML answer is not well-formed.
     #[error("malformed XML: {0}")]
     Xml(String),

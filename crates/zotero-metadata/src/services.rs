@@ -8,6 +8,12 @@
 //!
 //! Every base is configurable (`ZOTERO_DOI_BASE`, …) for tests and mirrors; a base replaces
 //! the public host's root (`https://doi.org` → `{base}`).
+//!
+//! Every connection goes through zotero-net's address guard (redirect hops and configured
+//! bases alike: loopback and private addresses only with `ZOTERO_FETCH_ALLOW_PRIVATE=1`); an
+//! identifier is sent as path segments that cannot leave the base (`.` and `..` refused), or
+//! as an encoded query value; every text of an answer that reaches a message goes through
+//! [`MetadataServices::clean`] (secrets scrubbed, length bounded).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -17,14 +23,14 @@ use http_body_util::{BodyExt, Empty, Limited};
 use hyper::header::{HeaderValue, ACCEPT, LOCATION, USER_AGENT};
 use hyper::{Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
-    https_connector, retry_after, Attempt, ErrorChain, Retry, RetryError, RetryPolicy,
+    find_forbidden, guarded_https_connector, retry_after, AddressPolicy, Attempt, ErrorChain,
+    ForbiddenAddress, GuardedConnector, Retry, RetryError, RetryPolicy, Secrets,
 };
 
 /// The services asked, each with its own pace.
@@ -124,6 +130,11 @@ pub struct ServicesConfig {
     pub retry: RetryPolicy,
     /// Overrides every service's pace (tests of behaviour that do not measure pacing).
     pub min_interval_override: Option<Duration>,
+    /// Which addresses the services (and the hosts they redirect to) may be reached at:
+    /// public ones only unless `ZOTERO_FETCH_ALLOW_PRIVATE=1`.
+    pub policy: AddressPolicy,
+    /// Every configured secret (the NCBI key, the Zotero API key, …): never shown.
+    pub secrets: Secrets,
 }
 
 impl ServicesConfig {
@@ -160,6 +171,15 @@ pub enum ServiceError {
     },
     #[error("Unpaywall is only asked with a contact address: set ZOTERO_CONTACT_EMAIL")]
     NoContact,
+    /// The service's address, or one it redirected to, is not public.
+    #[error("{service}: {detail}")]
+    Forbidden {
+        service: &'static str,
+        detail: String,
+    },
+    /// The identifier cannot be sent without leaving the service's path.
+    #[error("{0}")]
+    BadIdentifier(String),
     #[error("the call was cancelled")]
     Cancelled,
 }
@@ -174,10 +194,12 @@ pub struct Answer {
 /// Redirects followed (doi.org sends one to the agency).
 const MAX_REDIRECTS: usize = 5;
 /// The largest answer read (a metadata record is kilobytes; an arXiv feed of 20 entries
-/// some tens).
-const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+/// some tens; a Crossref work with thousands of references about a megabyte).
+pub const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
+/// The most characters of a service's text (an error body, a record's value) in a message.
+pub const MAX_UPSTREAM_TEXT: usize = 300;
 
-type HttpClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
+type HttpClient = Client<HttpsConnector<GuardedConnector>, Empty<Bytes>>;
 
 /// The next moment a request to a service may start.
 struct Pacer {
@@ -194,12 +216,9 @@ pub struct MetadataServices {
 
 impl MetadataServices {
     pub fn new(config: ServicesConfig) -> Result<Self, String> {
-        let mut http = HttpConnector::new();
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(config.timeout));
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
-            .build(https_connector(http)?);
+            .build(guarded_https_connector(config.policy, config.timeout)?);
         let agent = match &config.contact_email {
             Some(mail) => format!(
                 "zotero-mcp/{} (+https://github.com/zotero-mcp/zotero-mcp; mailto:{mail})",
@@ -234,6 +253,17 @@ impl MetadataServices {
 
     pub fn config(&self) -> &ServicesConfig {
         &self.config
+    }
+
+    /// A service's text made fit for an answer or a log line: every configured secret
+    /// replaced, cut to [`MAX_UPSTREAM_TEXT`] characters. The one path such text takes.
+    pub fn clean(&self, text: &str) -> String {
+        self.clean_to(text, MAX_UPSTREAM_TEXT)
+    }
+
+    /// [`MetadataServices::clean`] to another bound (a message made of several texts).
+    pub fn clean_to(&self, text: &str, max_chars: usize) -> String {
+        self.config.secrets.clean(text, max_chars)
     }
 
     fn interval(&self, s: Service) -> Duration {
@@ -336,7 +366,7 @@ impl MetadataServices {
             // Not the URL itself: its query may carry the NCBI API key.
             reason: format!("the request URL could not be built: {e}"),
         })?;
-        for _ in 0..=MAX_REDIRECTS {
+        for hop in 0..=MAX_REDIRECTS {
             let request = Request::get(target.clone())
                 .header(USER_AGENT, self.user_agent.clone())
                 .header(ACCEPT, accept)
@@ -357,10 +387,13 @@ impl MetadataServices {
                     })
                 }
                 Ok(Err(e)) => {
+                    if let Some(forbidden) = find_forbidden(&e) {
+                        return Err(forbidden_error(s, forbidden, hop > 0));
+                    }
                     return Err(ServiceError::Network {
                         service: s.name(),
-                        reason: ErrorChain(&e).to_string(),
-                    })
+                        reason: self.clean(&ErrorChain(&e).to_string()),
+                    });
                 }
                 Ok(Ok(r)) => r,
             };
@@ -398,7 +431,10 @@ impl MetadataServices {
                 Ok(Err(e)) => {
                     return Err(ServiceError::BadAnswer {
                         service: s.name(),
-                        reason: format!("the answer could not be read (over 4 MB?): {e}"),
+                        reason: self.clean(&format!(
+                            "the answer could not be read (the most read is {} MB): {e}",
+                            MAX_ANSWER_BYTES / (1024 * 1024)
+                        )),
                     })
                 }
                 Ok(Ok(collected)) => collected.to_bytes(),
@@ -431,11 +467,11 @@ impl MetadataServices {
             200 => serde_json::from_slice(&answer.body).map(Some).map_err(|e| {
                 ServiceError::BadAnswer {
                     service: s.name(),
-                    reason: e.to_string(),
+                    reason: self.clean(&e.to_string()),
                 }
             }),
             404 | 410 => Ok(None),
-            status => Err(status_error(s, status, &answer.body)),
+            status => Err(self.status_error(s, status, &answer.body)),
         }
     }
 
@@ -448,7 +484,7 @@ impl MetadataServices {
     ) -> Result<Option<Value>, ServiceError> {
         self.json(
             Service::Doi,
-            &format!("/{}", encode_path(doi)),
+            &format!("/{}", encode_path(doi)?),
             "application/vnd.citationstyles.csl+json",
             cancel,
         )
@@ -461,7 +497,7 @@ impl MetadataServices {
         doi: &str,
         cancel: &CancellationToken,
     ) -> Result<Option<Value>, ServiceError> {
-        let mut path = format!("/works/{}", encode_path(doi));
+        let mut path = format!("/works/{}", encode_path(doi)?);
         if let Some(mail) = &self.config.contact_email {
             path.push_str(&format!("?mailto={}", encode_query(mail)));
         }
@@ -477,7 +513,7 @@ impl MetadataServices {
         doi: &str,
         cancel: &CancellationToken,
     ) -> Result<Option<Value>, ServiceError> {
-        let path = format!("/dois/{}", encode_path(doi));
+        let path = format!("/dois/{}", encode_path(doi)?);
         let answer = self
             .json(Service::DataCite, &path, "application/vnd.api+json", cancel)
             .await?;
@@ -490,21 +526,20 @@ impl MetadataServices {
         ids: &[String],
         cancel: &CancellationToken,
     ) -> Result<String, ServiceError> {
-        let list: Vec<String> = ids.iter().map(|i| encode_query(i)).collect();
         let path = format!(
             "/api/query?id_list={}&max_results={}",
-            list.join(","),
+            encode_list(ids),
             ids.len()
         );
         let answer = self
             .get(Service::Arxiv, &path, "application/atom+xml", cancel)
             .await?;
         if answer.status != 200 {
-            return Err(status_error(Service::Arxiv, answer.status, &answer.body));
+            return Err(self.status_error(Service::Arxiv, answer.status, &answer.body));
         }
         String::from_utf8(answer.body.to_vec()).map_err(|e| ServiceError::BadAnswer {
             service: Service::Arxiv.name(),
-            reason: e.to_string(),
+            reason: self.clean(&e.to_string()),
         })
     }
 
@@ -533,7 +568,7 @@ impl MetadataServices {
     ) -> Result<Value, ServiceError> {
         let path = format!(
             "/entrez/eutils/esummary.fcgi?db=pubmed&retmode=json&id={}{}",
-            pmids.join(","),
+            encode_list(pmids),
             self.ncbi_manners()
         );
         let answer = self
@@ -557,7 +592,7 @@ impl MetadataServices {
         };
         let path = format!(
             "{root}/pmc/utils/idconv/v1.0/?format=json&ids={}{}",
-            pmcids.join(","),
+            encode_list(pmcids),
             self.ncbi_manners()
         );
         let answer = self
@@ -593,23 +628,49 @@ impl MetadataServices {
         let Some(mail) = &self.config.contact_email else {
             return Err(ServiceError::NoContact);
         };
-        let path = format!("/v2/{}?email={}", encode_path(doi), encode_query(mail));
+        let path = format!("/v2/{}?email={}", encode_path(doi)?, encode_query(mail));
         self.json(Service::Unpaywall, &path, "application/json", cancel)
             .await
     }
 }
 
-fn status_error(s: Service, status: u16, body: &[u8]) -> ServiceError {
-    let text = String::from_utf8_lossy(body);
-    let message: String = text.chars().take(200).collect();
-    ServiceError::Status {
+impl MetadataServices {
+    fn status_error(&self, s: Service, status: u16, body: &[u8]) -> ServiceError {
+        // Only the head of a long body is decoded: the message keeps a few hundred characters.
+        let head = body
+            .get(..body.len().min(4 * MAX_UPSTREAM_TEXT))
+            .unwrap_or(body);
+        let text = String::from_utf8_lossy(head);
+        let message = self.clean(text.trim());
+        ServiceError::Status {
+            service: s.name(),
+            status,
+            message: if message.is_empty() {
+                "no reason given".into()
+            } else {
+                message
+            },
+        }
+    }
+}
+
+/// The refusal of a service's address (`redirected`: of the address it redirected to).
+fn forbidden_error(s: Service, f: &ForbiddenAddress, redirected: bool) -> ServiceError {
+    let detail = if redirected {
+        format!(
+            "it redirected to {f}; refused, as requests to this machine and private networks \
+             are unless ZOTERO_FETCH_ALLOW_PRIVATE=1"
+        )
+    } else {
+        format!(
+            "refused to connect: {f}; a service on this machine or a private network \
+             ({var} pointing there) needs ZOTERO_FETCH_ALLOW_PRIVATE=1",
+            var = s.variable()
+        )
+    };
+    ServiceError::Forbidden {
         service: s.name(),
-        status,
-        message: if message.trim().is_empty() {
-            "no reason given".into()
-        } else {
-            message.trim().to_string()
-        },
+        detail,
     }
 }
 
@@ -630,12 +691,30 @@ fn resolve(base: &Uri, location: &str) -> Option<Uri> {
     None
 }
 
-/// Percent-encodes what cannot stand in a path segment as it is; `/` is kept (a DOI's
-/// suffix may hold slashes, and the services read them as part of the DOI).
-pub fn encode_path(s: &str) -> String {
-    encode(s, |b| {
+/// An identifier as path segments below a service's base: what cannot stand in a segment
+/// as it is percent-encoded (`%`, `?`, `#`, `\` included); `/` is kept (a DOI's suffix may
+/// hold slashes, and the services read them as part of the DOI). A `.` or `..` segment is
+/// refused: a server (or a proxy before it) would resolve it and the request would leave
+/// the base (`10.5555/../../x`).
+pub fn encode_path(s: &str) -> Result<String, ServiceError> {
+    if s.split('/').any(|seg| seg == "." || seg == "..") {
+        return Err(ServiceError::BadIdentifier(format!(
+            "'{}' has a '.' or '..' path segment, which would leave the service's path; \
+             no registered DOI has one: check the identifier",
+            s.chars().take(MAX_UPSTREAM_TEXT).collect::<String>()
+        )));
+    }
+    Ok(encode(s, |b| {
         b.is_ascii_alphanumeric() || b"-._~/:;()".contains(&b)
-    })
+    }))
+}
+
+/// Identifiers as one comma-separated query value, each encoded.
+fn encode_list(ids: &[String]) -> String {
+    ids.iter()
+        .map(|i| encode_query(i))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Percent-encodes a query value.
@@ -661,12 +740,43 @@ mod tests {
 
     #[test]
     fn dois_keep_their_slashes_and_lose_what_a_url_cannot_hold() {
-        assert_eq!(encode_path("10.1038/nature12373"), "10.1038/nature12373");
         assert_eq!(
-            encode_path("10.1002/(SICI)1097-4571 <x>#"),
+            encode_path("10.1038/nature12373").unwrap(),
+            "10.1038/nature12373"
+        );
+        assert_eq!(
+            encode_path("10.1002/(SICI)1097-4571 <x>#").unwrap(),
             "10.1002/(SICI)1097-4571%20%3Cx%3E%23"
         );
         assert_eq!(encode_query("a b&c=d@e"), "a%20b%26c%3Dd%40e");
+    }
+
+    #[test]
+    fn an_identifier_never_leaves_the_base_path() {
+        for doi in [
+            "10.5555/../../../x",
+            "10.5555/..",
+            "10.5555/./x",
+            "../10.5555/x",
+            "10.5555/a/../../b",
+        ] {
+            let e = encode_path(doi).unwrap_err();
+            assert!(matches!(e, ServiceError::BadIdentifier(_)), "{doi}: {e}");
+        }
+        // Dots inside a segment, and what only looks like a dot segment once decoded, stay.
+        assert_eq!(encode_path("10.5555/a..b").unwrap(), "10.5555/a..b");
+        assert_eq!(
+            encode_path("10.5555/%2E%2E/x").unwrap(),
+            "10.5555/%252E%252E/x"
+        );
+        assert_eq!(
+            encode_path("10.5555/a?b#c\\d").unwrap(),
+            "10.5555/a%3Fb%23c%5Cd"
+        );
+        assert_eq!(
+            encode_list(&["1234".into(), "PMC1/../x".into(), "a,b&c".into()]),
+            "1234,PMC1%2F..%2Fx,a%2Cb%26c"
+        );
     }
 
     #[test]

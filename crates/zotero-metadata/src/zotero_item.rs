@@ -224,9 +224,193 @@ impl ZoteroItemDraft {
     }
 }
 
+/// Zotero's own limits, as its server (zotero/dataserver) enforces them on every write:
+/// `Zotero_Items::$maxDataValueLength` (model/Items.inc.php), 65,535 bytes for any field
+/// (checked with PHP's `strlen`, in bytes: "… field value '…' too long"); the `creators`
+/// table's `firstName`/`lastName` (`Zotero_Creators::$maxFirstNameLength`,
+/// `$maxLastNameLength` in model/Creators.inc.php), 255 characters ("Creator value '…' too
+/// long"); `Zotero_Tags::$maxLength` (model/Tags.inc.php), 255 characters (`mb_strlen`).
+pub mod limits {
+    /// The most bytes of one field's value (`extra` included).
+    pub const FIELD_BYTES: usize = 65_535;
+    /// The most characters of a creator's first or last name, or single-field name.
+    pub const CREATOR_NAME_CHARS: usize = 255;
+    /// The most characters of a tag.
+    pub const TAG_CHARS: usize = 255;
+}
+
+/// The fields that are an item's title (by item type): one over the limit is refused.
+const TITLE_FIELDS: [&str; 4] = ["title", "caseName", "nameOfAct", "subject"];
+
+/// Cuts `s` to at most `max` bytes at a character boundary, ending in `…`; whether it cut.
+fn cut_bytes(s: &mut String, max: usize) -> bool {
+    if s.len() <= max {
+        return false;
+    }
+    let mut at = max.saturating_sub('…'.len_utf8());
+    while at > 0 && !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    s.truncate(at);
+    s.push('…');
+    true
+}
+
+/// Cuts `s` to at most `max` characters, ending in `…`; whether it cut.
+fn cut_chars(s: &mut String, max: usize) -> bool {
+    match s.char_indices().nth(max.saturating_sub(1)) {
+        Some((at, _)) if s.chars().count() > max => {
+            s.truncate(at);
+            s.push('…');
+            true
+        }
+        _ => false,
+    }
+}
+
+impl ZoteroItemDraft {
+    /// Makes the draft fit Zotero's limits ([`limits`]): a field over 65,535 bytes is cut
+    /// (its end marked `…`), a creator name or tag over 255 characters too, the lines of
+    /// `extra` that do not fit are dropped; a title over the limit is refused (it is no
+    /// title, and the item would be found by nothing else). Answers what was cut, by name
+    /// (no values), for the caller to say.
+    pub fn fit_zotero_limits(&mut self) -> Result<Vec<String>, crate::MappingError> {
+        use limits::{CREATOR_NAME_CHARS, FIELD_BYTES, TAG_CHARS};
+        let mut cut = Vec::new();
+        for (field, value) in &mut self.fields {
+            let bytes = value.len();
+            if bytes <= FIELD_BYTES {
+                continue;
+            }
+            if TITLE_FIELDS.contains(&field.as_str()) {
+                return Err(crate::MappingError::TooLong {
+                    field: field.clone(),
+                    bytes,
+                    max: FIELD_BYTES,
+                });
+            }
+            cut_bytes(value, FIELD_BYTES);
+            cut.push(format!(
+                "{field} cut from {bytes} to {FIELD_BYTES} bytes (Zotero's limit for a field)"
+            ));
+        }
+        let mut names_cut = 0usize;
+        for c in &mut self.creators {
+            let cut_any = match &mut c.name {
+                CreatorName::Split {
+                    first_name,
+                    last_name,
+                } => {
+                    let first = cut_chars(first_name, CREATOR_NAME_CHARS);
+                    cut_chars(last_name, CREATOR_NAME_CHARS) || first
+                }
+                CreatorName::Single { name } => cut_chars(name, CREATOR_NAME_CHARS),
+            };
+            names_cut += usize::from(cut_any);
+        }
+        if names_cut > 0 {
+            cut.push(format!(
+                "{names_cut} creator name(s) cut to {CREATOR_NAME_CHARS} characters (Zotero's limit)"
+            ));
+        }
+        let mut tags_cut = 0usize;
+        for t in &mut self.tags {
+            tags_cut += usize::from(cut_chars(t, TAG_CHARS));
+        }
+        if tags_cut > 0 {
+            cut.push(format!(
+                "{tags_cut} tag(s) cut to {TAG_CHARS} characters (Zotero's limit)"
+            ));
+        }
+        let extra_bytes = self.extra().len();
+        if extra_bytes > FIELD_BYTES {
+            let mut kept = Vec::new();
+            let mut size = 0usize;
+            for mut line in std::mem::take(&mut self.extra_lines) {
+                let room = FIELD_BYTES.saturating_sub(size + usize::from(!kept.is_empty()));
+                if room == 0 {
+                    break;
+                }
+                cut_bytes(&mut line, room);
+                size += line.len() + usize::from(!kept.is_empty());
+                kept.push(line);
+            }
+            self.extra_lines = kept;
+            cut.push(format!(
+                "extra cut from {extra_bytes} to {FIELD_BYTES} bytes (Zotero's limit for a field)"
+            ));
+        }
+        Ok(cut)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oversized_metadata_is_cut_to_zoteros_limits_and_an_oversized_title_refused() {
+        let mut d = ZoteroItemDraft::new("journalArticle");
+        d.fields.insert("title".into(), "A fine title".into());
+        d.fields
+            .insert("abstractNote".into(), "é".repeat(1_000_000));
+        d.fields.insert("publicationTitle".into(), "Journal".into());
+        d.creators.push(DraftCreator::split(
+            "author",
+            &"F".repeat(300_000),
+            "Lovelace",
+        ));
+        d.creators
+            .push(DraftCreator::single("author", &"ü".repeat(256)));
+        d.creators
+            .push(DraftCreator::split("author", "Ada", &"ü".repeat(255)));
+        d.tags.push("t".repeat(1_000));
+        d.extra_lines = vec!["x".repeat(40_000), "y".repeat(40_000), "PMID: 1".into()];
+        let cut = d.fit_zotero_limits().unwrap();
+        let abs = &d.fields["abstractNote"];
+        assert!(
+            abs.len() <= limits::FIELD_BYTES && abs.len() > 65_000,
+            "{}",
+            abs.len()
+        );
+        assert!(abs.ends_with('…'));
+        assert_eq!(d.fields["title"], "A fine title");
+        let names: Vec<usize> = d
+            .creators
+            .iter()
+            .map(|c| match &c.name {
+                CreatorName::Split {
+                    first_name,
+                    last_name,
+                } => first_name.chars().count().max(last_name.chars().count()),
+                CreatorName::Single { name } => name.chars().count(),
+            })
+            .collect();
+        assert_eq!(names, vec![255, 255, 255]);
+        assert_eq!(d.tags[0].chars().count(), 255);
+        assert!(d.extra().len() <= limits::FIELD_BYTES);
+        assert!(d.extra_lines[0].starts_with("xxx"));
+        assert_eq!(cut.len(), 4, "{cut:?}");
+        assert!(cut[0].starts_with("abstractNote cut from 2000000 to 65535 bytes"));
+        assert!(cut[1].starts_with("2 creator name(s)"), "{cut:?}");
+        // The whole item is now bounded: about the fields' limits, not the answer's size.
+        assert!(d.to_api_json().to_string().len() < 200_000);
+
+        let mut t = ZoteroItemDraft::new("journalArticle");
+        t.fields.insert("title".into(), "T".repeat(1_000_000));
+        let e = t.fit_zotero_limits().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "the title is 1000000 bytes long, over Zotero's limit of 65535 bytes for a field: \
+             not added"
+        );
+        // What fits is left alone.
+        let mut ok = ZoteroItemDraft::new("book");
+        ok.fields.insert("title".into(), "é".repeat(30_000));
+        let before = ok.clone();
+        assert!(ok.fit_zotero_limits().unwrap().is_empty());
+        assert_eq!(ok, before);
+    }
     use crate::schema::schema;
 
     #[test]

@@ -11,14 +11,18 @@ use tokio_util::sync::CancellationToken;
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 use zotero_metadata::services::{MetadataServices, Service, ServiceError, ServicesConfig};
-use zotero_net::RetryPolicy;
+use zotero_net::{AddressPolicy, RetryPolicy, Secrets};
 
 fn services(mock: &MockServer, email: Option<&str>, pace: Option<Duration>) -> MetadataServices {
+    MetadataServices::new(config(mock, email, pace)).unwrap()
+}
+
+fn config(mock: &MockServer, email: Option<&str>, pace: Option<Duration>) -> ServicesConfig {
     let bases: HashMap<Service, String> = Service::ALL
         .into_iter()
         .map(|s| (s, format!("{}/{}", mock.uri(), s.variable().to_lowercase())))
         .collect();
-    MetadataServices::new(ServicesConfig {
+    ServicesConfig {
         bases,
         contact_email: email.map(str::to_string),
         ncbi_api_key: None,
@@ -30,8 +34,9 @@ fn services(mock: &MockServer, email: Option<&str>, pace: Option<Duration>) -> M
             max_wait: Duration::from_secs(5),
         },
         min_interval_override: pace,
-    })
-    .unwrap()
+        policy: AddressPolicy::Any,
+        secrets: Secrets::default(),
+    }
 }
 
 #[tokio::test]

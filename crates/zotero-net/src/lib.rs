@@ -1,17 +1,25 @@
 //! The network layer every outside request of zotero-mcp goes through: the TLS connector
 //! (rustls with ring and the webpki roots), the user agent, the one retry loop (backoff with
-//! jitter, `Retry-After`, the `Backoff` gate (one per service), cancellation), byte streams for
-//! uploads and error chains for messages. It knows nothing of Zotero or MCP.
+//! jitter, `Retry-After`, the `Backoff` gate (one per service), cancellation), the SSRF guard
+//! of every request to an outside host (`guard`), the one path of upstream text to answers
+//! and logs (`upstream_text`: secrets scrubbed, length bounded), byte streams for uploads and error chains
+//! for messages. It knows nothing of Zotero or MCP.
 
 pub mod body;
 pub mod error_chain;
+pub mod guard;
 pub mod retry;
 pub mod tls;
+pub mod upstream_text;
 
 pub use body::{empty_body, full_body, ByteStream, RequestBody};
 pub use error_chain::ErrorChain;
+pub use guard::{
+    find_forbidden, guarded_https_connector, AddressPolicy, ForbiddenAddress, GuardedConnector,
+};
 pub use retry::{
     backoff_delay, ceil_secs, retry_after, sleep, Attempt, Cancelled, Gate, Retry, RetryError,
     RetryPolicy,
 };
 pub use tls::{https_connector, user_agent};
+pub use upstream_text::Secrets;

@@ -18,6 +18,11 @@ pub fn user_agent() -> HeaderValue {
 pub fn https_connector<R>(
     http: HttpConnector<R>,
 ) -> Result<HttpsConnector<HttpConnector<R>>, String> {
+    wrap(http)
+}
+
+/// [`https_connector`] around any plain connector.
+pub(crate) fn wrap<C>(http: C) -> Result<HttpsConnector<C>, String> {
     let provider = rustls::crypto::ring::default_provider();
     Ok(hyper_rustls::HttpsConnectorBuilder::new()
         .with_provider_and_webpki_roots(Arc::new(provider))

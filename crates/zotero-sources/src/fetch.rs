@@ -14,19 +14,18 @@ use hyper::header::{
 };
 use hyper::{Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use md5::{Digest, Md5};
 use tokio_util::sync::CancellationToken;
 
 use super::error::SourceError;
-use super::guard::{self, AddressPolicy, GuardedResolver};
+use super::guard::{self, AddressPolicy, GuardedConnector};
 use super::names;
 use super::store::{self, Storage};
 use super::weburl;
 use crate::SourcesConfig;
-use zotero_net::{https_connector, user_agent, ErrorChain};
+use zotero_net::{guarded_https_connector, user_agent, ErrorChain};
 
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 5;
@@ -34,7 +33,7 @@ const MAX_REDIRECTS: usize = 5;
 /// Spooled bytes are written to the temp file in pieces of this size.
 const SPOOL_WRITE: usize = 256 * 1024;
 
-type FetchClient = Client<HttpsConnector<HttpConnector<GuardedResolver>>, Empty<Bytes>>;
+type FetchClient = Client<HttpsConnector<GuardedConnector>, Empty<Bytes>>;
 
 pub(crate) struct Downloader {
     client: FetchClient,
@@ -59,14 +58,12 @@ pub(crate) struct Downloaded {
 
 impl Downloader {
     pub fn new(config: &SourcesConfig) -> Result<Self, SourceError> {
-        Self::with_policy(config, AddressPolicy::from_config(config.allow_private))
+        Self::with_policy(config, config.policy)
     }
 
     pub fn with_policy(config: &SourcesConfig, policy: AddressPolicy) -> Result<Self, SourceError> {
-        let mut http = HttpConnector::new_with_resolver(GuardedResolver { policy });
-        http.enforce_http(false);
-        http.set_connect_timeout(Some(config.timeout));
-        let https = https_connector(http).map_err(|reason| SourceError::Internal { reason })?;
+        let https = guarded_https_connector(policy, config.timeout)
+            .map_err(|reason| SourceError::Internal { reason })?;
         let client = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(30))
             .build(https);

@@ -15,13 +15,13 @@
 //! what is below its directories.
 //!
 //! Downloads use their own HTTP client, which never carries the Zotero API key, and refuse
-//! non-public addresses (see `guard`) unless `ZOTERO_FETCH_ALLOW_PRIVATE` is on. Nothing here
+//! non-public addresses (zotero-net's `guard`, shared with every client of outside hosts) unless `ZOTERO_FETCH_ALLOW_PRIVATE` is on. Nothing here
 //! logs file contents or paths: at most sizes and hosts.
 
 mod arxiv;
 mod error;
 mod fetch;
-mod guard;
+use zotero_net::guard;
 mod local;
 mod names;
 mod path_policy;
@@ -87,9 +87,10 @@ pub struct SourcesConfig {
     pub timeout: std::time::Duration,
     /// `ZOTERO_UPLOAD_MAX_BYTES`.
     pub max_bytes: u64,
-    /// Downloads may reach loopback, private, link-local and unspecified addresses
-    /// (`ZOTERO_FETCH_ALLOW_PRIVATE=1`; tests use it to reach the emulator).
-    pub allow_private: bool,
+    /// Which addresses downloads may reach: public ones only, or also loopback, private,
+    /// link-local and unspecified ones (`ZOTERO_FETCH_ALLOW_PRIVATE=1`; tests use it to
+    /// reach the emulator).
+    pub policy: guard::AddressPolicy,
     /// Where downloads are spooled (a scratch image may have none: memory then).
     pub temp_dir: PathBuf,
     /// `ZOTERO_UPLOAD_ROOTS`, each resolved (canonical) at start-up: the only directories

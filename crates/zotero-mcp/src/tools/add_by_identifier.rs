@@ -109,6 +109,10 @@ pub struct IdentifierResult {
     /// Why the identifier failed or was not found, and what was expected
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What the services answered that was cut to fit Zotero's limits (a field over 65,535
+    /// bytes, a creator name over 255 characters)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cut: Vec<String>,
     /// Opens the item in the Zotero desktop app
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zotero_url: Option<String>,
@@ -239,6 +243,7 @@ fn to_result(o: AddOutcome, lib: zotero_api::LibraryRef) -> IdentifierResult {
         pdf_source,
         pdf_reason,
         error: o.error,
+        cut: o.cut,
         zotero_url,
     }
 }

@@ -428,6 +428,7 @@ async fn progress_is_reported_per_identifier_and_a_cancel_stops_the_rest() {
         ("ZOTERO_DOI_BASE", emu.doi_base()),
         ("ZOTERO_CROSSREF_BASE", emu.crossref_base()),
         ("ZOTERO_OPENLIBRARY_BASE", emu.openlibrary_base()),
+        ("ZOTERO_FETCH_ALLOW_PRIVATE", "1".to_string()),
     ] {
         env.insert(k.into(), v);
     }
@@ -484,6 +485,7 @@ fn the_add_command_prints_what_was_added() {
         .env("ZOTERO_USER_ID", USER_ID.to_string())
         .env("ZOTERO_API_KEY", API_KEY)
         .env("ZOTERO_OPENLIBRARY_BASE", emu.openlibrary_base())
+        .env("ZOTERO_FETCH_ALLOW_PRIVATE", "1")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

@@ -171,6 +171,19 @@ pub async fn in_process_with_encoder(
     in_process_full(env, TestClient::default(), encoder).await
 }
 
+/// [`in_process`] with the configuration changed after it is read: what no variable can set
+/// (the address guard's test policy).
+#[allow(dead_code)]
+pub async fn in_process_configured(
+    env: &[(String, String)],
+    change: impl FnOnce(&mut zotero_mcp::config::Config),
+) -> Server {
+    let vars: HashMap<String, String> = env.iter().cloned().collect();
+    let mut config = zotero_mcp::config::Config::from_map(&vars).expect("configuration");
+    change(&mut config);
+    serve_config(config, TestClient::default(), None).await
+}
+
 async fn in_process_full(
     env: &[(String, String)],
     test_client: TestClient,
@@ -178,6 +191,14 @@ async fn in_process_full(
 ) -> Server {
     let vars: HashMap<String, String> = env.iter().cloned().collect();
     let config = zotero_mcp::config::Config::from_map(&vars).expect("configuration");
+    serve_config(config, test_client, encoder).await
+}
+
+async fn serve_config(
+    config: zotero_mcp::config::Config,
+    test_client: TestClient,
+    encoder: Option<Arc<dyn zotero_index::Encoder>>,
+) -> Server {
     let handler = zotero_mcp::server::ZoteroServer::with_encoder(&config, encoder).expect("server");
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let task = tokio::spawn(async move {

@@ -38,6 +38,7 @@ mod item_writes;
 mod jsonrpc_framing;
 mod libraries;
 mod listing;
+mod metadata_hardening;
 mod note_writes;
 mod prop_arguments;
 mod prop_edits;

@@ -68,7 +68,7 @@ fn config(max: u64, allow_private: bool, temp_dir: &Path) -> SourcesConfig {
     SourcesConfig {
         timeout: Duration::from_secs(5),
         max_bytes: max,
-        allow_private,
+        policy: guard::AddressPolicy::from_config(allow_private),
         temp_dir: temp_dir.to_path_buf(),
         upload_roots: Vec::new(),
     }

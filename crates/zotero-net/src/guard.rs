@@ -1,8 +1,10 @@
-//! The SSRF guard: which addresses a `file_url` (or arXiv) fetch may connect to.
+//! The SSRF guard of every request to an outside host (`file_url` and arXiv downloads, the
+//! metadata services, the model hub): which addresses a connection may go to.
 //!
-//! Checked twice, because hyper-util's `HttpConnector` skips the resolver for IP literals:
-//! on IP-literal hosts before each request (redirects included), and in `GuardedResolver`,
-//! the connector's resolver, on every address a name resolves to. The connection only ever
+//! Checked at connect time, so every hop of a redirect is checked whoever follows it, in two
+//! places because hyper-util's `HttpConnector` skips the resolver for IP literals:
+//! [`GuardedConnector`] checks an IP-literal host before connecting, and [`GuardedResolver`],
+//! the connector's resolver, every address a name resolves to. The connection only ever
 //! goes to addresses that passed the check, so a name that resolves differently on a
 //! second lookup (DNS rebinding) gains nothing.
 
@@ -11,7 +13,14 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use std::time::Duration;
+
+use hyper::Uri;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::dns::Name;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
 
 /// Why an address may not be fetched from, or `None` for a public unicast address.
 pub fn forbidden_reason(ip: IpAddr) -> Option<&'static str> {
@@ -87,18 +96,33 @@ fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
     Some(reason)
 }
 
-/// A host that resolved to an address the guard refuses; found again in the connect
-/// error's source chain to give the caller a clear answer.
-#[derive(Debug, thiserror::Error)]
-#[error("{host} resolves to {ip}, a {reason} address")]
-pub(crate) struct ForbiddenAddress {
+/// A host that resolved to (or is) an address the guard refuses; found again in the
+/// connect error's source chain to give the caller a clear answer.
+#[derive(Debug)]
+pub struct ForbiddenAddress {
     pub host: String,
     pub ip: IpAddr,
     pub reason: &'static str,
 }
 
+impl std::fmt::Display for ForbiddenAddress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if literal_ip(&self.host) == Some(self.ip) {
+            write!(f, "{} is a {} address", self.host, self.reason)
+        } else {
+            write!(
+                f,
+                "{} resolves to {}, a {} address",
+                self.host, self.ip, self.reason
+            )
+        }
+    }
+}
+
+impl std::error::Error for ForbiddenAddress {}
+
 /// Finds a `ForbiddenAddress` in an error's source chain.
-pub(crate) fn find_forbidden<'a>(
+pub fn find_forbidden<'a>(
     err: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a ForbiddenAddress> {
     let mut current = Some(err);
@@ -112,7 +136,7 @@ pub(crate) fn find_forbidden<'a>(
 }
 
 /// The IP address of a URL host when the host is an IP literal (with or without brackets).
-pub(crate) fn literal_ip(host: &str) -> Option<IpAddr> {
+pub fn literal_ip(host: &str) -> Option<IpAddr> {
     let bare = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
@@ -120,21 +144,21 @@ pub(crate) fn literal_ip(host: &str) -> Option<IpAddr> {
     bare.parse::<IpAddr>().ok()
 }
 
-/// Which addresses a fetch may connect to.
+/// Which addresses a request to an outside host may connect to.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum AddressPolicy {
+pub enum AddressPolicy {
     /// Public addresses only (the default).
     PublicOnly,
     /// Anything (`ZOTERO_FETCH_ALLOW_PRIVATE=1`).
     Any,
     /// Tests: refuse exactly the addresses `f` picks, so that a loopback server can play a
-    /// public host and another loopback address a private one.
-    #[cfg(test)]
+    /// public host and another loopback address a private one. No variable selects it.
     Refuse(fn(IpAddr) -> bool),
 }
 
 impl AddressPolicy {
-    pub(crate) fn from_config(allow_private: bool) -> Self {
+    /// `ZOTERO_FETCH_ALLOW_PRIVATE`: on, anything; off, public addresses only.
+    pub fn from_config(allow_private: bool) -> Self {
         if allow_private {
             AddressPolicy::Any
         } else {
@@ -143,21 +167,32 @@ impl AddressPolicy {
     }
 
     /// Why `ip` may not be reached, if it may not.
-    pub(crate) fn refuses(self, ip: IpAddr) -> Option<&'static str> {
+    pub fn refuses(self, ip: IpAddr) -> Option<&'static str> {
         match self {
             AddressPolicy::PublicOnly => forbidden_reason(ip),
             AddressPolicy::Any => None,
-            #[cfg(test)]
             AddressPolicy::Refuse(f) => f(ip).then_some("refused by the test policy"),
         }
     }
+
+    /// The address `host` (a URL host) stands for, when it is an IP literal the policy
+    /// refuses. Names are judged by the resolver, when they are looked up.
+    pub fn refuses_literal(self, host: &str) -> Option<ForbiddenAddress> {
+        let ip = literal_ip(host)?;
+        let reason = self.refuses(ip)?;
+        Some(ForbiddenAddress {
+            host: host.to_string(),
+            ip,
+            reason,
+        })
+    }
 }
 
-/// The resolver of the fetch client: `tokio::net::lookup_host`, then every address is
+/// The resolver of every guarded client: `tokio::net::lookup_host`, then every address is
 /// checked; one forbidden address fails the whole lookup (a public name has no business
 /// resolving to a private address, and refusing is clearer than quietly picking another).
 #[derive(Debug, Clone)]
-pub(crate) struct GuardedResolver {
+pub struct GuardedResolver {
     pub policy: AddressPolicy,
 }
 
@@ -193,6 +228,51 @@ impl tower_service::Service<Name> for GuardedResolver {
             Ok(addrs.into_iter())
         })
     }
+}
+
+/// The connector of every guarded client: an IP-literal host is checked here (the resolver
+/// never sees one), then the plain connector connects through [`GuardedResolver`].
+#[derive(Debug, Clone)]
+pub struct GuardedConnector {
+    inner: HttpConnector<GuardedResolver>,
+    policy: AddressPolicy,
+}
+
+impl GuardedConnector {
+    /// `http://` and `https://` (TLS is added around it), connecting within `connect_timeout`.
+    pub fn new(policy: AddressPolicy, connect_timeout: Duration) -> Self {
+        let mut inner = HttpConnector::new_with_resolver(GuardedResolver { policy });
+        inner.enforce_http(false);
+        inner.set_connect_timeout(Some(connect_timeout));
+        Self { inner, policy }
+    }
+}
+
+impl tower_service::Service<Uri> for GuardedConnector {
+    type Response = TokioIo<TcpStream>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        if let Some(forbidden) = dst.host().and_then(|h| self.policy.refuses_literal(h)) {
+            return Box::pin(std::future::ready(Err(Box::new(forbidden) as BoxError)));
+        }
+        let connecting = self.inner.call(dst);
+        Box::pin(async move { connecting.await.map_err(Into::into) })
+    }
+}
+
+/// The TLS connector of this process around a [`GuardedConnector`]: what every client of
+/// outside hosts is built on.
+pub fn guarded_https_connector(
+    policy: AddressPolicy,
+    connect_timeout: Duration,
+) -> Result<HttpsConnector<GuardedConnector>, String> {
+    crate::tls::wrap(GuardedConnector::new(policy, connect_timeout))
 }
 
 #[cfg(test)]
@@ -308,5 +388,42 @@ mod tests {
         };
         let addrs: Vec<_> = lax.call(name).await.unwrap().collect();
         assert!(addrs.iter().all(|a| a.ip().is_loopback()));
+    }
+
+    #[tokio::test]
+    async fn the_connector_refuses_literal_hosts_before_connecting() {
+        use tower_service::Service;
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let timeout = Duration::from_secs(5);
+        for url in [
+            format!("http://127.0.0.1:{port}/"),
+            format!("https://[::ffff:127.0.0.1]:{port}/"),
+            format!("http://localhost:{port}/"),
+        ] {
+            let mut strict = GuardedConnector::new(AddressPolicy::PublicOnly, timeout);
+            let err = strict.call(url.parse().unwrap()).await.unwrap_err();
+            let forbidden = find_forbidden(err.as_ref()).expect("a ForbiddenAddress");
+            assert_eq!(forbidden.reason, "loopback", "{url}");
+        }
+        // The test policy: 127.0.0.1 plays a public host.
+        let mut lax = GuardedConnector::new(
+            AddressPolicy::Refuse(|ip| ip != IpAddr::from([127, 0, 0, 1])),
+            timeout,
+        );
+        assert!(lax
+            .call(format!("http://127.0.0.1:{port}/").parse().unwrap())
+            .await
+            .is_ok());
+        let err = lax
+            .call("http://127.0.0.2:9/".parse().unwrap())
+            .await
+            .unwrap_err();
+        assert_eq!(
+            find_forbidden(err.as_ref()).unwrap().to_string(),
+            "127.0.0.2 is a refused by the test policy address"
+        );
     }
 }
