@@ -84,7 +84,7 @@ pub struct Config {
     /// NCBI), and what lets Unpaywall be asked for open-access PDFs.
     pub contact_email: Option<String>,
     /// `ZOTERO_NCBI_API_KEY`: E-utilities at 10 requests a second instead of 3.
-    pub ncbi_api_key: Option<String>,
+    pub ncbi_api_key: Option<zotero_net::SecretString>,
     /// `ZOTERO_MCP_HTTP_TOKEN`: the bearer token every Streamable HTTP request must carry;
     /// required to bind beyond loopback.
     pub http_token: Option<HttpToken>,
@@ -269,7 +269,7 @@ impl Config {
             None => None,
             Some(v) => Some(parse_email(&v)?),
         };
-        let ncbi_api_key = get("ZOTERO_NCBI_API_KEY");
+        let ncbi_api_key = get("ZOTERO_NCBI_API_KEY").map(zotero_net::SecretString::new);
 
         let read_only = parse_bool(&get, "ZOTERO_READ_ONLY", false)?;
         let toolsets = match get("ZOTERO_TOOLSETS") {
@@ -332,7 +332,7 @@ impl Config {
         let secrets = zotero_net::Secrets::new(
             [
                 api_key.as_ref().map(|k| k.expose().to_string()),
-                ncbi_api_key.clone(),
+                ncbi_api_key.as_ref().map(|k| k.expose().to_string()),
                 get("ZOTERO_MCP_HTTP_TOKEN"),
                 get("HF_TOKEN"),
             ]

@@ -125,7 +125,7 @@ pub struct ServicesConfig {
     /// and required by Unpaywall.
     pub contact_email: Option<String>,
     /// `NCBI_API_KEY`-style key for E-utilities (10 requests a second instead of 3).
-    pub ncbi_api_key: Option<String>,
+    pub ncbi_api_key: Option<zotero_net::SecretString>,
     pub timeout: Duration,
     pub retry: RetryPolicy,
     /// Overrides every service's pace (tests of behaviour that do not measure pacing).
@@ -613,7 +613,7 @@ impl MetadataServices {
             q.push_str(&format!("&email={}", encode_query(mail)));
         }
         if let Some(key) = &self.config.ncbi_api_key {
-            q.push_str(&format!("&api_key={}", encode_query(key)));
+            q.push_str(&format!("&api_key={}", encode_query(key.expose())));
         }
         q
     }

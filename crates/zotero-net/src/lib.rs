@@ -22,4 +22,4 @@ pub use retry::{
     RetryPolicy,
 };
 pub use tls::{https_connector, user_agent};
-pub use upstream_text::Secrets;
+pub use upstream_text::{SecretString, Secrets};

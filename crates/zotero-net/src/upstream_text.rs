@@ -20,6 +20,40 @@ impl std::fmt::Debug for Secrets {
     }
 }
 
+/// One secret value (an API key of an outside service): shown by `Debug` as [`REDACTED`], so
+/// that a configuration printed for a diagnosis never carries it; `expose` is the one way out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretString(String);
+
+impl SecretString {
+    pub fn new(value: impl Into<String>) -> Self {
+        SecretString(value.into())
+    }
+
+    /// The value, for the one request that must carry it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SecretString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+impl From<&str> for SecretString {
+    fn from(value: &str) -> Self {
+        SecretString(value.to_string())
+    }
+}
+
+impl From<String> for SecretString {
+    fn from(value: String) -> Self {
+        SecretString(value)
+    }
+}
+
 /// The shortest value treated as a secret (the NCBI key has 36 characters, a Zotero key 24).
 const MIN_SECRET: usize = 4;
 
@@ -80,6 +114,19 @@ fn percent_encoded(s: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod secret_string_tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_the_value() {
+        let s = SecretString::new("ncbi-key-0123456789");
+        assert_eq!(format!("{s:?}"), REDACTED);
+        assert_eq!(format!("{:?}", Some(s.clone())), format!("Some({REDACTED})"));
+        assert_eq!(s.expose(), "ncbi-key-0123456789");
+    }
 }
 
 #[cfg(test)]
