@@ -27,6 +27,7 @@ mod emulator_schema;
 mod emulator_selftest;
 mod emulator_writes;
 mod fulltext;
+mod http_bounds;
 mod http_core;
 mod http_sessions;
 mod http_transport;
