@@ -100,6 +100,15 @@ pub struct Config {
     pub http_sessions: bool,
     /// `ZOTERO_MCP_HTTP_MAX_SESSIONS`: how many sessions may be open at once (100).
     pub http_max_sessions: usize,
+    /// `ZOTERO_MCP_HTTP_MAX_CONNECTIONS`: how many HTTP connections may be open at once (512).
+    pub http_max_connections: usize,
+    /// `ZOTERO_MCP_HTTP_MAX_BUFFERED_BYTES`: how many bytes of request bodies all connections
+    /// together may hold in memory; `None`: the default, derived from the largest message.
+    pub http_max_buffered_bytes: Option<u64>,
+    /// `ZOTERO_MCP_HTTP_BODY_IDLE_SECONDS`: how long a request body may send nothing (10 s).
+    pub http_body_idle: Duration,
+    /// `ZOTERO_MCP_HTTP_BODY_TIMEOUT_SECONDS`: how long a whole request body may take (120 s).
+    pub http_body_timeout: Duration,
 }
 
 /// The bearer token of the HTTP transport: never printed, compared in constant time.
@@ -128,6 +137,10 @@ impl std::fmt::Debug for HttpToken {
 
 /// The shortest bearer token accepted.
 pub const MIN_HTTP_TOKEN_CHARS: usize = 16;
+
+/// The smallest `ZOTERO_MCP_HTTP_MAX_BUFFERED_BYTES`: below it even ordinary calls would be
+/// refused.
+pub const MIN_HTTP_BUFFERED_BYTES: u64 = 1 << 20;
 
 pub const DEFAULT_API_BASE: &str = "https://api.zotero.org";
 pub const DEFAULT_ARXIV_BASE: &str = "https://arxiv.org";
@@ -315,19 +328,28 @@ impl Config {
             Some(v) => parse_allowed_origins(&v)?,
         };
         let http_sessions = parse_bool(&get, "ZOTERO_MCP_HTTP_SESSIONS", false)?;
-        let http_max_sessions = match get("ZOTERO_MCP_HTTP_MAX_SESSIONS") {
-            None => 100,
-            Some(v) => v
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (1..=100_000).contains(n))
-                .ok_or_else(|| ConfigError {
-                    var: "ZOTERO_MCP_HTTP_MAX_SESSIONS",
-                    value: v.clone(),
-                    expected: "a whole number from 1 to 100000".into(),
-                })?,
+        let http_max_sessions = parse_count(&get, "ZOTERO_MCP_HTTP_MAX_SESSIONS", 100, 100_000)?;
+        let http_max_connections =
+            parse_count(&get, "ZOTERO_MCP_HTTP_MAX_CONNECTIONS", 512, 100_000)?;
+        let http_max_buffered_bytes = match get("ZOTERO_MCP_HTTP_MAX_BUFFERED_BYTES") {
+            None => None,
+            Some(v) => Some(
+                v.trim()
+                    .parse::<u64>()
+                    .ok()
+                    .filter(|n| *n >= MIN_HTTP_BUFFERED_BYTES)
+                    .ok_or_else(|| ConfigError {
+                        var: "ZOTERO_MCP_HTTP_MAX_BUFFERED_BYTES",
+                        value: v.clone(),
+                        expected: format!(
+                            "a whole number of bytes, at least {MIN_HTTP_BUFFERED_BYTES} (1 MiB)"
+                        ),
+                    })?,
+            ),
         };
+        let http_body_idle = parse_positive_secs(&get, "ZOTERO_MCP_HTTP_BODY_IDLE_SECONDS", 10.0)?;
+        let http_body_timeout =
+            parse_positive_secs(&get, "ZOTERO_MCP_HTTP_BODY_TIMEOUT_SECONDS", 120.0)?;
 
         let secrets = zotero_net::Secrets::new(
             [
@@ -371,6 +393,10 @@ impl Config {
             http_allowed_origins,
             http_sessions,
             http_max_sessions,
+            http_max_connections,
+            http_max_buffered_bytes,
+            http_body_idle,
+            http_body_timeout,
         })
     }
 
@@ -637,6 +663,45 @@ fn parse_num<T: std::str::FromStr>(
     }
 }
 
+/// A whole number from 1 to `max`.
+fn parse_count(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: usize,
+    max: usize,
+) -> Result<usize, ConfigError> {
+    match get(var) {
+        None => Ok(default),
+        Some(v) => v
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| ConfigError {
+                var,
+                value: v.clone(),
+                expected: format!("a whole number from 1 to {max}"),
+            }),
+    }
+}
+
+/// Seconds as [`parse_secs`] reads them, but not zero.
+fn parse_positive_secs(
+    get: &impl Fn(&str) -> Option<String>,
+    var: &'static str,
+    default: f64,
+) -> Result<Duration, ConfigError> {
+    let secs = parse_secs(get, var, default)?;
+    if secs.is_zero() {
+        return Err(ConfigError {
+            var,
+            value: "0".into(),
+            expected: "a positive number of seconds, such as 0.5".into(),
+        });
+    }
+    Ok(secs)
+}
+
 fn parse_secs(
     get: &impl Fn(&str) -> Option<String>,
     var: &'static str,
@@ -761,6 +826,12 @@ mod tests {
             ("ZOTERO_MCP_HTTP_ALLOWED_HOSTS", "a b"),
             ("ZOTERO_MCP_HTTP_ALLOWED_ORIGINS", "example.org"),
             ("ZOTERO_MCP_HTTP_ALLOWED_ORIGINS", "https://example.org/app"),
+            ("ZOTERO_MCP_HTTP_MAX_SESSIONS", "0"),
+            ("ZOTERO_MCP_HTTP_MAX_CONNECTIONS", "0"),
+            ("ZOTERO_MCP_HTTP_MAX_CONNECTIONS", "many"),
+            ("ZOTERO_MCP_HTTP_MAX_BUFFERED_BYTES", "1000"),
+            ("ZOTERO_MCP_HTTP_BODY_IDLE_SECONDS", "0"),
+            ("ZOTERO_MCP_HTTP_BODY_TIMEOUT_SECONDS", "-1"),
         ] {
             let err = cfg(&[(var, value)]).unwrap_err();
             assert_eq!(err.var, var);
@@ -801,6 +872,26 @@ mod tests {
         );
         let err = cfg(&[("ZOTERO_MCP_HTTP_TOKEN", "short")]).unwrap_err();
         assert!(!err.to_string().contains("short"), "{err}");
+    }
+
+    #[test]
+    fn http_bounds_have_defaults_and_take_their_variables() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.http_max_connections, 512);
+        assert_eq!(c.http_max_buffered_bytes, None);
+        assert_eq!(c.http_body_idle, Duration::from_secs(10));
+        assert_eq!(c.http_body_timeout, Duration::from_secs(120));
+        let c = cfg(&[
+            ("ZOTERO_MCP_HTTP_MAX_CONNECTIONS", "8"),
+            ("ZOTERO_MCP_HTTP_MAX_BUFFERED_BYTES", "2000000"),
+            ("ZOTERO_MCP_HTTP_BODY_IDLE_SECONDS", "0.25"),
+            ("ZOTERO_MCP_HTTP_BODY_TIMEOUT_SECONDS", "30"),
+        ])
+        .unwrap();
+        assert_eq!(c.http_max_connections, 8);
+        assert_eq!(c.http_max_buffered_bytes, Some(2_000_000));
+        assert_eq!(c.http_body_idle, Duration::from_millis(250));
+        assert_eq!(c.http_body_timeout, Duration::from_secs(30));
     }
 
     #[test]

@@ -29,6 +29,7 @@ mod emulator_selftest;
 mod emulator_writes;
 mod fulltext;
 mod http_2026;
+mod http_bounds;
 mod http_core;
 mod http_sessions;
 mod http_transport;
