@@ -19,12 +19,12 @@ use hyper::{Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
-    https_connector, retry_after, Attempt, ErrorChain, Retry, RetryError, RetryPolicy,
+    https_connector, pooled_client, retry_after, Attempt, ErrorChain, InFlight, Retry, RetryError,
+    RetryPolicy,
 };
 
 /// The services asked, each with its own pace.
@@ -179,9 +179,11 @@ const MAX_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
 type HttpClient = Client<HttpsConnector<HttpConnector>, Empty<Bytes>>;
 
-/// The next moment a request to a service may start.
+/// The next moment a request to a service may start, and the requests it has in flight
+/// (a burst queues here in order: the pacing spaces starts, this bounds sockets).
 struct Pacer {
     next: Mutex<Instant>,
+    in_flight: InFlight,
 }
 
 /// The client of every metadata service, shared by the process (the pacers with it).
@@ -197,9 +199,7 @@ impl MetadataServices {
         let mut http = HttpConnector::new();
         http.enforce_http(false);
         http.set_connect_timeout(Some(config.timeout));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(https_connector(http)?);
+        let client = pooled_client().build(https_connector(http)?);
         let agent = match &config.contact_email {
             Some(mail) => format!(
                 "zotero-mcp/{} (+https://github.com/zotero-mcp/zotero-mcp; mailto:{mail})",
@@ -220,6 +220,7 @@ impl MetadataServices {
                     s,
                     Pacer {
                         next: Mutex::new(now),
+                        in_flight: InFlight::default(),
                     },
                 )
             })
@@ -295,6 +296,14 @@ impl MetadataServices {
         };
         let outcome = retry
             .run(|_| async {
+                // A place first, then the turn: the pacing is kept among those let through.
+                let _place = match self.pacers.get(&s) {
+                    Some(pacer) => match pacer.in_flight.acquire(cancel).await {
+                        Ok(place) => Some(place),
+                        Err(_) => return Attempt::Fatal(ServiceError::Cancelled),
+                    },
+                    None => None,
+                };
                 if let Err(e) = self.take_turn(s, cancel).await {
                     return Attempt::Fatal(e);
                 }
