@@ -1,6 +1,7 @@
-//! The one HTTP client of the process: hyper 1 + hyper-rustls (ring, webpki roots), a pooled
-//! connection per host, per-request timeout, retries with exponential backoff and jitter,
-//! `Retry-After` and `Backoff` honoured, and the optional read cache.
+//! The one HTTP client of the process: hyper 1 + hyper-rustls (ring, webpki roots), a bounded
+//! pool of connections per host, at most `MAX_IN_FLIGHT_PER_BACKEND` requests in flight per
+//! backend (the rest queue in order), per-request timeout, retries with exponential backoff and
+//! jitter, `Retry-After` and `Backoff` honoured, and the optional read cache.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -12,11 +13,10 @@ use hyper::{Method, Request};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
-    ceil_secs, full_body, https_connector, retry_after, user_agent, Attempt, ErrorChain, Gate,
-    RequestBody, Retry, RetryError, RetryPolicy,
+    ceil_secs, full_body, https_connector, pooled_client, retry_after, user_agent, Attempt,
+    ErrorChain, Gate, InFlight, RequestBody, Retry, RetryError, RetryPolicy,
 };
 
 use super::cache::ReadCache;
@@ -149,6 +149,10 @@ pub struct HttpClient {
     timeout: Duration,
     /// `Backoff` from any answer holds back every request to this API.
     gate: Gate,
+    /// The requests this API has in flight; a burst queues here, in order.
+    in_flight: InFlight,
+    /// The same for uploads to the storage host (another host than the API's).
+    uploads: InFlight,
     cache: Option<ReadCache>,
 }
 
@@ -175,9 +179,7 @@ impl HttpClient {
             base: base.to_string(),
             reason,
         })?;
-        let inner = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build(https);
+        let inner = pooled_client().build(https);
         Ok(Arc::new(Self {
             inner,
             base: base.to_string(),
@@ -186,6 +188,8 @@ impl HttpClient {
             retry: config.retry.clone(),
             timeout: config.timeout,
             gate: Gate::default(),
+            in_flight: InFlight::default(),
+            uploads: InFlight::default(),
             cache: config
                 .read_cache
                 .as_ref()
@@ -224,6 +228,12 @@ impl HttpClient {
         let outcome = retry
             .run(|attempt| async move {
                 let retries = attempt - 1;
+                // Waiting for a place is not part of the request's time; between attempts
+                // the place is given back, so a retry's wait holds nobody up.
+                let _place = match self.in_flight.acquire(cancel).await {
+                    Ok(place) => place,
+                    Err(_) => return Attempt::Fatal(ZoteroError::Cancelled),
+                };
                 let started = Instant::now();
                 let sent = tokio::time::timeout(self.timeout, self.send_once(req)).await;
                 let latency_ms = started.elapsed().as_millis() as u64;
@@ -345,12 +355,17 @@ impl HttpClient {
         })
     }
 
-    /// Empties the read cache (after any write).
     /// How long this API's `Backoff` still holds requests back.
     pub fn backoff_remaining(&self) -> Duration {
         self.gate.remaining()
     }
 
+    /// How many requests to this API are in flight now (for tests and logs).
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.taken()
+    }
+
+    /// Empties the read cache (after any write).
     pub fn invalidate_cache(&self) {
         if let Some(cache) = &self.cache {
             cache.clear();

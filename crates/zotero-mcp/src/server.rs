@@ -538,7 +538,7 @@ impl ServerHandler for ZoteroServer {
             ));
         }
         self.subscriptions
-            .subscribe(&request.uri, &self.svc, context.peer.clone())
+            .subscribe(&request.uri, context.peer.clone())
             .await?;
         Ok(())
     }

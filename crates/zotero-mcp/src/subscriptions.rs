@@ -7,6 +7,11 @@
 //! it reads its subscribed resources again and sends `notifications/resources/updated` for
 //! those whose content changed (or that are gone). A library's poller stops when its last
 //! subscription ends (unsubscribed, or its session closed).
+//!
+//! Reads are coalesced: a URI is read once per change of its library (per generation of the
+//! poller's change count), however many sessions subscribe to it or are woken by the change;
+//! calls that arrive while that read is under way wait for it. A session that subscribes to a
+//! URI it already follows reads nothing.
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -17,7 +22,7 @@ use std::time::Duration;
 use rmcp::model::{ReadResourceResult, ResourceContents, ResourceUpdatedNotificationParam};
 use rmcp::service::Peer;
 use rmcp::RoleServer;
-use tokio::sync::watch;
+use tokio::sync::{watch, OnceCell};
 use tokio_util::sync::CancellationToken;
 use zotero_api::items::LibraryVersion;
 use zotero_api::LibraryRef;
@@ -49,6 +54,17 @@ fn context(svc: &Arc<ZoteroService>, cancel: CancellationToken) -> ToolContext {
     }
 }
 
+/// Reads `uri` and digests its content.
+async fn read_digest(
+    svc: &Arc<ZoteroService>,
+    uri: &str,
+    cancel: CancellationToken,
+) -> Result<u64, ToolError> {
+    resources::read(uri, &context(svc, cancel))
+        .await
+        .map(|r| digest(&r))
+}
+
 /// The pollers of the process: one per library that some session subscribed to.
 pub struct Watchers {
     interval: Duration,
@@ -56,12 +72,20 @@ pub struct Watchers {
     pollers: Mutex<HashMap<LibraryRef, Poller>>,
 }
 
-/// A library's poller: how many sessions follow it, the count of changes it has seen, and
-/// how to stop it.
+/// A library's poller: how many sessions follow it, the count of changes it has seen, how to
+/// stop it, and the reads of its resources since the last change.
 struct Poller {
     followers: usize,
     changes: watch::Receiver<u64>,
     stop: CancellationToken,
+    reads: HashMap<String, Read>,
+}
+
+/// One read of a resource's content (its digest), shared by every caller of the same
+/// generation: the first starts it, the others wait for it.
+struct Read {
+    generation: u64,
+    digest: Arc<OnceCell<Result<u64, ToolError>>>,
 }
 
 impl Watchers {
@@ -99,9 +123,63 @@ impl Watchers {
                 followers: 1,
                 changes: rx.clone(),
                 stop,
+                reads: HashMap::new(),
             },
         );
         rx
+    }
+
+    /// The digest of `uri`'s content as of `generation` of its library's changes: read once
+    /// for all callers of that generation (a caller that follows `library`). A failed read
+    /// is not kept: the next caller tries again.
+    async fn digest(
+        &self,
+        library: LibraryRef,
+        uri: &str,
+        generation: u64,
+    ) -> Result<u64, ToolError> {
+        let shared = {
+            let mut pollers = self.pollers();
+            pollers.get_mut(&library).map(|p| {
+                let cell = match p.reads.get(uri) {
+                    Some(r) if r.generation == generation => r.digest.clone(),
+                    _ => {
+                        // Reads of earlier generations tell nothing any more.
+                        p.reads.retain(|_, r| r.generation >= generation);
+                        let cell = Arc::new(OnceCell::new());
+                        p.reads.insert(
+                            uri.to_string(),
+                            Read {
+                                generation,
+                                digest: cell.clone(),
+                            },
+                        );
+                        cell
+                    }
+                };
+                (cell, p.stop.clone())
+            })
+        };
+        // Nobody follows the library (cannot happen for a follower): a read of its own.
+        let Some((cell, stop)) = shared else {
+            return read_digest(&self.svc, uri, CancellationToken::new()).await;
+        };
+        // The read belongs to no one caller: it stops with the poller, not with a session.
+        let got = cell
+            .get_or_init(|| read_digest(&self.svc, uri, stop))
+            .await
+            .clone();
+        if got.is_err() {
+            if let Some(p) = self.pollers().get_mut(&library) {
+                if p.reads
+                    .get(uri)
+                    .is_some_and(|r| Arc::ptr_eq(&r.digest, &cell))
+                {
+                    p.reads.remove(uri);
+                }
+            }
+        }
+        got
     }
 
     /// Stops following `library`; its poller stops with the last follower.
@@ -193,22 +271,42 @@ impl Subscriptions {
         self.libraries.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Subscribes `uri` (read once now: an unknown object is refused as a read would be).
-    /// `zotero://styles` never changes: accepted, never notified.
+    /// Subscribes `uri` (read now, once for every caller since its library last changed: an
+    /// unknown object is refused as a read would be). Subscribing again to a URI this session
+    /// follows does nothing. `zotero://styles` never changes: accepted, never notified.
     pub async fn subscribe(
         self: &Arc<Self>,
         uri: &str,
-        svc: &Arc<ZoteroService>,
         peer: Peer<RoleServer>,
     ) -> Result<(), ToolError> {
         let library = match Uri::parse(uri)? {
             Uri::Styles => return Ok(()),
             Uri::Object { library, .. } => library,
         };
-        let first = digest(&resources::read(uri, &context(svc, CancellationToken::new())).await?);
+        if self
+            .libraries()
+            .get(&library)
+            .is_some_and(|w| w.uris.contains_key(uri))
+        {
+            return Ok(());
+        }
+        // Following the library first names the generation the read belongs to (and keeps
+        // the poller, and its shared reads, alive while it runs).
+        let changes = self.watchers.follow(library);
+        let generation = *changes.borrow();
+        let first = match self.watchers.digest(library, uri, generation).await {
+            Ok(first) => first,
+            Err(e) => {
+                self.watchers.leave(library);
+                return Err(e);
+            }
+        };
         let mut libraries = self.libraries();
         if let Some(watch) = libraries.get_mut(&library) {
-            watch.uris.insert(uri.to_string(), first);
+            // Another call of this session started the watch meanwhile: one follow is enough.
+            watch.uris.entry(uri.to_string()).or_insert(first);
+            drop(libraries);
+            self.watchers.leave(library);
             return Ok(());
         }
         let stop = CancellationToken::new();
@@ -219,12 +317,12 @@ impl Subscriptions {
                 stop: stop.clone(),
             },
         );
-        let changes = self.watchers.follow(library);
+        drop(libraries);
         tokio::spawn(follow(
             Arc::downgrade(self),
             library,
             changes,
-            svc.clone(),
+            self.watchers.clone(),
             peer,
             stop,
         ));
@@ -281,25 +379,26 @@ async fn follow(
     subs: Weak<Subscriptions>,
     library: LibraryRef,
     mut changes: watch::Receiver<u64>,
-    svc: Arc<ZoteroService>,
+    watchers: Arc<Watchers>,
     peer: Peer<RoleServer>,
     stop: CancellationToken,
 ) {
-    let ctx = context(&svc, stop.clone());
     loop {
         tokio::select! {
             _ = stop.cancelled() => return,
             changed = changes.changed() => if changed.is_err() { return },
         }
+        let generation = *changes.borrow_and_update();
         let Some(list) = subs.upgrade().map(|s| s.subscribed(library)) else {
             return;
         };
         for (uri, before) in list {
-            let after = match resources::read(&uri, &ctx).await {
-                Ok(r) => digest(&r),
-                // Gone (or unreadable now): the client learns it by reading.
-                Err(_) => 0,
+            let read = tokio::select! {
+                _ = stop.cancelled() => return,
+                read = watchers.digest(library, &uri, generation) => read,
             };
+            // Gone (or unreadable now): the client learns it by reading.
+            let after = read.unwrap_or(0);
             if after == before || stop.is_cancelled() {
                 continue;
             }

@@ -24,13 +24,13 @@ use hyper::header::{HeaderValue, ACCEPT, LOCATION, USER_AGENT};
 use hyper::{Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
-    find_forbidden, guarded_https_connector, retry_after, AddressPolicy, Attempt, ErrorChain,
-    ForbiddenAddress, GuardedConnector, Retry, RetryError, RetryPolicy, Secrets,
+    find_forbidden, guarded_https_connector, pooled_client, retry_after, AddressPolicy, Attempt,
+    ErrorChain, ForbiddenAddress, GuardedConnector, InFlight, Retry, RetryError, RetryPolicy,
+    Secrets,
 };
 
 /// The services asked, each with its own pace.
@@ -201,9 +201,11 @@ pub const MAX_UPSTREAM_TEXT: usize = 300;
 
 type HttpClient = Client<HttpsConnector<GuardedConnector>, Empty<Bytes>>;
 
-/// The next moment a request to a service may start.
+/// The next moment a request to a service may start, and the requests it has in flight
+/// (a burst queues here in order: the pacing spaces starts, this bounds sockets).
 struct Pacer {
     next: Mutex<Instant>,
+    in_flight: InFlight,
 }
 
 /// The client of every metadata service, shared by the process (the pacers with it).
@@ -216,9 +218,8 @@ pub struct MetadataServices {
 
 impl MetadataServices {
     pub fn new(config: ServicesConfig) -> Result<Self, String> {
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(guarded_https_connector(config.policy, config.timeout)?);
+        let client =
+            pooled_client().build(guarded_https_connector(config.policy, config.timeout)?);
         let agent = match &config.contact_email {
             Some(mail) => format!(
                 "zotero-mcp/{} (+https://github.com/zotero-mcp/zotero-mcp; mailto:{mail})",
@@ -239,6 +240,7 @@ impl MetadataServices {
                     s,
                     Pacer {
                         next: Mutex::new(now),
+                        in_flight: InFlight::default(),
                     },
                 )
             })
@@ -325,6 +327,14 @@ impl MetadataServices {
         };
         let outcome = retry
             .run(|_| async {
+                // A place first, then the turn: the pacing is kept among those let through.
+                let _place = match self.pacers.get(&s) {
+                    Some(pacer) => match pacer.in_flight.acquire(cancel).await {
+                        Ok(place) => Some(place),
+                        Err(_) => return Attempt::Fatal(ServiceError::Cancelled),
+                    },
+                    None => None,
+                };
                 if let Err(e) = self.take_turn(s, cancel).await {
                     return Attempt::Fatal(e);
                 }

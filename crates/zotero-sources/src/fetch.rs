@@ -15,7 +15,6 @@ use hyper::header::{
 use hyper::{Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use md5::{Digest, Md5};
 use tokio_util::sync::CancellationToken;
 
@@ -25,7 +24,7 @@ use super::names;
 use super::store::{self, Storage};
 use super::weburl;
 use crate::SourcesConfig;
-use zotero_net::{guarded_https_connector, user_agent, ErrorChain};
+use zotero_net::{guarded_https_connector, pooled_client, user_agent, ErrorChain, InFlight};
 
 /// Redirects followed before giving up.
 const MAX_REDIRECTS: usize = 5;
@@ -37,6 +36,8 @@ type FetchClient = Client<HttpsConnector<GuardedConnector>, Empty<Bytes>>;
 
 pub(crate) struct Downloader {
     client: FetchClient,
+    /// The downloads in flight: a burst of calls queues here in order, a socket each at most.
+    in_flight: InFlight,
     policy: AddressPolicy,
     timeout: Duration,
     /// `ZOTERO_UPLOAD_MAX_BYTES`, for every source (`Fetcher` reads it here too).
@@ -64,11 +65,10 @@ impl Downloader {
     pub fn with_policy(config: &SourcesConfig, policy: AddressPolicy) -> Result<Self, SourceError> {
         let https = guarded_https_connector(policy, config.timeout)
             .map_err(|reason| SourceError::Internal { reason })?;
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build(https);
+        let client = pooled_client().build(https);
         Ok(Self {
             client,
+            in_flight: InFlight::default(),
             policy,
             timeout: config.timeout,
             max_bytes: config.max_bytes,
@@ -89,6 +89,12 @@ impl Downloader {
         let mut current =
             weburl::parse(url).map_err(|reason| SourceError::InvalidUrl { field, reason })?;
         let mut redirects = 0usize;
+        // The place is held for the whole download, its redirects and body included.
+        let _place = self
+            .in_flight
+            .acquire(cancel)
+            .await
+            .map_err(|_| SourceError::Cancelled)?;
         loop {
             let host = weburl::host_of(&current);
             self.check_literal(&host, field)?;

@@ -47,6 +47,10 @@ impl HttpClient {
         let outcome = retry
             .run(|attempt| async move {
                 let retries = attempt - 1;
+                let _place = match self.uploads.acquire(cancel).await {
+                    Ok(place) => place,
+                    Err(_) => return Attempt::Fatal(ZoteroError::Cancelled),
+                };
                 let watch = Arc::new(Activity::new());
                 let started = Instant::now();
                 let body = match (req.body)() {

@@ -113,6 +113,14 @@ impl Proc {
         }
     }
 
+    /// The next message the server writes.
+    pub fn next_message(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.stdout.read_line(&mut line).expect("read from server");
+        assert!(n > 0, "server closed stdout");
+        serde_json::from_str(&line).expect("a JSON-RPC line")
+    }
+
     /// `initialize` and `notifications/initialized`; answers the `initialize` result.
     pub fn initialize(&mut self) -> Value {
         let answer = self.request(
@@ -144,6 +152,11 @@ impl Proc {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// How many file descriptors process `pid` has open (sockets included).
+pub fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count())
 }
 
 /// `VmRSS` and `VmHWM` of process `pid` (from `/proc/<pid>/status`), in MB.

@@ -403,3 +403,46 @@ async fn open_sessions_are_bounded() {
         true
     );
 }
+
+/// The requests that read the item `key` (its metadata and its children), polls aside.
+fn reads_of(emu: &Emulator, key: &str) -> usize {
+    emu.requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.contains(key))
+        .count()
+}
+
+#[tokio::test]
+async fn sessions_subscribed_to_one_uri_share_one_read_per_change() {
+    let emu = Emulator::start().await;
+    let server = HttpServer::start(&sessions_env(&emu, "0.1")).await;
+    let uri = "zotero://user/items/VASWANI7";
+    let mut sessions = Vec::new();
+    for _ in 0..6 {
+        sessions.push(Session::open(server.addr).await.0);
+    }
+    emu.reset_counts();
+    // The first subscription reads the resource; the others, in other sessions, share it.
+    let sub = sessions[0]
+        .request(2, "resources/subscribe", json!({"uri": uri}))
+        .await;
+    assert!(sub.last().unwrap()["result"].is_object(), "{sub:?}");
+    let one_read = reads_of(&emu, "VASWANI7");
+    assert!(one_read >= 1);
+    for s in &sessions[1..] {
+        let sub = s
+            .request(2, "resources/subscribe", json!({"uri": uri}))
+            .await;
+        assert!(sub.last().unwrap()["result"].is_object(), "{sub:?}");
+    }
+    assert_eq!(reads_of(&emu, "VASWANI7"), one_read);
+
+    // One change: every session hears of it, from one read between them.
+    emu.edit_in_zotero(&ZoteroEdit::item("VASWANI7").set("title", json!("Changed in Zotero")))
+        .unwrap();
+    for s in &sessions {
+        let got = eventually(|| s.updated(), |u| !u.is_empty()).await;
+        assert_eq!(got, [uri]);
+    }
+    assert_eq!(reads_of(&emu, "VASWANI7"), 2 * one_read);
+}

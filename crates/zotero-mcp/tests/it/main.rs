@@ -15,6 +15,7 @@ mod cite_export;
 mod collection_writes;
 mod collections;
 mod common;
+mod concurrency;
 mod docs;
 mod dry_runs;
 mod emulator_changes;
