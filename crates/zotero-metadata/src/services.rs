@@ -218,8 +218,7 @@ pub struct MetadataServices {
 
 impl MetadataServices {
     pub fn new(config: ServicesConfig) -> Result<Self, String> {
-        let client =
-            pooled_client().build(guarded_https_connector(config.policy, config.timeout)?);
+        let client = pooled_client().build(guarded_https_connector(config.policy, config.timeout)?);
         let agent = match &config.contact_email {
             Some(mail) => format!(
                 "zotero-mcp/{} (+https://github.com/zotero-mcp/zotero-mcp; mailto:{mail})",

@@ -124,7 +124,10 @@ mod secret_string_tests {
     fn debug_never_shows_the_value() {
         let s = SecretString::new("ncbi-key-0123456789");
         assert_eq!(format!("{s:?}"), REDACTED);
-        assert_eq!(format!("{:?}", Some(s.clone())), format!("Some({REDACTED})"));
+        assert_eq!(
+            format!("{:?}", Some(s.clone())),
+            format!("Some({REDACTED})")
+        );
         assert_eq!(s.expose(), "ncbi-key-0123456789");
     }
 }
