@@ -23,42 +23,13 @@ use crate::client::Library;
 use crate::error::ZoteroError;
 use crate::http::ApiRequest;
 use crate::library::ObjectKey;
-use crate::model::WireObject;
+pub use crate::model::{field_value, ObjectKind};
+use crate::model::{truthy, WireObject};
 use crate::response::{encode_query, parse_json, unexpected};
 use crate::write::MAX_VERSION_RETRIES;
 
 /// Zotero takes at most this many objects in one write (and keys in one read or delete).
 pub const WRITE_BATCH: usize = 50;
-
-/// What kind of object an edit changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ObjectKind {
-    Item,
-    Collection,
-}
-
-impl ObjectKind {
-    pub(crate) fn path(self) -> &'static str {
-        match self {
-            ObjectKind::Item => "/items",
-            ObjectKind::Collection => "/collections",
-        }
-    }
-
-    fn key_param(self) -> &'static str {
-        match self {
-            ObjectKind::Item => "itemKey",
-            ObjectKind::Collection => "collectionKey",
-        }
-    }
-
-    pub fn noun(self) -> &'static str {
-        match self {
-            ObjectKind::Item => "item",
-            ObjectKind::Collection => "collection",
-        }
-    }
-}
 
 /// Additions to and removals from a set-valued property (an item's tags or collections).
 /// `replace` is turned into additions and removals against the object as first read, so a
@@ -171,30 +142,6 @@ pub struct EditOutcome {
 
 /// Reports (objects done, objects in all).
 pub type EditProgress<'a> = &'a (dyn Fn(u64, u64) + Send + Sync);
-
-/// The value a field has in `data`, as compared and reported: `deleted` as a boolean (Zotero
-/// writes `1` or `true`, or leaves it out), a collection's missing parent as `false`, any
-/// other missing field as `""` (what clearing it writes).
-pub fn field_value(data: &Map<String, Value>, field: &str) -> Value {
-    let v = data.get(field);
-    match field {
-        "deleted" => Value::Bool(v.is_some_and(truthy)),
-        "parentCollection" => match v {
-            Some(Value::String(s)) if !s.is_empty() => Value::from(s.as_str()),
-            _ => Value::Bool(false),
-        },
-        _ => v.cloned().unwrap_or_else(|| Value::from("")),
-    }
-}
-
-fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
-        Value::String(s) => !s.is_empty() && s != "0",
-        _ => false,
-    }
-}
 
 /// Whether two values of a field are the same for Zotero (`deleted: 1` is `true`).
 fn same(field: &str, a: &Value, b: &Value) -> bool {

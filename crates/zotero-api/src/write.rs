@@ -17,8 +17,8 @@ use super::error::ZoteroError;
 use super::http::{ApiRequest, ApiResponse};
 use super::model::{Creator, Item, WireObject};
 use crate::client::Library;
-use crate::edit::ObjectKind;
 use crate::library::ObjectKey;
+use crate::model::ObjectKind;
 use crate::response::{parse_json, unexpected};
 
 /// How many times a version-checked write is tried again after `412` before giving up.
