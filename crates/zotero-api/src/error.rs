@@ -182,6 +182,25 @@ pub enum ZoteroError {
     },
 }
 
+impl ZoteroError {
+    /// Whether the request was refused before anything could be written: nothing sent (no
+    /// credentials, a request this client could not build, a bad key) or the only attempt
+    /// refused (403). Any other failure of a write may hide an attempt that landed; a
+    /// refusal of a repeat says nothing of the attempt before it.
+    pub fn nothing_written(&self) -> bool {
+        matches!(
+            self,
+            ZoteroError::MissingCredentials { .. }
+                | ZoteroError::InvalidRequest { .. }
+                | ZoteroError::BadApiKey
+                | ZoteroError::LibraryAccess {
+                    repeated: false,
+                    ..
+                }
+        )
+    }
+}
+
 fn create_unconfirmed(kind: ObjectKind, key: &str, created: bool, reason: &str) -> String {
     let (noun, tool) = match kind {
         ObjectKind::Item => ("item", "zotero_get_item"),

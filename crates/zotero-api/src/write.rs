@@ -267,14 +267,7 @@ impl Library<'_> {
             Ok(resp) => resp,
             // Nothing was sent, or Zotero refused the only attempt (403): nothing was
             // created. A refusal of a repeat says nothing of the attempt before it.
-            Err(
-                e @ (ZoteroError::MissingCredentials { .. }
-                | ZoteroError::InvalidRequest { .. }
-                | ZoteroError::BadApiKey
-                | ZoteroError::LibraryAccess {
-                    repeated: false, ..
-                }),
-            ) => return Err(e),
+            Err(e) if e.nothing_written() => return Err(e),
             // Any attempt may have landed before its answer was lost (or the call was
             // cancelled, or a retry was refused): the key says what happened.
             Err(cause) => return self.confirm_created(kind, &key, cause).await,
