@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::batch::BatchResult;
+use super::batch::{BatchResult, Write};
 use super::merge::{collection_keys, patch_for, resolve, shows_change, tag_names, Plan};
 use super::{Edit, EditOutcome, EditProgress, EditStatus, FieldChange, ObjectKind, WRITE_BATCH};
 use crate::client::Library;
@@ -15,16 +15,6 @@ use crate::error::ZoteroError;
 use crate::library::ObjectKey;
 use crate::model::WireObject;
 use crate::write::MAX_VERSION_RETRIES;
-
-/// A write to send: (index of the edit, its plan, the object as read, the fields to send,
-/// the changes they make).
-pub(super) type Write = (
-    usize,
-    Plan,
-    WireObject,
-    Map<String, Value>,
-    Vec<FieldChange>,
-);
 
 /// An edit still to be written: (index of the edit, its plan, the object as now known).
 type Pending = (usize, Plan, WireObject);

@@ -2,16 +2,26 @@
 //! each: written, unchanged, stale (412), refused, or unknown (read it again to see).
 
 use hyper::Method;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::apply::Write;
-use super::ObjectKind;
+use super::merge::Plan;
+use super::{FieldChange, ObjectKind};
 use crate::client::Library;
 use crate::error::ZoteroError;
 use crate::http::ApiRequest;
 use crate::model::WireObject;
 use crate::response::{parse_json, unexpected};
+
+/// A write to send: (index of the edit, its plan, the object as read, the fields to send,
+/// the changes they make).
+pub(super) type Write = (
+    usize,
+    Plan,
+    WireObject,
+    Map<String, Value>,
+    Vec<FieldChange>,
+);
 
 impl Library<'_> {
     /// One `POST` of up to 50 partial objects, each with the version it was computed from.
