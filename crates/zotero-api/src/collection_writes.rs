@@ -368,14 +368,7 @@ impl Library<'_> {
             let resp = match self.send(&req, cancel).await {
                 Ok(resp) => resp,
                 // Refused before anything was deleted.
-                Err(
-                    e @ (ZoteroError::MissingCredentials { .. }
-                    | ZoteroError::InvalidRequest { .. }
-                    | ZoteroError::BadApiKey
-                    | ZoteroError::LibraryAccess {
-                        repeated: false, ..
-                    }),
-                ) => return Err(e),
+                Err(e) if e.nothing_written() => return Err(e),
                 // Lost, cancelled or refused after a repeat: the collection says what
                 // happened (read even when the call was cancelled).
                 Err(cause) => {

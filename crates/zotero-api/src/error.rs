@@ -1,7 +1,7 @@
 //! `ZoteroError`, everything that can go wrong talking to Zotero. The server maps it to the
 //! public error codes at its edge.
 
-use crate::model::Collection;
+use crate::model::{Collection, ObjectKind};
 
 /// Response bodies are cut to this many bytes in error details: enough to read Zotero's
 /// message, never a whole page of items.
@@ -14,6 +14,19 @@ pub struct UpstreamAnswer {
     pub body: String,
     pub retry_after: Option<String>,
     pub request_id: Option<String>,
+}
+
+/// Why Zotero has no full text for an item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoFullText {
+    /// A note or an annotation: only attachments have full text.
+    NotADocument { item_type: String },
+    /// An attachment that links to a URL: Zotero keeps no file of it.
+    LinkOnly,
+    /// A regular item with no PDF, EPUB, HTML or text attachment.
+    NoDocuments,
+    /// These attachments have no indexed text.
+    NotIndexed { attachments: Vec<String> },
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -89,10 +102,7 @@ pub enum ZoteroError {
 
     /// Zotero has no full text for the item; the message says why and what the user can do.
     #[error("{}", no_full_text(.key, .why))]
-    NoFullText {
-        key: String,
-        why: crate::fulltext::NoFullText,
-    },
+    NoFullText { key: String, why: NoFullText },
 
     #[error("'{item_type}' is not a Zotero item type; use one of: {}", .valid.join(", "))]
     UnknownItemType {
@@ -114,7 +124,7 @@ pub enum ZoteroError {
     #[error("{}", create_unconfirmed(*.kind, .key, *.created, .reason))]
     CreateUnconfirmed {
         /// What was being created.
-        kind: crate::edit::ObjectKind,
+        kind: ObjectKind,
         key: String,
         created: bool,
         reason: String,
@@ -172,15 +182,29 @@ pub enum ZoteroError {
     },
 }
 
-fn create_unconfirmed(
-    kind: crate::edit::ObjectKind,
-    key: &str,
-    created: bool,
-    reason: &str,
-) -> String {
+impl ZoteroError {
+    /// Whether the request was refused before anything could be written: nothing sent (no
+    /// credentials, a request this client could not build, a bad key) or the only attempt
+    /// refused (403). Any other failure of a write may hide an attempt that landed; a
+    /// refusal of a repeat says nothing of the attempt before it.
+    pub fn nothing_written(&self) -> bool {
+        matches!(
+            self,
+            ZoteroError::MissingCredentials { .. }
+                | ZoteroError::InvalidRequest { .. }
+                | ZoteroError::BadApiKey
+                | ZoteroError::LibraryAccess {
+                    repeated: false,
+                    ..
+                }
+        )
+    }
+}
+
+fn create_unconfirmed(kind: ObjectKind, key: &str, created: bool, reason: &str) -> String {
     let (noun, tool) = match kind {
-        crate::edit::ObjectKind::Item => ("item", "zotero_get_item"),
-        crate::edit::ObjectKind::Collection => ("collection", "zotero_list_collections"),
+        ObjectKind::Item => ("item", "zotero_get_item"),
+        ObjectKind::Collection => ("collection", "zotero_list_collections"),
     };
     if created {
         format!(
@@ -194,8 +218,7 @@ fn create_unconfirmed(
 /// What to do when Zotero has not indexed a document.
 const REINDEX_HINT: &str = "In Zotero, right-click the attachment and choose Reindex Item (Zotero indexes PDFs up to the page limit set in Settings → Search). The Web API has the text only when full-text sync is on (Settings → Sync → \"Sync full-text content\") and the file was synced; the desktop's local API (ZOTERO_LOCAL=1) has it when the file is on that computer.";
 
-fn no_full_text(key: &str, why: &crate::fulltext::NoFullText) -> String {
-    use crate::fulltext::NoFullText;
+fn no_full_text(key: &str, why: &NoFullText) -> String {
     match why {
         NoFullText::NotADocument { item_type } => format!(
             "item {key} is a {item_type}: only attachments (PDF, EPUB, HTML snapshot, text file) have full text; pass the key of a regular item or of one of its attachments"

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 pub use pager::{PageRequest, Paged, Pager};
 
 use crate::client::Library;
+pub use crate::error::NoFullText;
 use crate::error::ZoteroError;
 use crate::http::ApiRequest;
 use crate::library::ObjectKey;
@@ -204,19 +205,6 @@ struct WireFullText {
     indexed_chars: Option<u64>,
     #[serde(default, deserialize_with = "count")]
     total_chars: Option<u64>,
-}
-
-/// Why Zotero has no full text for an item.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NoFullText {
-    /// A note or an annotation: only attachments have full text.
-    NotADocument { item_type: String },
-    /// An attachment that links to a URL: Zotero keeps no file of it.
-    LinkOnly,
-    /// A regular item with no PDF, EPUB, HTML or text attachment.
-    NoDocuments,
-    /// These attachments have no indexed text.
-    NotIndexed { attachments: Vec<String> },
 }
 
 /// One section of an item's text: an attachment and where its text lies.

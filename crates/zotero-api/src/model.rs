@@ -173,8 +173,62 @@ impl WireObject {
             parent_key: text(&self.data, "parentCollection"),
             version: self.version(),
             num_items: self.meta.get("numItems").and_then(Value::as_u64),
-            in_trash: crate::edit::field_value(&self.data, "deleted") == Value::Bool(true),
+            in_trash: field_value(&self.data, "deleted") == Value::Bool(true),
         }
+    }
+}
+
+/// What kind of object a read, an edit or a create is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObjectKind {
+    Item,
+    Collection,
+}
+
+impl ObjectKind {
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            ObjectKind::Item => "/items",
+            ObjectKind::Collection => "/collections",
+        }
+    }
+
+    pub(crate) fn key_param(self) -> &'static str {
+        match self {
+            ObjectKind::Item => "itemKey",
+            ObjectKind::Collection => "collectionKey",
+        }
+    }
+
+    pub fn noun(self) -> &'static str {
+        match self {
+            ObjectKind::Item => "item",
+            ObjectKind::Collection => "collection",
+        }
+    }
+}
+
+/// The value a field has in `data`, as compared and reported: `deleted` as a boolean (Zotero
+/// writes `1` or `true`, or leaves it out), a collection's missing parent as `false`, any
+/// other missing field as `""` (what clearing it writes).
+pub fn field_value(data: &Map<String, Value>, field: &str) -> Value {
+    let v = data.get(field);
+    match field {
+        "deleted" => Value::Bool(v.is_some_and(truthy)),
+        "parentCollection" => match v {
+            Some(Value::String(s)) if !s.is_empty() => Value::from(s.as_str()),
+            _ => Value::Bool(false),
+        },
+        _ => v.cloned().unwrap_or_else(|| Value::from("")),
+    }
+}
+
+pub(crate) fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|n| n != 0.0),
+        Value::String(s) => !s.is_empty() && s != "0",
+        _ => false,
     }
 }
 

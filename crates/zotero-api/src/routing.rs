@@ -198,7 +198,7 @@ impl<'a> Library<'a> {
             return Ok(key);
         }
         let settings = self.client.group_settings(group, refresh, cancel).await?;
-        Ok(crate::groups::in_group(
+        Ok(crate::group_rights::in_group(
             key,
             explicit,
             &settings,

@@ -17,8 +17,8 @@ use super::error::ZoteroError;
 use super::http::{ApiRequest, ApiResponse};
 use super::model::{Creator, Item, WireObject};
 use crate::client::Library;
-use crate::edit::ObjectKind;
 use crate::library::ObjectKey;
+use crate::model::ObjectKind;
 use crate::response::{parse_json, unexpected};
 
 /// How many times a version-checked write is tried again after `412` before giving up.
@@ -267,14 +267,7 @@ impl Library<'_> {
             Ok(resp) => resp,
             // Nothing was sent, or Zotero refused the only attempt (403): nothing was
             // created. A refusal of a repeat says nothing of the attempt before it.
-            Err(
-                e @ (ZoteroError::MissingCredentials { .. }
-                | ZoteroError::InvalidRequest { .. }
-                | ZoteroError::BadApiKey
-                | ZoteroError::LibraryAccess {
-                    repeated: false, ..
-                }),
-            ) => return Err(e),
+            Err(e) if e.nothing_written() => return Err(e),
             // Any attempt may have landed before its answer was lost (or the call was
             // cancelled, or a retry was refused): the key says what happened.
             Err(cause) => return self.confirm_created(kind, &key, cause).await,

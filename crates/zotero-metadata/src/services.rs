@@ -19,19 +19,23 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Limited};
-use hyper::header::{HeaderValue, ACCEPT, LOCATION, USER_AGENT};
-use hyper::{Request, StatusCode, Uri};
+use http_body_util::Empty;
+use hyper::header::HeaderValue;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
-use serde_json::Value;
 use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
-    find_forbidden, guarded_https_connector, pooled_client, retry_after, AddressPolicy, Attempt,
-    ErrorChain, ForbiddenAddress, GuardedConnector, InFlight, Retry, RetryError, RetryPolicy,
+    guarded_https_connector, pooled_client, AddressPolicy, GuardedConnector, InFlight, RetryPolicy,
     Secrets,
 };
+
+mod endpoints;
+#[cfg(test)]
+mod tests;
+mod transport;
+
+pub use endpoints::{encode_path, encode_query};
 
 /// The services asked, each with its own pace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -216,9 +220,22 @@ pub struct MetadataServices {
     pacers: HashMap<Service, Pacer>,
 }
 
+/// Why the services' client could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServicesSetupError {
+    /// The TLS connector could not be set up (the message says why).
+    #[error("{0}")]
+    Tls(String),
+    #[error("ZOTERO_CONTACT_EMAIL cannot be sent in a header")]
+    ContactEmail,
+}
+
 impl MetadataServices {
-    pub fn new(config: ServicesConfig) -> Result<Self, String> {
-        let client = pooled_client().build(guarded_https_connector(config.policy, config.timeout)?);
+    pub fn new(config: ServicesConfig) -> Result<Self, ServicesSetupError> {
+        let client = pooled_client().build(
+            guarded_https_connector(config.policy, config.timeout)
+                .map_err(ServicesSetupError::Tls)?,
+        );
         let agent = match &config.contact_email {
             Some(mail) => format!(
                 "zotero-mcp/{} (+https://github.com/zotero-mcp/zotero-mcp; mailto:{mail})",
@@ -229,8 +246,8 @@ impl MetadataServices {
                 env!("CARGO_PKG_VERSION")
             ),
         };
-        let user_agent = HeaderValue::from_str(&agent)
-            .map_err(|_| "ZOTERO_CONTACT_EMAIL cannot be sent in a header".to_string())?;
+        let user_agent =
+            HeaderValue::from_str(&agent).map_err(|_| ServicesSetupError::ContactEmail)?;
         let now = Instant::now();
         let pacers = Service::ALL
             .into_iter()
@@ -301,517 +318,5 @@ impl MetadataServices {
         }
         *next = Instant::now() + self.interval(s);
         Ok(())
-    }
-
-    /// GETs `path_and_query` below the service's base (or a whole `https://` URL), paced, retried on 429/5xx, redirects
-    /// followed; any status is answered (the caller decides what 404 means).
-    pub async fn get(
-        &self,
-        s: Service,
-        path_and_query: &str,
-        accept: &'static str,
-        cancel: &CancellationToken,
-    ) -> Result<Answer, ServiceError> {
-        let url = if path_and_query.starts_with("https://") || path_and_query.starts_with("http://")
-        {
-            path_and_query.to_string()
-        } else {
-            format!("{}{}", self.config.base(s), path_and_query)
-        };
-        let retry = Retry {
-            policy: &self.config.retry,
-            gate: None,
-            repeatable: true,
-            cancel,
-        };
-        let outcome = retry
-            .run(|_| async {
-                // A place first, then the turn: the pacing is kept among those let through.
-                let _place = match self.pacers.get(&s) {
-                    Some(pacer) => match pacer.in_flight.acquire(cancel).await {
-                        Ok(place) => Some(place),
-                        Err(_) => return Attempt::Fatal(ServiceError::Cancelled),
-                    },
-                    None => None,
-                };
-                if let Err(e) = self.take_turn(s, cancel).await {
-                    return Attempt::Fatal(e);
-                }
-                match self.fetch(s, &url, accept, cancel).await {
-                    Ok((answer, wait)) => Attempt::judge(answer.status, wait, answer),
-                    Err(e @ ServiceError::Cancelled) => Attempt::Fatal(e),
-                    Err(e @ (ServiceError::Network { .. } | ServiceError::Timeout { .. })) => {
-                        Attempt::Failed(e)
-                    }
-                    Err(e) => Attempt::Fatal(e),
-                }
-            })
-            .await;
-        match outcome {
-            Ok((answer, _)) if answer.status == 429 => Err(ServiceError::RateLimited {
-                service: s.name(),
-                secs: 0,
-            }),
-            Ok((answer, _)) => Ok(answer),
-            Err(RetryError::Failed(e)) => Err(e),
-            Err(RetryError::Cancelled) => Err(ServiceError::Cancelled),
-            Err(RetryError::WaitTooLong { wait, .. }) => Err(ServiceError::RateLimited {
-                service: s.name(),
-                secs: zotero_net::ceil_secs(wait),
-            }),
-        }
-    }
-
-    /// One attempt: the request and its redirects. Answers the `Retry-After` of a 429/503.
-    async fn fetch(
-        &self,
-        s: Service,
-        url: &str,
-        accept: &'static str,
-        cancel: &CancellationToken,
-    ) -> Result<(Answer, Option<Duration>), ServiceError> {
-        let mut target: Uri = url.parse().map_err(|e| ServiceError::Network {
-            service: s.name(),
-            // Not the URL itself: its query may carry the NCBI API key.
-            reason: format!("the request URL could not be built: {e}"),
-        })?;
-        for hop in 0..=MAX_REDIRECTS {
-            let request = Request::get(target.clone())
-                .header(USER_AGENT, self.user_agent.clone())
-                .header(ACCEPT, accept)
-                .body(Empty::<Bytes>::new())
-                .map_err(|e| ServiceError::Network {
-                    service: s.name(),
-                    reason: e.to_string(),
-                })?;
-            let response = tokio::select! {
-                r = tokio::time::timeout(self.config.timeout, self.http.request(request)) => r,
-                () = cancel.cancelled() => return Err(ServiceError::Cancelled),
-            };
-            let response = match response {
-                Err(_) => {
-                    return Err(ServiceError::Timeout {
-                        service: s.name(),
-                        secs: self.config.timeout.as_secs_f64(),
-                    })
-                }
-                Ok(Err(e)) => {
-                    if let Some(forbidden) = find_forbidden(&e) {
-                        return Err(forbidden_error(s, forbidden, hop > 0));
-                    }
-                    return Err(ServiceError::Network {
-                        service: s.name(),
-                        reason: self.clean(&ErrorChain(&e).to_string()),
-                    });
-                }
-                Ok(Ok(r)) => r,
-            };
-            let status = response.status();
-            if is_redirect(status) {
-                let location = response
-                    .headers()
-                    .get(LOCATION)
-                    .and_then(|l| l.to_str().ok())
-                    .ok_or_else(|| ServiceError::BadAnswer {
-                        service: s.name(),
-                        reason: format!("a {status} without a Location"),
-                    })?;
-                target = resolve(&target, location).ok_or_else(|| ServiceError::BadAnswer {
-                    service: s.name(),
-                    reason: "a redirect to something that is not an http(s) URL".into(),
-                })?;
-                continue;
-            }
-            let wait = retry_after(response.headers(), std::time::SystemTime::now());
-            let body = tokio::select! {
-                b = tokio::time::timeout(
-                    self.config.timeout,
-                    Limited::new(response.into_body(), MAX_ANSWER_BYTES).collect(),
-                ) => b,
-                () = cancel.cancelled() => return Err(ServiceError::Cancelled),
-            };
-            let body = match body {
-                Err(_) => {
-                    return Err(ServiceError::Timeout {
-                        service: s.name(),
-                        secs: self.config.timeout.as_secs_f64(),
-                    })
-                }
-                Ok(Err(e)) => {
-                    return Err(ServiceError::BadAnswer {
-                        service: s.name(),
-                        reason: self.clean(&format!(
-                            "the answer could not be read (the most read is {} MB): {e}",
-                            MAX_ANSWER_BYTES / (1024 * 1024)
-                        )),
-                    })
-                }
-                Ok(Ok(collected)) => collected.to_bytes(),
-            };
-            return Ok((
-                Answer {
-                    status: status.as_u16(),
-                    body,
-                },
-                wait,
-            ));
-        }
-        Err(ServiceError::BadAnswer {
-            service: s.name(),
-            reason: format!("more than {MAX_REDIRECTS} redirects"),
-        })
-    }
-
-    /// The JSON of a 200; `None` for a 404 (or what the service says instead); an error
-    /// for anything else.
-    async fn json(
-        &self,
-        s: Service,
-        path_and_query: &str,
-        accept: &'static str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<Value>, ServiceError> {
-        let answer = self.get(s, path_and_query, accept, cancel).await?;
-        match answer.status {
-            200 => serde_json::from_slice(&answer.body).map(Some).map_err(|e| {
-                ServiceError::BadAnswer {
-                    service: s.name(),
-                    reason: self.clean(&e.to_string()),
-                }
-            }),
-            404 | 410 => Ok(None),
-            status => Err(self.status_error(s, status, &answer.body)),
-        }
-    }
-
-    /// The CSL-JSON of a DOI by content negotiation at doi.org (which redirects to the
-    /// agency that registered it); `None` when no agency knows it.
-    pub async fn doi_csl(
-        &self,
-        doi: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<Value>, ServiceError> {
-        self.json(
-            Service::Doi,
-            &format!("/{}", encode_path(doi)?),
-            "application/vnd.citationstyles.csl+json",
-            cancel,
-        )
-        .await
-    }
-
-    /// Crossref's record of a DOI (`message`), in the polite pool when a contact is set.
-    pub async fn crossref_work(
-        &self,
-        doi: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<Value>, ServiceError> {
-        let mut path = format!("/works/{}", encode_path(doi)?);
-        if let Some(mail) = &self.config.contact_email {
-            path.push_str(&format!("?mailto={}", encode_query(mail)));
-        }
-        let answer = self
-            .json(Service::Crossref, &path, "application/json", cancel)
-            .await?;
-        Ok(answer.and_then(|v| v.get("message").cloned()))
-    }
-
-    /// DataCite's record of a DOI (`data.attributes`).
-    pub async fn datacite(
-        &self,
-        doi: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<Value>, ServiceError> {
-        let path = format!("/dois/{}", encode_path(doi)?);
-        let answer = self
-            .json(Service::DataCite, &path, "application/vnd.api+json", cancel)
-            .await?;
-        Ok(answer.and_then(|v| v.pointer("/data/attributes").cloned()))
-    }
-
-    /// arXiv's Atom feed for these ids (one request for all, as arXiv asks).
-    pub async fn arxiv_feed(
-        &self,
-        ids: &[String],
-        cancel: &CancellationToken,
-    ) -> Result<String, ServiceError> {
-        let path = format!(
-            "/api/query?id_list={}&max_results={}",
-            encode_list(ids),
-            ids.len()
-        );
-        let answer = self
-            .get(Service::Arxiv, &path, "application/atom+xml", cancel)
-            .await?;
-        if answer.status != 200 {
-            return Err(self.status_error(Service::Arxiv, answer.status, &answer.body));
-        }
-        String::from_utf8(answer.body.to_vec()).map_err(|e| ServiceError::BadAnswer {
-            service: Service::Arxiv.name(),
-            reason: self.clean(&e.to_string()),
-        })
-    }
-
-    /// Open Library's record of an ISBN (`jscmd=data`); `None` when it has none.
-    pub async fn openlibrary_isbn(
-        &self,
-        isbn: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<Value>, ServiceError> {
-        let key = format!("ISBN:{isbn}");
-        let path = format!(
-            "/api/books?bibkeys={}&format=json&jscmd=data",
-            encode_query(&key)
-        );
-        let answer = self
-            .json(Service::OpenLibrary, &path, "application/json", cancel)
-            .await?;
-        Ok(answer.and_then(|v| v.get(&key).cloned()))
-    }
-
-    /// NCBI's summaries of these PubMed ids (one request for all): `result`.
-    pub async fn pubmed_summaries(
-        &self,
-        pmids: &[String],
-        cancel: &CancellationToken,
-    ) -> Result<Value, ServiceError> {
-        let path = format!(
-            "/entrez/eutils/esummary.fcgi?db=pubmed&retmode=json&id={}{}",
-            encode_list(pmids),
-            self.ncbi_manners()
-        );
-        let answer = self
-            .json(Service::Ncbi, &path, "application/json", cancel)
-            .await?
-            .unwrap_or(Value::Null);
-        Ok(answer.get("result").cloned().unwrap_or(Value::Null))
-    }
-
-    /// The PMC ID converter's records for these PMCIDs: `records`.
-    pub async fn pmc_ids(
-        &self,
-        pmcids: &[String],
-        cancel: &CancellationToken,
-    ) -> Result<Vec<Value>, ServiceError> {
-        // The converter lives on www.ncbi.nlm.nih.gov, not on the E-utilities host; a
-        // configured NCBI base serves both.
-        let root = match self.config.bases.get(&Service::Ncbi) {
-            Some(base) => base.clone(),
-            None => "https://www.ncbi.nlm.nih.gov".to_string(),
-        };
-        let path = format!(
-            "{root}/pmc/utils/idconv/v1.0/?format=json&ids={}{}",
-            encode_list(pmcids),
-            self.ncbi_manners()
-        );
-        let answer = self
-            .json(Service::Ncbi, &path, "application/json", cancel)
-            .await?
-            .unwrap_or(Value::Null);
-        Ok(answer
-            .get("records")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default())
-    }
-
-    /// `&tool=zotero-mcp&email=…&api_key=…`, as NCBI asks of every caller.
-    fn ncbi_manners(&self) -> String {
-        let mut q = String::from("&tool=zotero-mcp");
-        if let Some(mail) = &self.config.contact_email {
-            q.push_str(&format!("&email={}", encode_query(mail)));
-        }
-        if let Some(key) = &self.config.ncbi_api_key {
-            q.push_str(&format!("&api_key={}", encode_query(key.expose())));
-        }
-        q
-    }
-
-    /// Unpaywall's record of a DOI; refused without a contact address (Unpaywall asks for
-    /// one with every request).
-    pub async fn unpaywall(
-        &self,
-        doi: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<Value>, ServiceError> {
-        let Some(mail) = &self.config.contact_email else {
-            return Err(ServiceError::NoContact);
-        };
-        let path = format!("/v2/{}?email={}", encode_path(doi)?, encode_query(mail));
-        self.json(Service::Unpaywall, &path, "application/json", cancel)
-            .await
-    }
-}
-
-impl MetadataServices {
-    fn status_error(&self, s: Service, status: u16, body: &[u8]) -> ServiceError {
-        // Only the head of a long body is decoded: the message keeps a few hundred characters.
-        let head = body
-            .get(..body.len().min(4 * MAX_UPSTREAM_TEXT))
-            .unwrap_or(body);
-        let text = String::from_utf8_lossy(head);
-        let message = self.clean(text.trim());
-        ServiceError::Status {
-            service: s.name(),
-            status,
-            message: if message.is_empty() {
-                "no reason given".into()
-            } else {
-                message
-            },
-        }
-    }
-}
-
-/// The refusal of a service's address (`redirected`: of the address it redirected to).
-fn forbidden_error(s: Service, f: &ForbiddenAddress, redirected: bool) -> ServiceError {
-    let detail = if redirected {
-        format!(
-            "it redirected to {f}; refused, as requests to this machine and private networks \
-             are unless ZOTERO_FETCH_ALLOW_PRIVATE=1"
-        )
-    } else {
-        format!(
-            "refused to connect: {f}; a service on this machine or a private network \
-             ({var} pointing there) needs ZOTERO_FETCH_ALLOW_PRIVATE=1",
-            var = s.variable()
-        )
-    };
-    ServiceError::Forbidden {
-        service: s.name(),
-        detail,
-    }
-}
-
-fn is_redirect(status: StatusCode) -> bool {
-    matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308)
-}
-
-/// A `Location` against the URL it answered: absolute http(s), or a path on the same host.
-fn resolve(base: &Uri, location: &str) -> Option<Uri> {
-    if location.starts_with("http://") || location.starts_with("https://") {
-        return location.parse().ok();
-    }
-    if location.starts_with('/') {
-        let scheme = base.scheme_str()?;
-        let authority = base.authority()?;
-        return format!("{scheme}://{authority}{location}").parse().ok();
-    }
-    None
-}
-
-/// An identifier as path segments below a service's base: what cannot stand in a segment
-/// as it is percent-encoded (`%`, `?`, `#`, `\` included); `/` is kept (a DOI's suffix may
-/// hold slashes, and the services read them as part of the DOI). A `.` or `..` segment is
-/// refused: a server (or a proxy before it) would resolve it and the request would leave
-/// the base (`10.5555/../../x`).
-pub fn encode_path(s: &str) -> Result<String, ServiceError> {
-    if s.split('/').any(|seg| seg == "." || seg == "..") {
-        return Err(ServiceError::BadIdentifier(format!(
-            "'{}' has a '.' or '..' path segment, which would leave the service's path; \
-             no registered DOI has one: check the identifier",
-            s.chars().take(MAX_UPSTREAM_TEXT).collect::<String>()
-        )));
-    }
-    Ok(encode(s, |b| {
-        b.is_ascii_alphanumeric() || b"-._~/:;()".contains(&b)
-    }))
-}
-
-/// Identifiers as one comma-separated query value, each encoded.
-fn encode_list(ids: &[String]) -> String {
-    ids.iter()
-        .map(|i| encode_query(i))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// Percent-encodes a query value.
-pub fn encode_query(s: &str) -> String {
-    encode(s, |b| b.is_ascii_alphanumeric() || b"-._~:".contains(&b))
-}
-
-fn encode(s: &str, keep: impl Fn(u8) -> bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if keep(b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dois_keep_their_slashes_and_lose_what_a_url_cannot_hold() {
-        assert_eq!(
-            encode_path("10.1038/nature12373").unwrap(),
-            "10.1038/nature12373"
-        );
-        assert_eq!(
-            encode_path("10.1002/(SICI)1097-4571 <x>#").unwrap(),
-            "10.1002/(SICI)1097-4571%20%3Cx%3E%23"
-        );
-        assert_eq!(encode_query("a b&c=d@e"), "a%20b%26c%3Dd%40e");
-    }
-
-    #[test]
-    fn an_identifier_never_leaves_the_base_path() {
-        for doi in [
-            "10.5555/../../../x",
-            "10.5555/..",
-            "10.5555/./x",
-            "../10.5555/x",
-            "10.5555/a/../../b",
-        ] {
-            let e = encode_path(doi).unwrap_err();
-            assert!(matches!(e, ServiceError::BadIdentifier(_)), "{doi}: {e}");
-        }
-        // Dots inside a segment, and what only looks like a dot segment once decoded, stay.
-        assert_eq!(encode_path("10.5555/a..b").unwrap(), "10.5555/a..b");
-        assert_eq!(
-            encode_path("10.5555/%2E%2E/x").unwrap(),
-            "10.5555/%252E%252E/x"
-        );
-        assert_eq!(
-            encode_path("10.5555/a?b#c\\d").unwrap(),
-            "10.5555/a%3Fb%23c%5Cd"
-        );
-        assert_eq!(
-            encode_list(&["1234".into(), "PMC1/../x".into(), "a,b&c".into()]),
-            "1234,PMC1%2F..%2Fx,a%2Cb%26c"
-        );
-    }
-
-    #[test]
-    fn redirects_resolve_absolute_and_host_relative() {
-        let base: Uri = "https://doi.org/10.1/x".parse().unwrap();
-        assert_eq!(
-            resolve(&base, "/y").unwrap().to_string(),
-            "https://doi.org/y"
-        );
-        assert_eq!(
-            resolve(&base, "https://api.crossref.org/z")
-                .unwrap()
-                .to_string(),
-            "https://api.crossref.org/z"
-        );
-        assert!(resolve(&base, "ftp://x").is_none());
-    }
-
-    #[test]
-    fn paces_are_the_ones_the_services_ask_for() {
-        assert_eq!(
-            Service::Arxiv.min_interval(true, true),
-            Duration::from_secs(3)
-        );
-        assert!(Service::Ncbi.min_interval(false, false) >= Duration::from_millis(334));
-        assert!(Service::Crossref.min_interval(false, false) >= Duration::from_millis(200));
-        assert!(Service::Crossref.min_interval(true, false) >= Duration::from_millis(100));
     }
 }
