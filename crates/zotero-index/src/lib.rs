@@ -9,6 +9,8 @@
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
 //! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`.
 
+mod blob;
+mod cache_key;
 pub mod chunk;
 pub mod encoder;
 pub mod error;

@@ -20,7 +20,8 @@ use rusqlite::{params_from_iter, OptionalExtension};
 use crate::chunk::Matched;
 use crate::encoder::Encoder;
 use crate::error::{IndexError, Result};
-use crate::store::{blob_value, fts_pieces, Index};
+use crate::blob::blob_value;
+use crate::store::{fts_pieces, Index};
 use crate::vcache::{DocSet, VectorCache, OVERSAMPLE};
 
 /// The reciprocal rank fusion constant of Cormack et al. (2009).
@@ -1050,7 +1051,7 @@ mod tests {
         for n in [0usize, 1, 7, 8, 9, 384, 389] {
             let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5 - 3.0).collect();
             let b: Vec<f32> = (0..n).map(|i| 1.0 / (i as f32 + 1.0)).collect();
-            let blob = crate::store::vector_blob(&b);
+            let blob = crate::blob::vector_blob(&b);
             let want: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
             assert!((blob_dot(&a, &blob).unwrap() - want).abs() < 1e-3, "{n}");
         }
