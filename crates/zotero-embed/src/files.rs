@@ -90,9 +90,9 @@ pub fn read_optional(
 }
 
 /// The weights file `name` in `dir`: present, and its size and header sound (see
-/// [`zotero_index::weights`]), checked before it is hashed or loaded.
+/// [`zotero_hub::weights`]), checked before it is hashed or loaded.
 pub fn check_weights(dir: &Path, name: &str) -> Result<(), EmbedError> {
-    use zotero_index::weights::{check_safetensors, WeightsError};
+    use zotero_hub::weights::{check_safetensors, WeightsError};
     let path = dir.join(name);
     match check_safetensors(&path) {
         Ok(_) => Ok(()),

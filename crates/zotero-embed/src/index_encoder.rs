@@ -1,9 +1,9 @@
 //! The encoder as the index uses it ([`zotero_index::Encoder`]), and loading the model the
-//! index was told to use: a directory the model cache ([`zotero_index::model_cache`]) found
+//! index was told to use: a directory the model cache ([`zotero_hub`]) found
 //! or downloaded, loaded with that directory's id and commit so the index records exactly
 //! which model made its vectors.
 
-use zotero_index::model_cache::ModelDir;
+use zotero_hub::ModelDir;
 use zotero_index::{EncodeError, Encoder, ModelIdentity};
 
 use crate::{EmbedError, LoadOptions, SentenceEncoder};

@@ -155,7 +155,7 @@ impl SentenceEncoder {
                 message: e.to_string(),
             })?;
 
-        let weights_name = zotero_index::model_cache::WEIGHTS_FILE;
+        let weights_name = zotero_hub::WEIGHTS_FILE;
         let weights_path = dir.join(weights_name);
         // Its size and header first (a few bytes read), so that a damaged or hostile file is
         // refused before it is hashed or mapped; then hashed by streaming, never read whole.

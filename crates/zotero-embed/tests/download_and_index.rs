@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 use zotero_embed::{load_model_dir, SentenceEncoder};
-use zotero_index::model_cache::{HubConfig, ModelCache, ModelSpec};
+use zotero_hub::{HubConfig, ModelCache, ModelSpec};
 use zotero_index::{Document, Encoder, Index, ItemMeta, LibraryId, Mode, SearchQuery};
 
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";

@@ -2,22 +2,22 @@
 //!
 //! One SQLite file per library ([`store`]) holds the indexed objects, their chunks
 //! ([`chunk`]), an FTS5 keyword index and sentence vectors made by an [`encoder::Encoder`]
-//! (the model lives elsewhere); [`rank`] answers a query by BM25 and cosine similarity
+//! (the model lives elsewhere; zotero-hub downloads it); [`rank`] answers a query by BM25 and cosine similarity
 //! fused by reciprocal rank, one hit per item. A [`VectorCache`] keeps an int8 copy of the
 //! vectors in memory across searches ([`Index::search_cached`]).
 //!
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
 //! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`.
 
+mod blob;
+mod cache_key;
 pub mod chunk;
 pub mod encoder;
 pub mod error;
 mod flock;
-pub mod model_cache;
 pub mod rank;
 pub mod store;
 pub mod vcache;
-pub mod weights;
 
 pub use chunk::{Chunk, ItemMeta, Matched};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};

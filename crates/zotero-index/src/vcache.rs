@@ -47,8 +47,10 @@ use std::time::{Duration, Instant};
 
 use rusqlite::types::ValueRef;
 
+use crate::blob::blob_value;
+use crate::cache_key::CacheKey;
 use crate::error::Result;
-use crate::store::{blob_value, Index};
+use crate::store::Index;
 
 /// The memory all copies may take together: 64 MiB, 166,000 vectors of 384 dimensions
 /// (a library of 114,000 chunks takes 46 MB). Small enough that a server updating its
@@ -64,16 +66,6 @@ pub const DEFAULT_MIN_RELOAD: Duration = Duration::from_secs(10);
 /// How many candidates the int8 scan picks per candidate the search keeps; all are then
 /// scored exactly.
 pub const OVERSAMPLE: usize = 4;
-
-/// What a copy of an index's vectors is valid for; see the module's notes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CacheKey {
-    pub(crate) file: Option<(u64, u64)>,
-    pub(crate) generation: Option<String>,
-    pub(crate) chunks: u64,
-    pub(crate) with_vectors: u64,
-    pub(crate) dims: usize,
-}
 
 /// The quantized vectors of one index.
 #[derive(Debug)]
@@ -494,12 +486,6 @@ fn load(index: &Index, dims: usize, budget: usize) -> Result<Option<Vectors>> {
     v.chunk_ids.shrink_to_fit();
     v.doc_ids.shrink_to_fit();
     Ok(Some(v))
-}
-
-/// Where a file is, to tell a file from another created at the same path.
-pub(crate) fn file_id(file: &std::fs::File) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    file.metadata().ok().map(|m| (m.dev(), m.ino()))
 }
 
 #[cfg(test)]

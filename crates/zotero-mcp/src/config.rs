@@ -295,18 +295,16 @@ impl Config {
         let embedding = match embedding_model.as_deref().map(str::trim) {
             Some(off) if ["none", "off"].contains(&off.to_ascii_lowercase().as_str()) => None,
             _ => Some(crate::search_index::ModelSource {
-                spec: zotero_index::model_cache::ModelSpec::from_env(&get).map_err(|e| {
-                    ConfigError {
-                        var: "ZOTERO_EMBEDDING_MODEL",
-                        value: embedding_model.clone().unwrap_or_default(),
-                        expected: format!(
-                            "a Hugging Face model id (org/name, optionally @revision), a model \
+                spec: zotero_hub::ModelSpec::from_env(&get).map_err(|e| ConfigError {
+                    var: "ZOTERO_EMBEDDING_MODEL",
+                    value: embedding_model.clone().unwrap_or_default(),
+                    expected: format!(
+                        "a Hugging Face model id (org/name, optionally @revision), a model \
                              directory, or none ({e})"
-                        ),
-                    }
+                    ),
                 })?,
                 hub: {
-                    let mut hub = zotero_index::model_cache::HubConfig::from_env(&get);
+                    let mut hub = zotero_hub::HubConfig::from_env(&get);
                     // Plain http to this machine only where fetches may reach it (tests,
                     // with the emulator's Hugging Face host).
                     hub.allow_http_loopback = fetch_allow_private;
@@ -738,7 +736,7 @@ mod tests {
 
     #[test]
     fn the_embedding_model_is_the_default_a_given_one_or_none() {
-        use zotero_index::model_cache::ModelSpec;
+        use zotero_hub::ModelSpec;
         let default = cfg(&[]).unwrap().embedding.unwrap();
         match default.spec {
             ModelSpec::Hub { id, revision } => {

@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
-use zotero_index::model_cache::{HubConfig, ModelCache, ModelSpec, Progress as ModelProgress};
+use zotero_hub::{HubConfig, ModelCache, ModelSpec, Progress as ModelProgress};
 use zotero_index::{
     Document, Encoder, Index, IndexError, ItemMeta, LibraryId, Remedy, VectorCache,
 };

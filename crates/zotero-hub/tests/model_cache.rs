@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_emulator::{
     git_blob_sha1, sha256_hex, Emulator, Fault, FaultKind, HfFile, Recorded, HF_CDN_ROOT,
 };
-use zotero_index::model_cache::{
+use zotero_hub::{
     HubConfig, ModelCache, ModelCacheError, ModelDir, ModelSpec, OPTIONAL_FILES, REQUIRED_FILES,
 };
 

@@ -1,0 +1,191 @@
+//! The keyword signal: BM25 over the FTS5 table, the filters as SQL, and a shortcut for
+//! queries whose words are in most rows.
+
+use rusqlite::types::Value;
+use rusqlite::{params_from_iter, OptionalExtension};
+
+use crate::error::Result;
+use crate::store::Index;
+
+use super::fuse::Candidate;
+use super::query::Filters;
+
+/// The SQL condition and parameters of `filters`, over `d` (the chunk's document) and `it`
+/// (its top-level item's document, LEFT JOINed).
+pub(crate) fn filter_sql(filters: &Filters) -> (String, Vec<Value>) {
+    let mut cond = Vec::new();
+    let mut params = Vec::new();
+    if !filters.include_trashed {
+        cond.push("d.deleted = 0 AND COALESCE(it.deleted, 0) = 0".to_string());
+    }
+    if let Some(t) = &filters.item_type {
+        cond.push("it.item_type = ?".to_string());
+        params.push(Value::Text(t.clone()));
+    }
+    let enclosed = |s: &str| Value::Text(format!("\u{1f}{s}\u{1f}"));
+    if let Some(c) = &filters.collection_key {
+        cond.push("instr(it.collections, ?) > 0".to_string());
+        params.push(enclosed(c));
+    }
+    for t in &filters.tags {
+        cond.push("instr(it.tags, ?) > 0".to_string());
+        params.push(enclosed(t));
+    }
+    if let Some(y) = filters.year_from {
+        cond.push("it.year >= ?".to_string());
+        params.push(Value::Integer(i64::from(y)));
+    }
+    if let Some(y) = filters.year_to {
+        cond.push("it.year <= ?".to_string());
+        params.push(Value::Integer(i64::from(y)));
+    }
+    if cond.is_empty() {
+        cond.push("1".to_string());
+    }
+    (cond.join(" AND "), params)
+}
+
+const JOINS: &str = "JOIN documents d ON d.id = c.doc_id
+    LEFT JOIN documents it ON it.key = c.item_key AND it.kind IN ('item', 'note')";
+
+impl Index {
+    /// The best `candidates` chunks by BM25 for the query's pieces (see `fts_pieces`).
+    ///
+    /// FTS5's BM25 gives a piece found in more than half the rows an IDF of 1e-6 (it clamps
+    /// log((N − n + ½)/(n + ½)) ≤ 0): such a piece ("the", "and", "of") moves no score, but
+    /// makes the query read and score nearly every row (230 ms at 157,000 chunks where the
+    /// rare pieces alone take a few). So the pieces that common are left out as long as
+    /// the others find at least `candidates` chunks, which then rank as they would with
+    /// them; otherwise, or when every piece is that common, all pieces are searched.
+    pub(crate) fn keyword_candidates(
+        &self,
+        pieces: &[String],
+        cond: &str,
+        filter_params: &[Value],
+        candidates: usize,
+        rows: u64,
+    ) -> Result<Vec<Candidate>> {
+        if pieces.is_empty() {
+            return Ok(Vec::new());
+        }
+        if pieces.len() > 1 {
+            self.words_view()?;
+            let mut rare = Vec::with_capacity(pieces.len());
+            for p in pieces {
+                if !self.in_most_rows(p, rows)? {
+                    rare.push(p.as_str());
+                }
+            }
+            if !rare.is_empty() && rare.len() < pieces.len() {
+                let found =
+                    self.keyword_query(&rare.join(" OR "), cond, filter_params, candidates)?;
+                if found.len() >= candidates {
+                    return Ok(found);
+                }
+            }
+        }
+        self.keyword_query(&pieces.join(" OR "), cond, filter_params, candidates)
+    }
+
+    /// Whether the quoted `piece` is one word found in more than half of the `rows`
+    /// chunks. Only a piece of ASCII letters and digits is looked up (it is one token, and
+    /// its token is its lowercase); any other is taken as rare, which costs time, never
+    /// ranking. Needs [`Index::words_view`] first.
+    /// Makes `temp.chunks_words`: the keyword index's words and how many rows hold each
+    /// (`fts5vocab`), for this connection only (a temporary table: the file is not written).
+    pub(crate) fn words_view(&self) -> Result<()> {
+        self.conn.execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_words
+             USING fts5vocab(main, chunks_fts, row)",
+        )?;
+        Ok(())
+    }
+
+    pub(crate) fn in_most_rows(&self, piece: &str, rows: u64) -> Result<bool> {
+        let word = piece.trim_matches('"');
+        if word.is_empty() || !word.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Ok(false);
+        }
+        let doc: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT doc FROM temp.chunks_words WHERE term = ?1")?
+            .query_row([word.to_ascii_lowercase()], |r| r.get(0))
+            .optional()?;
+        Ok(doc.is_some_and(|d| d.max(0) as u64 * 2 > rows))
+    }
+
+    /// The best `candidates` chunks by BM25 for the FTS5 expression `expr` that pass the
+    /// filters. The best rows are found in the FTS table alone (four times as many as asked
+    /// when there are filters), and only they are looked up and filtered: that is exact
+    /// once `candidates` of them pass (any row after them ranks lower), which the usual
+    /// filter (not in the trash) nearly always allows. Only when too few pass is every
+    /// match joined and filtered ([`Index::keyword_query_joined`]).
+    pub(crate) fn keyword_query(
+        &self,
+        expr: &str,
+        cond: &str,
+        filter_params: &[Value],
+        candidates: usize,
+    ) -> Result<Vec<Candidate>> {
+        let unfiltered = cond == "1";
+        let read = if unfiltered {
+            candidates
+        } else {
+            candidates.saturating_mul(4)
+        };
+        let sql = format!(
+            "SELECT c.id, c.item_key FROM
+               (SELECT rowid AS id, bm25(chunks_fts) AS score FROM chunks_fts
+                WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?) t
+             JOIN chunks c ON c.id = t.id {JOINS}
+             WHERE {cond} ORDER BY t.score, t.id LIMIT ?"
+        );
+        let params = [
+            Value::Text(expr.to_string()),
+            Value::Integer(read.min(i64::MAX as usize) as i64),
+        ]
+        .into_iter()
+        .chain(filter_params.iter().cloned())
+        .chain(std::iter::once(Value::Integer(candidates as i64)));
+        let found = self.candidates_of(&sql, params)?;
+        // Without filters, fewer than asked means the matches ran out.
+        if unfiltered || found.len() >= candidates {
+            return Ok(found);
+        }
+        self.keyword_query_joined(expr, cond, filter_params, candidates)
+    }
+
+    /// [`Index::keyword_query`] by joining and filtering every match before ranking.
+    pub(crate) fn keyword_query_joined(
+        &self,
+        expr: &str,
+        cond: &str,
+        filter_params: &[Value],
+        candidates: usize,
+    ) -> Result<Vec<Candidate>> {
+        let sql = format!(
+            "SELECT c.id, c.item_key FROM chunks_fts f JOIN chunks c ON c.id = f.rowid {JOINS}
+             WHERE chunks_fts MATCH ? AND {cond}
+             ORDER BY bm25(chunks_fts), c.id LIMIT ?"
+        );
+        let params = std::iter::once(Value::Text(expr.to_string()))
+            .chain(filter_params.iter().cloned())
+            .chain(std::iter::once(Value::Integer(candidates as i64)));
+        self.candidates_of(&sql, params)
+    }
+
+    fn candidates_of(
+        &self,
+        sql: &str,
+        params: impl Iterator<Item = Value>,
+    ) -> Result<Vec<Candidate>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(params_from_iter(params), |r| {
+            Ok(Candidate {
+                chunk_id: r.get(0)?,
+                item_key: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}

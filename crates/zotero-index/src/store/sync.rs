@@ -1,0 +1,75 @@
+//! The sync state: how far each kind of object is indexed, read and written in the
+//! batch that writes the objects, and the commit that records the time.
+
+use rusqlite::{params, OptionalExtension};
+
+use crate::error::{IndexError, Result};
+
+use super::open::Index;
+use super::schema::{bump_generation, now_secs, set_meta};
+use super::write::Batch;
+
+impl Index {
+    /// The library version up to which objects of `kind` are indexed.
+    pub fn sync_version(&self, kind: &str) -> Result<Option<u64>> {
+        let v: Option<i64> = self
+            .conn
+            .query_row("SELECT version FROM sync WHERE kind = ?1", [kind], |r| {
+                r.get(0)
+            })
+            .optional()
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(v.map(|v| v.max(0) as u64))
+    }
+
+    /// The library version the index is complete up to (the least of its kinds'), as
+    /// [`Status::library_version`] says, without the rest of the status.
+    pub fn library_version(&self) -> Result<Option<u64>> {
+        let v: Option<i64> = self
+            .conn
+            .query_row("SELECT min(version) FROM sync", [], |r| r.get(0))
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(v.map(|v| v.max(0) as u64))
+    }
+}
+
+impl Batch<'_> {
+    /// Forgets how far objects of `kind` are indexed (the next update reads them all).
+    pub fn clear_sync_version(&mut self, kind: &str) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM sync WHERE kind = ?1", [kind])
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(())
+    }
+
+    /// Records that objects of `kind` are indexed up to library version `version`.
+    pub fn set_sync_version(&mut self, kind: &str, version: u64) -> Result<()> {
+        self.tx
+            .execute(
+                "INSERT INTO sync (kind, version) VALUES (?1, ?2)
+                 ON CONFLICT (kind) DO UPDATE SET version = excluded.version",
+                params![kind, version.min(i64::MAX as u64) as i64],
+            )
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(())
+    }
+
+    pub fn set_fulltext_included(&mut self, included: bool) -> Result<()> {
+        set_meta(
+            &self.tx,
+            "fulltext_included",
+            if included { "1" } else { "0" },
+        )
+        .map_err(|e| e.at(&self.path))
+    }
+
+    /// Makes the batch's writes visible, all together, and records the time.
+    pub fn commit(self) -> Result<()> {
+        let path = self.path;
+        set_meta(&self.tx, "last_update", &now_secs().to_string()).map_err(|e| e.at(&path))?;
+        // Every batch counts as a change (most change documents): at worst a copy of the
+        // vectors is reloaded that was still good.
+        bump_generation(&self.tx).map_err(|e| e.at(&path))?;
+        self.tx.commit().map_err(|e| IndexError::from(e).at(&path))
+    }
+}
