@@ -62,13 +62,7 @@ pub(crate) fn blob_dot(query: &[f32], blob: &[u8]) -> Option<f32> {
 }
 
 /// Scores a stored vector and keeps it in `heap` when among the best `candidates`.
-fn keep(
-    heap: &mut BinaryHeap<Scored>,
-    query: &[f32],
-    blob: &[u8],
-    id: i64,
-    candidates: usize,
-) {
+fn keep(heap: &mut BinaryHeap<Scored>, query: &[f32], blob: &[u8], id: i64, candidates: usize) {
     let Some(score) = blob_dot(query, blob) else {
         return;
     };
