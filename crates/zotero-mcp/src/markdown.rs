@@ -163,12 +163,21 @@ fn neutralize(mut markdown: String) -> String {
                     Event::Start(Tag::Link { dest_url, .. }) if !allowed_link(&dest_url) => {
                         at.push(range.start)
                     }
+                    // htmd writes the lists of the HTML as `1.` and escapes a `1.` in text, but
+                    // not a `1)`: such an item came from text (`2) ## x` would put a heading,
+                    // or any block, where the text was), so its `)` is escaped.
+                    Event::Start(Tag::Item) => {
+                        let digits = raw.bytes().take_while(u8::is_ascii_digit).count();
+                        if digits > 0 && raw.as_bytes().get(digits) == Some(&b')') {
+                            at.push(range.start + digits);
+                        }
+                    }
                     _ => {}
                 }
             }
         }
         // Only before a character a backslash escapes; anything else is left to the end.
-        at.retain(|i| matches!(markdown.as_bytes().get(*i), Some(b'<' | b'[' | b'!')));
+        at.retain(|i| matches!(markdown.as_bytes().get(*i), Some(b'<' | b'[' | b'!' | b')')));
         if at.is_empty() {
             return markdown;
         }
@@ -769,6 +778,35 @@ fn tag(n: &Node) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_numbered_marker_in_text_stays_text() {
+        for html in [
+            "<p>2) ## ![x](javascript:alert(1))</p>",
+            "<p>a</p><p>10) - b</p>",
+        ] {
+            let md = note_to_markdown(html);
+            let blocks: Vec<_> = Parser::new(&md)
+                .filter(|e| {
+                    matches!(
+                        e,
+                        Event::Start(Tag::List(_) | Tag::Item | Tag::Heading { .. })
+                    )
+                })
+                .collect();
+            assert!(blocks.is_empty(), "{html} gave {md:?}: {blocks:?}");
+        }
+        // A list of the HTML stays a list.
+        let md = note_to_markdown("<ol><li>one</li><li>two</li></ol>");
+        assert_eq!(
+            Parser::new(&md)
+                .filter(|e| matches!(e, Event::Start(Tag::Item)))
+                .count(),
+            2,
+            "{md:?}"
+        );
+    }
+
     use super::*;
 
     #[test]
