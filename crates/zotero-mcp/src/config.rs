@@ -73,7 +73,7 @@ pub struct Config {
     /// The model that makes the index's vectors (`ZOTERO_EMBEDDING_MODEL`, else the default
     /// all-MiniLM-L6-v2 at a pinned commit) and where it is fetched from and cached (`HF_*`);
     /// `None` with `ZOTERO_EMBEDDING_MODEL=none`.
-    pub embedding: Option<crate::search_index::ModelSource>,
+    pub embedding: Option<crate::service::index::ModelSource>,
     /// The only directories `file_path` may read from (`ZOTERO_UPLOAD_ROOTS`), each resolved
     /// here, once; empty: the default policy (no hidden names, no system trees).
     pub upload_roots: Vec<PathBuf>,
@@ -294,7 +294,7 @@ impl Config {
         let embedding_model = get("ZOTERO_EMBEDDING_MODEL");
         let embedding = match embedding_model.as_deref().map(str::trim) {
             Some(off) if ["none", "off"].contains(&off.to_ascii_lowercase().as_str()) => None,
-            _ => Some(crate::search_index::ModelSource {
+            _ => Some(crate::service::index::ModelSource {
                 spec: zotero_index::model_cache::ModelSpec::from_env(&get).map_err(|e| {
                     ConfigError {
                         var: "ZOTERO_EMBEDDING_MODEL",

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use super::ToolContext;
-use crate::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 
 /// What the user answered.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use super::update_collection::refused;
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use zotero_api::collection_writes::Created;
 
 pub struct CreateCollection;

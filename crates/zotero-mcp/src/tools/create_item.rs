@@ -11,7 +11,7 @@ use super::params::{
     NonBlank, Tags,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use zotero_api::write::NewItem;
 
 pub struct CreateItem;

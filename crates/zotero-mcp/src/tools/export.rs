@@ -10,7 +10,7 @@ use super::params::{
     library, null_is_default, ExportFormatParam, ExportLimit, LibraryParam, List, ObjectKey, Start,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 
 pub struct Export;
 

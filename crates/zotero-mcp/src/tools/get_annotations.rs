@@ -13,8 +13,8 @@ use super::params::{
     LibraryParam, Limit, List, ObjectKey, Start,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
-use crate::markdown::cut_chars;
+use crate::mcp::envelope::ToolError;
+use crate::notes::markdown::cut_chars;
 
 pub struct GetAnnotations;
 

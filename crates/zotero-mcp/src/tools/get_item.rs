@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::output::ItemWithAttachments;
 use super::params::{library, LibraryParam, ObjectKey};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 
 pub struct GetItem;
 

@@ -10,7 +10,7 @@ use zotero_api::LibraryRef;
 
 use super::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 
 pub struct GetItemFulltext;
 

@@ -11,7 +11,7 @@ use super::params::{
     ObjectKey, SortDirection, Start, Version,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use zotero_api::items::{ItemFilter, ItemListing};
 
 pub struct ListItems;

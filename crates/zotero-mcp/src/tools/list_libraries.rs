@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::get_sort_values::NoParams;
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 
 pub struct ListLibraries;
 

@@ -10,7 +10,7 @@ use super::params::{
     ObjectKey, QMode, SortDirection, Start,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use zotero_api::items::{Direction, ItemFilter};
 use zotero_api::tags::{TagEntry, TagListing, TagSort};
 

@@ -53,7 +53,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::ZoteroService;
 use zotero_api::upload::ProgressFn;
 
@@ -216,7 +216,7 @@ fn definition<T: ZoteroTool>() -> Definition {
         title: T::TITLE,
         description: T::DESCRIPTION,
         input_schema: publish::input_schema::<T::Params>(),
-        output_schema: crate::envelope::output_schema(publish::data_schema::<T::Data>()),
+        output_schema: crate::mcp::envelope::output_schema(publish::data_schema::<T::Data>()),
         hints: T::HINTS,
     }
 }

@@ -12,7 +12,7 @@ use super::params::{
     NonBlank, ObjectKey, QMode, SortKey, Start, TagConditions,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use zotero_api::client::SearchQuery;
 
 pub struct SearchItems;

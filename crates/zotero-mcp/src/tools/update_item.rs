@@ -11,7 +11,7 @@ use super::params::{
     library, limits, FieldMap, FieldText, LibraryParam, List, ObjectKey, Tags, Version,
 };
 use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use zotero_api::edit::{Edit, ObjectKind, SetEdit};
 
 pub struct UpdateItem;

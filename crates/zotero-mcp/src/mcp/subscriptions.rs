@@ -27,8 +27,8 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::items::LibraryVersion;
 use zotero_api::LibraryRef;
 
-use crate::envelope::ToolError;
-use crate::resources::{self, Uri};
+use crate::mcp::envelope::ToolError;
+use crate::mcp::resources::{self, Uri};
 use crate::service::ZoteroService;
 use crate::tools::ToolContext;
 

@@ -40,7 +40,7 @@ use zotero_index::{
     Document, Encoder, Index, IndexError, ItemMeta, LibraryId, Remedy, VectorCache,
 };
 
-use crate::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 
 /// The command that builds an index; answers about a missing index name it.
 pub const BUILD_COMMAND: &str = "zotero-mcp update-db";
@@ -977,10 +977,10 @@ impl Run<'_> {
         match o.item_type().as_str() {
             "note" => {
                 let html = field(o, "note").unwrap_or_default();
-                let markdown = crate::markdown::note_to_markdown(&html);
+                let markdown = crate::notes::markdown::note_to_markdown(&html);
                 let meta = if parent.is_none() {
                     ItemMeta {
-                        title: crate::markdown::note_title(&html, 120),
+                        title: crate::notes::markdown::note_title(&html, 120),
                         item_type: "note".into(),
                         collections: strings(o, "collections"),
                         tags: tags(o),

@@ -20,7 +20,7 @@ use zotero_metadata::zotero_item::{CreatorName, ZoteroItemDraft};
 use zotero_metadata::ArxivEntry;
 use zotero_sources::{PrepareOptions, SourceSpec};
 
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use crate::service::ZoteroService;
 
 /// What to add and where.
