@@ -7,6 +7,7 @@ pub mod log;
 pub mod mcp;
 pub mod notes;
 pub mod service;
+pub mod text;
 pub mod tool_docs;
 pub mod tools;
 pub mod transport;

@@ -30,7 +30,7 @@ use zotero_api::LibraryRef;
 use crate::mcp::envelope::ToolError;
 use crate::mcp::resources::{self, Uri};
 use crate::service::ZoteroService;
-use crate::tools::ToolContext;
+use crate::tools::tool::ToolContext;
 
 /// How many times the interval a quiet library waits at most between polls.
 const MAX_BACKOFF: u32 = 16;

@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
-use zotero_index::model_cache::{HubConfig, ModelCache, ModelSpec, Progress as ModelProgress};
+use zotero_index::model_cache::{ModelCache, Progress as ModelProgress};
 use zotero_index::{
     Document, Encoder, Index, IndexError, ItemMeta, LibraryId, Remedy, VectorCache,
 };
@@ -53,22 +53,7 @@ const VECTORS_PER_BATCH: usize = 32;
 /// keyword-only and every answer says so.
 pub type SharedEncoder = Option<Arc<dyn Encoder>>;
 
-/// The configured sentence model and where it comes from.
-#[derive(Clone)]
-pub struct ModelSource {
-    pub spec: ModelSpec,
-    pub hub: HubConfig,
-}
-
-impl std::fmt::Debug for ModelSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // HubConfig's own Debug hides the token.
-        f.debug_struct("ModelSource")
-            .field("spec", &self.spec)
-            .field("hub", &self.hub)
-            .finish()
-    }
-}
+pub use crate::config::ModelSource;
 
 /// Where indexes live and what makes vectors.
 #[derive(Clone)]

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::add_item_to_collection::collection_target;
 use super::params::{library, limits, LibraryParam, List, NonBlank, ObjectKey, Tags, Text};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 use crate::service::identify::{add_by_identifiers, AddOutcome, AddRequest, AddStatus, PdfStatus};
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::output::Attached;
 use super::params::{given, library, Arxiv, FieldText, LibraryParam, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 use zotero_sources::{PrepareOptions, SourceSpec};
 

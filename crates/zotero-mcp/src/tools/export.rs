@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::params::{
     library, null_is_default, ExportFormatParam, ExportLimit, LibraryParam, List, ObjectKey, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 
 pub struct Export;

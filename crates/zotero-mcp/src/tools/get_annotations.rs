@@ -12,7 +12,7 @@ use super::params::{
     library, null_is_default, AnnotationChars, AnnotationColor, AnnotationType, FilterTags,
     LibraryParam, Limit, List, ObjectKey, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 use crate::notes::markdown::cut_chars;
 

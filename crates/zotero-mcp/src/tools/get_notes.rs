@@ -10,7 +10,7 @@ use zotero_api::LibraryRef;
 use super::params::{
     library, null_is_default, LibraryParam, NoteChars, NoteLimit, ObjectKey, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::notes::markdown::{cut_chars, note_title, note_to_markdown, safe_piece};
 

@@ -10,7 +10,7 @@ use super::params::{
     library, null_is_default, ExcludeTags, FilterTags, ItemSort, ItemTypes, LibraryParam, Limit,
     ObjectKey, SortDirection, Start, Version,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 use zotero_api::items::{ItemFilter, ItemListing};
 

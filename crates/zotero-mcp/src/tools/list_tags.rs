@@ -9,7 +9,7 @@ use super::params::{
     library, limits, null_is_default, FilterTags, ItemTypes, LibraryParam, Limit, NonBlank,
     ObjectKey, QMode, SortDirection, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 use zotero_api::items::{Direction, ItemFilter};
 use zotero_api::tags::{TagEntry, TagListing, TagSort};

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use zotero_api::LibraryRef;
 
 use super::semantic_search::SearchLibrary;
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::index::{self as search_index, BUILD_COMMAND};
 

@@ -12,7 +12,7 @@ use zotero_api::LibraryRef;
 use zotero_index::{Filters, Mode, SearchQuery};
 
 use super::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::index::{self as search_index, Freshness};
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::changes::{Counts, ObjectResult};
 use super::params::{library, limits, LibraryParam, List, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 use zotero_api::edit::{Edit, ObjectKind};
 

@@ -10,7 +10,7 @@ use super::changes::{single, Change, ObjectResult, Status};
 use super::params::{
     library, limits, FieldMap, FieldText, LibraryParam, List, ObjectKey, Tags, Version,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use zotero_api::edit::{Edit, ObjectKind, SetEdit};
 

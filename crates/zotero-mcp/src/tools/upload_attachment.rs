@@ -7,7 +7,7 @@ use super::output::Attached;
 use super::params::{
     given, library, limits, Base64, FieldText, LibraryParam, NonBlank, ObjectKey, Text,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use crate::mcp::envelope::ToolError;
 use zotero_sources::{PrepareOptions, SourceSpec};
 
