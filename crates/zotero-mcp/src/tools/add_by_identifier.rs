@@ -1,15 +1,15 @@
 //! `zotero_add_by_identifier`: add papers by DOI, arXiv id, ISBN, PMID or PMCID (or a URL
 //! carrying one), with their metadata from the services that registered them and, when
-//! there is one, their PDF, never twice (see `crate::identify`).
+//! there is one, their PDF, never twice (see `crate::service::identify`).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::add_item_to_collection::collection_target;
 use super::params::{library, limits, LibraryParam, List, NonBlank, ObjectKey, Tags, Text};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
-use crate::identify::{add_by_identifiers, AddOutcome, AddRequest, AddStatus, PdfStatus};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
+use crate::service::identify::{add_by_identifiers, AddOutcome, AddRequest, AddStatus, PdfStatus};
 
 pub struct AddByIdentifier;
 

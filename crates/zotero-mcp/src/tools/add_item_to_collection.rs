@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::changes::{self, Change, ObjectResult, Status};
 use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use zotero_api::collections::CollectionRef;
 use zotero_api::edit::{Edit, ObjectKind};
 use zotero_api::Library;

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::output::Attached;
 use super::params::{given, library, Arxiv, FieldText, LibraryParam, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_sources::{PrepareOptions, SourceSpec};
 
 pub struct AttachArxivPdf;

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use zotero_api::edit::{Conflict, EditOutcome, EditStatus, FieldChange, ObjectKind};
 
 /// One field, before → after.

@@ -9,7 +9,7 @@ use htmd::element_handler::Handlers;
 use htmd::{Element, HtmlToMarkdown, Node};
 use markup5ever_rcdom::NodeData;
 
-use crate::markdown::{escape_lines, safe_converted};
+use crate::notes::markdown::{escape_lines, safe_converted};
 
 /// How a citation or bibliography is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +82,7 @@ pub fn render(html: &str, format: TextFormat) -> String {
     match format {
         TextFormat::Html => html.trim().to_string(),
         // Zotero's HTML is trusted no more than a note's: links only to allowed schemes, no
-        // raw HTML, no image (`crate::markdown`'s last layer).
+        // raw HTML, no image (`crate::notes::markdown`'s last layer).
         TextFormat::Markdown => markdown_converter()
             .convert(html)
             .map(|md| safe_converted(md.trim().to_string()))

@@ -9,8 +9,8 @@ use zotero_api::export::CiteOptions;
 
 use super::citation_text::{render, TextFormat};
 use super::params::{library, null_is_default, LibraryParam, List, Locale, ObjectKey, StyleId};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 
 pub struct Cite;
 

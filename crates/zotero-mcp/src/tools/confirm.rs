@@ -3,28 +3,9 @@
 //! A client without elicitation is not asked: the tool's description and hints already told
 //! the agent what the call does.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::Arc;
-
-use super::ToolContext;
-use crate::envelope::{ErrorCode, ToolError};
-
-/// What the user answered.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Confirmation {
-    /// The user said yes.
-    Confirmed,
-    /// The user said no, dismissed the question, or the question could not be asked on a
-    /// client that claims to support it (the reason says which).
-    Declined(String),
-    /// The client cannot be asked (no elicitation capability).
-    NotAsked,
-}
-
-/// Asks the client's user one yes/no question.
-pub type ConfirmFn =
-    Arc<dyn Fn(String) -> Pin<Box<dyn Future<Output = Confirmation> + Send>> + Send + Sync>;
+use super::tool::ToolContext;
+pub use super::tool::{ConfirmFn, Confirmation};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 
 impl ToolContext {
     /// Asks the user to confirm `question` when the client can be asked. `Ok` to go ahead

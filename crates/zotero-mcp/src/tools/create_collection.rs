@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use super::update_collection::refused;
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use zotero_api::collection_writes::Created;
 
 pub struct CreateCollection;

@@ -10,8 +10,8 @@ use super::params::{
     given, library, limits, null_is_default, Creator, FieldText, FieldValue, LibraryParam, List,
     NonBlank, Tags,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::write::NewItem;
 
 pub struct CreateItem;

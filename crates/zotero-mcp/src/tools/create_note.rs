@@ -7,9 +7,9 @@ use serde_json::Value;
 
 use super::note_content::{cut, sanitize, ContentFormat, ANSWER_HTML_CHARS};
 use super::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Tags};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
-use crate::note_html::{Removed, MAX_NOTE_CHARS};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::notes::html::{Removed, MAX_NOTE_CHARS};
 use zotero_api::edit::{field_value, ObjectKind};
 use zotero_api::write::NewNote;
 use zotero_api::Library;

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use super::params::{
     library, null_is_default, ExportFormatParam, ExportLimit, LibraryParam, List, ObjectKey, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 
 pub struct Export;
 

@@ -12,9 +12,9 @@ use super::params::{
     library, null_is_default, AnnotationChars, AnnotationColor, AnnotationType, FilterTags,
     LibraryParam, Limit, List, ObjectKey, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
-use crate::markdown::cut_chars;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
+use crate::notes::markdown::cut_chars;
 
 pub struct GetAnnotations;
 

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use super::output::ItemWithAttachments;
 use super::params::{library, LibraryParam, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 
 pub struct GetItem;
 

@@ -11,9 +11,9 @@ use zotero_api::LibraryRef;
 use super::params::{
     library, null_is_default, ChildKind, LibraryParam, Limit, List, ObjectKey, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
-use crate::markdown::{cut_chars, note_title};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::notes::markdown::{cut_chars, note_title};
 
 pub struct GetItemChildren;
 

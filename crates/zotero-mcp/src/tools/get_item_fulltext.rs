@@ -9,8 +9,8 @@ use zotero_api::fulltext::{DocumentKind, FullTextPage, PageRequest, Section, Tex
 use zotero_api::LibraryRef;
 
 use super::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 
 pub struct GetItemFulltext;
 

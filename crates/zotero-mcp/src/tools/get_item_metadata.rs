@@ -19,8 +19,8 @@ use zotero_api::model::WireObject;
 
 use super::item_markdown;
 use super::params::{library, null_is_default, Creator, LibraryParam, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 
 pub struct GetItemMetadata;
 

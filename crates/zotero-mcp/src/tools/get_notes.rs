@@ -1,4 +1,4 @@
-//! `zotero_get_notes`: an item's child notes, or one note, as Markdown (`crate::markdown`
+//! `zotero_get_notes`: an item's child notes, or one note, as Markdown (`crate::notes::markdown`
 //! says what is removed), each cut at `max_chars` from `offset` with `next_offset` to read on.
 
 use schemars::JsonSchema;
@@ -10,9 +10,9 @@ use zotero_api::LibraryRef;
 use super::params::{
     library, null_is_default, LibraryParam, NoteChars, NoteLimit, ObjectKey, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
-use crate::markdown::{cut_chars, note_title, note_to_markdown, safe_piece};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::notes::markdown::{cut_chars, note_title, note_to_markdown, safe_piece};
 
 pub struct GetNotes;
 

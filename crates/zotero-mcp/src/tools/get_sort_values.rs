@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::client::{DEFAULT_SORT, FALLBACK_SORT, SORT_VALUES};
 
 pub struct GetSortValues;

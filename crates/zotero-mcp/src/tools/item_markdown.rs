@@ -2,12 +2,12 @@
 //! `format: "markdown"`): the title as a heading, the creators by role, every field with its
 //! English label, tags, collections, relations and links, then the abstract.
 //!
-//! Everything taken from the item is written through `crate::markdown`'s escaping (text) and
+//! Everything taken from the item is written through `crate::notes::markdown`'s escaping (text) and
 //! `link_to` (links): a title, field, name, tag or abstract that holds HTML, an entity, a
 //! `javascript:` link or an autolink is shown as written, never as markup.
 
 use super::get_item_metadata::ItemMetadata;
-use crate::markdown::{code_span, escape_lines, escape_text as escape, link_to};
+use crate::notes::markdown::{code_span, escape_lines, escape_text as escape, link_to};
 
 /// Fields shown first, in this order (a reader looks for these); the rest follow by name.
 const FIRST: &[&str] = &[

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::output::Collection;
 use super::params::{library, null_is_default, LibraryParam, Limit, ObjectKey, Start};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::collection_tree::{CollectionScope, TreeNode, TREE_MAX};
 
 pub struct ListCollections;

@@ -10,8 +10,8 @@ use super::params::{
     library, null_is_default, ExcludeTags, FilterTags, ItemSort, ItemTypes, LibraryParam, Limit,
     ObjectKey, SortDirection, Start, Version,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::items::{ItemFilter, ItemListing};
 
 pub struct ListItems;

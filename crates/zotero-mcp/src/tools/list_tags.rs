@@ -9,8 +9,8 @@ use super::params::{
     library, limits, null_is_default, FilterTags, ItemTypes, LibraryParam, Limit, NonBlank,
     ObjectKey, QMode, SortDirection, Start,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::items::{Direction, ItemFilter};
 use zotero_api::tags::{TagEntry, TagListing, TagSort};
 

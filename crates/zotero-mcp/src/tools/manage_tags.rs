@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use super::changes::{Counts, ObjectResult, Status};
 use super::params::{library, quote, LibraryParam, Tag};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::edit::{EditOutcome, ObjectKind};
 use zotero_api::tag_changes::{unsearchable, TagChange};
 

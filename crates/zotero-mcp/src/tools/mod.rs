@@ -44,171 +44,12 @@ pub mod update_note;
 pub mod update_search_database;
 pub mod upload_attachment;
 
-use std::future::Future;
-use std::sync::Arc;
+pub mod tool;
 
-use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
-use crate::envelope::{ErrorCode, ToolError};
-use crate::service::ZoteroService;
-use zotero_api::upload::ProgressFn;
-
-/// One MCP tool.
-pub trait ZoteroTool {
-    /// The name clients call it by; fixed, agents depend on it.
-    const NAME: &'static str;
-    /// A short human-readable name.
-    const TITLE: &'static str;
-    /// What it does and when to use it, for the model choosing a tool.
-    const DESCRIPTION: &'static str;
-    const HINTS: Hints;
-    /// `ZOTERO_TOOLSETS` picks tools by this.
-    const SET: ToolSet;
-    /// The arguments: `#[serde(deny_unknown_fields)]`, a `///` on every field (it becomes the
-    /// field's description).
-    type Params: DeserializeOwned + JsonSchema + Send;
-    /// The envelope's `data` on success, `///` on every field likewise.
-    type Data: Serialize + JsonSchema + Send;
-
-    /// Checks across fields that serde cannot express (exactly one of several, an alias
-    /// given twice); each names the field to change. Runs before `run`, so a refused call
-    /// sends nothing.
-    fn validate(_params: &Self::Params) -> Result<(), ToolError> {
-        Ok(())
-    }
-
-    fn run(
-        params: Self::Params,
-        ctx: &ToolContext,
-    ) -> impl Future<Output = Result<Self::Data, ToolError>> + Send;
-}
-
-/// What a tool may do, published as MCP tool annotations (`server::annotations` leaves out
-/// what the spec's defaults already say).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Hints {
-    /// Changes nothing.
-    pub read_only: bool,
-    /// May destroy or overwrite data (only meaningful for a tool that writes).
-    pub destructive: bool,
-    /// Calling it again with the same arguments changes nothing more.
-    pub idempotent: bool,
-    /// Talks to something outside the server (Zotero, a file host).
-    pub open_world: bool,
-}
-
-impl Hints {
-    /// Reads Zotero.
-    pub const READ: Hints = Hints {
-        read_only: true,
-        destructive: false,
-        idempotent: true,
-        open_world: true,
-    };
-    /// Adds something new on every call.
-    pub const CREATE: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    };
-    /// Writes, but a repeat finds the work done and changes nothing.
-    pub const ADD_IDEMPOTENT: Hints = Hints {
-        idempotent: true,
-        ..Hints::CREATE
-    };
-    /// Changes or removes what is there (a field's value, a tag, a membership), and a repeat
-    /// changes nothing more.
-    pub const CHANGE: Hints = Hints {
-        destructive: true,
-        ..Hints::ADD_IDEMPOTENT
-    };
-}
-
-/// The groups `ZOTERO_TOOLSETS` chooses from (surface.md). Sets without tools yet are known
-/// already, so a configuration written for a later version does not stop this one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ToolSet {
-    Read,
-    Write,
-    /// Uploads: files and PDFs attached to items.
-    Files,
-    Cite,
-    Identify,
-    Index,
-}
-
-impl ToolSet {
-    pub const ALL: [ToolSet; 6] = [
-        ToolSet::Read,
-        ToolSet::Write,
-        ToolSet::Files,
-        ToolSet::Cite,
-        ToolSet::Identify,
-        ToolSet::Index,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ToolSet::Read => "read",
-            ToolSet::Write => "write",
-            ToolSet::Files => "files",
-            ToolSet::Cite => "cite",
-            ToolSet::Identify => "identify",
-            ToolSet::Index => "index",
-        }
-    }
-
-    /// What its tools are for, to complete "To …" in the server's instructions.
-    pub fn purpose(self) -> &'static str {
-        match self {
-            ToolSet::Read => "find and read items and collections (search before adding anything)",
-            ToolSet::Write => {
-                "create and change items, notes, collections and tags (version-checked; dry_run previews)"
-            }
-            ToolSet::Files => "attach files and arXiv PDFs to items",
-            ToolSet::Cite => {
-                "format citations and bibliographies and export items (BibTeX, RIS, CSL JSON, …)"
-            }
-            ToolSet::Identify => "add papers by DOI, arXiv id, ISBN or PMID",
-            ToolSet::Index => "search by meaning",
-        }
-    }
-
-    /// A set by its name, in any case.
-    pub fn from_name(name: &str) -> Option<ToolSet> {
-        Self::ALL
-            .into_iter()
-            .find(|s| s.name().eq_ignore_ascii_case(name))
-    }
-}
-
-/// What a running tool call gets.
-pub struct ToolContext {
-    pub svc: Arc<ZoteroService>,
-    /// Cancelled when the MCP client cancels the call.
-    pub cancel: CancellationToken,
-    /// Set when the client asked for progress notifications (a `progressToken`).
-    pub progress: Option<ProgressFn>,
-    /// Set when the client can ask its user (MCP elicitation); see [`ToolContext::confirm`].
-    pub confirm: Option<confirm::ConfirmFn>,
-}
-
-/// A tool as `tools/list` publishes it (the server turns it into rmcp's `Tool`).
-#[derive(Debug, Clone)]
-pub struct Definition {
-    pub name: &'static str,
-    pub title: &'static str,
-    pub description: &'static str,
-    pub input_schema: Map<String, Value>,
-    /// The envelope around the `data` schema.
-    pub output_schema: Map<String, Value>,
-    pub hints: Hints,
-}
+use crate::mcp::envelope::{ErrorCode, ToolError};
+pub use tool::{Definition, Hints, ToolContext, ToolSet, ZoteroTool};
 
 fn definition<T: ZoteroTool>() -> Definition {
     Definition {
@@ -216,7 +57,7 @@ fn definition<T: ZoteroTool>() -> Definition {
         title: T::TITLE,
         description: T::DESCRIPTION,
         input_schema: publish::input_schema::<T::Params>(),
-        output_schema: crate::envelope::output_schema(publish::data_schema::<T::Data>()),
+        output_schema: crate::mcp::envelope::output_schema(publish::data_schema::<T::Data>()),
         hints: T::HINTS,
     }
 }

@@ -1,14 +1,14 @@
 //! What the two note-writing tools share: the content's format, the content made into the
-//! note HTML Zotero's editor keeps (`crate::note_html`, off the runtime's threads), and long
+//! note HTML Zotero's editor keeps (`crate::notes::html`, off the runtime's threads), and long
 //! HTML cut for an answer so that a 500,000-character note never fills one.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::envelope::{ErrorCode, ToolError};
-use crate::markdown::cut_chars;
-use crate::note_html::{note_html, NoteFormat, NoteRefused, SanitizedNote};
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::notes::html::{note_html, NoteFormat, NoteRefused, SanitizedNote};
+use crate::notes::markdown::cut_chars;
 
 /// What `content` is written in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]

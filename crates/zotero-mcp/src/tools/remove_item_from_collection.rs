@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use super::add_item_to_collection::collection_target;
 use super::changes::{self, Change, ObjectResult, Status};
 use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use zotero_api::edit::{Edit, ObjectKind};
 
 pub struct RemoveItemFromCollection;

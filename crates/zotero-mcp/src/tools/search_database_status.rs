@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use zotero_api::LibraryRef;
 
 use super::semantic_search::SearchLibrary;
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
-use crate::search_index::{self, BUILD_COMMAND};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::service::index::{self as search_index, BUILD_COMMAND};
 
 pub struct SearchDatabaseStatus;
 

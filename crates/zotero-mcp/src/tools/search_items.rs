@@ -11,8 +11,8 @@ use super::params::{
     library, limits, null_is_default, ExcludeTags, FilterTags, ItemTypes, LibraryParam, Limit,
     NonBlank, ObjectKey, QMode, SortKey, Start, TagConditions,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::client::SearchQuery;
 
 pub struct SearchItems;

@@ -12,9 +12,9 @@ use zotero_api::LibraryRef;
 use zotero_index::{Filters, Mode, SearchQuery};
 
 use super::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
-use crate::search_index::{self, Freshness};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::service::index::{self as search_index, Freshness};
 
 pub struct SemanticSearch;
 
@@ -231,7 +231,7 @@ pub struct HitOut {
     pub year: Option<i32>,
     pub item_type: String,
     /// 0 to 1 (1: first by every signal used)
-    #[schemars(schema_with = "crate::search_index::number_schema")]
+    #[schemars(schema_with = "crate::service::index::number_schema")]
     pub score: f64,
     /// The item's rank by words (1 = best), when words matched
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::changes::{Counts, ObjectResult};
 use super::params::{library, limits, LibraryParam, List, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_api::edit::{Edit, ObjectKind};
 
 pub struct TrashItems;

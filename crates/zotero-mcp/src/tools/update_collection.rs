@@ -8,8 +8,8 @@ use serde_json::Value;
 
 use super::changes::{self, ObjectResult};
 use super::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use zotero_api::collection_writes::{CollectionChange, DeletePlan, Refusal};
 use zotero_api::edit::{field_value, EditStatus, ObjectKind};
 use zotero_api::model::Collection;

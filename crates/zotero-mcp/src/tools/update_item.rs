@@ -10,8 +10,8 @@ use super::changes::{single, Change, ObjectResult, Status};
 use super::params::{
     library, limits, FieldMap, FieldText, LibraryParam, List, ObjectKey, Tags, Version,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::{ErrorCode, ToolError};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use zotero_api::edit::{Edit, ObjectKind, SetEdit};
 
 pub struct UpdateItem;

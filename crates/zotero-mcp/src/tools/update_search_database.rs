@@ -8,9 +8,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::params::{null_is_default, LibraryParam};
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
-use crate::search_index::{self, Phase, Progress, ProgressCallback, UpdateOptions, UpdateReport};
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
+use crate::service::index::{
+    self as search_index, Phase, Progress, ProgressCallback, UpdateOptions, UpdateReport,
+};
 
 pub struct UpdateSearchDatabase;
 

@@ -7,8 +7,8 @@ use super::output::Attached;
 use super::params::{
     given, library, limits, Base64, FieldText, LibraryParam, NonBlank, ObjectKey, Text,
 };
-use super::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::envelope::ToolError;
+use super::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use crate::mcp::envelope::ToolError;
 use zotero_sources::{PrepareOptions, SourceSpec};
 
 pub struct UploadAttachment;

@@ -42,7 +42,7 @@ use tokio_util::sync::CancellationToken;
 use super::jsonrpc::{self, Verdict};
 use super::lines::max_message_bytes;
 use crate::config::{Config, HttpToken};
-use crate::server::ZoteroServer;
+use crate::mcp::server::ZoteroServer;
 
 /// Where MCP is served.
 pub const PATH: &str = "/mcp";

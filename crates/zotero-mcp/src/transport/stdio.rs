@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 use super::framed::{read_lines, write_lines, FramedTransport};
 use super::lines::{max_message_bytes, LineReader};
 use crate::config::Config;
-use crate::server::ZoteroServer;
+use crate::mcp::server::ZoteroServer;
 
 /// Lines waiting for stdout, and messages waiting for rmcp: enough to keep both busy; a
 /// full queue makes its producer wait.

@@ -199,7 +199,8 @@ async fn serve_config(
     test_client: TestClient,
     encoder: Option<Arc<dyn zotero_index::Encoder>>,
 ) -> Server {
-    let handler = zotero_mcp::server::ZoteroServer::with_encoder(&config, encoder).expect("server");
+    let handler =
+        zotero_mcp::mcp::server::ZoteroServer::with_encoder(&config, encoder).expect("server");
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let task = tokio::spawn(async move {
         if let Ok(running) = handler.serve(server_io).await {

@@ -14,7 +14,7 @@
 //!
 //! Each is parsed with pulldown-cmark (CommonMark, and with GFM tables and strikethrough) and
 //! must hold no raw HTML (`Html`/`InlineHtml`), no image, and no link but to the allowed
-//! schemes: http, https, mailto, zotero (`zotero_mcp::markdown::LINK_SCHEMES`, written out
+//! schemes: http, https, mailto, zotero (`zotero_mcp::notes::markdown::LINK_SCHEMES`, written out
 //! here so widening it is a decision this test sees). The item's title and the notes' titles
 //! must also read back as written: escaping hides markup, not text.
 //!

@@ -2,7 +2,7 @@
 //! pieces (event handlers, `javascript:` in every spelling, entity-encoded schemes, `<svg
 //! onload>`, `<iframe>`, `<script>` in foreign content, comments, CDATA, `<plaintext>`) and
 //! broken markup (unclosed tags and quotes, stray end tags) — the Markdown
-//! `zotero_mcp::markdown::note_to_markdown` makes of it:
+//! `zotero_mcp::notes::markdown::note_to_markdown` makes of it:
 //!
 //! 1. read by a CommonMark parser (pulldown-cmark, with tables), has no raw HTML at all, no
 //!    image, and no link but to `http`, `https`, `mailto` or `zotero`;
@@ -14,7 +14,7 @@ use proptest::prelude::*;
 use pulldown_cmark::{Event, Options, Parser, Tag};
 use serde_json::json;
 use zotero_emulator::Library;
-use zotero_mcp::markdown::note_to_markdown;
+use zotero_mcp::notes::markdown::note_to_markdown;
 
 use crate::prop_support::{config, runtime, start};
 

@@ -1,7 +1,7 @@
 //! Property: whatever an agent writes as a note — the adversarial HTML of `prop_notes` (event
 //! handlers, `javascript:` in every spelling, `<svg onload>`, `<script>` in foreign content,
 //! comments, broken markup), or Markdown holding it — the HTML
-//! `zotero_mcp::note_html::note_html` makes of it, parsed again as a browser would:
+//! `zotero_mcp::notes::html::note_html` makes of it, parsed again as a browser would:
 //!
 //! 1. holds only the note editor's elements, no event handler, no `style`, no `src`, no image
 //!    but an attachment's, and no link but to `http`, `https`, `mailto` or `zotero`;
@@ -18,8 +18,8 @@ use html5ever::tendril::TendrilSink;
 use html5ever::{ns, parse_fragment, LocalName, ParseOpts, QualName};
 use markup5ever_rcdom::{Node, NodeData, RcDom};
 use proptest::prelude::*;
-use zotero_mcp::markdown::note_to_markdown;
-use zotero_mcp::note_html::{note_html, NoteFormat, SanitizedNote, LINK_SCHEMES};
+use zotero_mcp::notes::html::{note_html, NoteFormat, SanitizedNote, LINK_SCHEMES};
+use zotero_mcp::notes::markdown::note_to_markdown;
 
 use crate::prop_notes::{html, HIDDEN};
 use crate::prop_support::config;

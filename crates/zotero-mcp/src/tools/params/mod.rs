@@ -178,23 +178,6 @@ pub mod limits {
     pub const BATCH: usize = 50;
 }
 
-/// How much of a refused value a message quotes: enough to recognise it, never the whole
-/// of a huge one.
-pub const QUOTE_CHARS: usize = 64;
-
-/// `text` for a message: whole if short, else its first [`QUOTE_CHARS`] characters and how
-/// long it was.
-pub fn quote(text: &str) -> String {
-    let mut chars = text.char_indices();
-    match chars.nth(QUOTE_CHARS) {
-        None => text.to_string(),
-        Some((cut, _)) => {
-            let head = text.get(..cut).unwrap_or_default();
-            format!("{head}… ({} characters)", text.chars().count())
-        }
-    }
-}
-
 /// Checks `s` against `max` (characters, or UTF-8 bytes when `bytes`), with a message that
 /// says the limit and the size without quoting the text. Counting stops just past the limit,
 /// so the check costs little whatever the size.
@@ -350,8 +333,8 @@ pub const fn base64_len(bytes: u64) -> u64 {
     bytes.div_ceil(3) * 4
 }
 
-/// The default of `ZOTERO_UPLOAD_MAX_BYTES`.
-pub const DEFAULT_UPLOAD_MAX_BYTES: u64 = 52_428_800;
+pub use crate::config::DEFAULT_UPLOAD_MAX_BYTES;
+pub use crate::text::{quote, QUOTE_CHARS};
 
 impl<'de> Deserialize<'de> for Base64 {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

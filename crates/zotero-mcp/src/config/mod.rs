@@ -6,7 +6,13 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::tools::ToolSet;
+mod index;
+mod tools;
+mod uploads;
+
+pub use index::ModelSource;
+pub use tools::ToolSet;
+pub use uploads::DEFAULT_UPLOAD_MAX_BYTES;
 
 /// A configuration value that could not be used. The message names the variable and says
 /// what would be accepted, so the user knows exactly what to change.
@@ -73,7 +79,7 @@ pub struct Config {
     /// The model that makes the index's vectors (`ZOTERO_EMBEDDING_MODEL`, else the default
     /// all-MiniLM-L6-v2 at a pinned commit) and where it is fetched from and cached (`HF_*`);
     /// `None` with `ZOTERO_EMBEDDING_MODEL=none`.
-    pub embedding: Option<crate::search_index::ModelSource>,
+    pub embedding: Option<ModelSource>,
     /// The only directories `file_path` may read from (`ZOTERO_UPLOAD_ROOTS`), each resolved
     /// here, once; empty: the default policy (no hidden names, no system trees).
     pub upload_roots: Vec<PathBuf>,
@@ -244,11 +250,8 @@ impl Config {
         };
         let read_cache = parse_bool(&get, "ZOTERO_READ_CACHE", false)?.then_some(cache);
 
-        let upload_max_bytes = parse_num::<u64>(
-            &get,
-            "ZOTERO_UPLOAD_MAX_BYTES",
-            crate::tools::params::DEFAULT_UPLOAD_MAX_BYTES,
-        )?;
+        let upload_max_bytes =
+            parse_num::<u64>(&get, "ZOTERO_UPLOAD_MAX_BYTES", DEFAULT_UPLOAD_MAX_BYTES)?;
         let timeout = parse_secs(&get, "ZOTERO_TIMEOUT_SECONDS", 30.0)?;
         if timeout.is_zero() {
             return Err(ConfigError {
@@ -294,7 +297,7 @@ impl Config {
         let embedding_model = get("ZOTERO_EMBEDDING_MODEL");
         let embedding = match embedding_model.as_deref().map(str::trim) {
             Some(off) if ["none", "off"].contains(&off.to_ascii_lowercase().as_str()) => None,
-            _ => Some(crate::search_index::ModelSource {
+            _ => Some(ModelSource {
                 spec: zotero_hub::ModelSpec::from_env(&get).map_err(|e| ConfigError {
                     var: "ZOTERO_EMBEDDING_MODEL",
                     value: embedding_model.clone().unwrap_or_default(),

@@ -3,6 +3,9 @@
 //! (attaching a file). Below it nothing knows MCP; above it a tool is its parameters, one
 //! call here and its answer.
 
+pub mod identify;
+pub mod index;
+
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -11,7 +14,7 @@ use zotero_api::{Library, LibraryRef, ObjectKey, ZoteroClient};
 use zotero_sources::{Fetcher, PrepareOptions, PreparedFile, SourceSpec};
 
 use crate::config::Config;
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 
 pub struct ZoteroService {
     pub client: ZoteroClient,
@@ -25,7 +28,7 @@ pub struct ZoteroService {
     /// one pace per service for the whole process.
     pub metadata: zotero_metadata::services::MetadataServices,
     /// The search index: where it lives and the sentence encoder, if one is loaded.
-    pub search: crate::search_index::SearchSettings,
+    pub search: crate::service::index::SearchSettings,
 }
 
 impl ZoteroService {
@@ -38,10 +41,10 @@ impl ZoteroService {
     /// model crate plugs into (and tests, with `zotero_index::SynonymEncoder`).
     pub fn with_encoder(
         config: &Config,
-        encoder: crate::search_index::SharedEncoder,
+        encoder: crate::service::index::SharedEncoder,
     ) -> Result<Self, String> {
         Ok(Self {
-            search: crate::search_index::SearchSettings::new(
+            search: crate::service::index::SearchSettings::new(
                 config.index_dir.clone(),
                 encoder,
                 config.embedding_model.clone(),

@@ -35,12 +35,12 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
-use zotero_hub::{HubConfig, ModelCache, ModelSpec, Progress as ModelProgress};
+use zotero_hub::{ModelCache, Progress as ModelProgress};
 use zotero_index::{
     Document, Encoder, Index, IndexError, ItemMeta, LibraryId, Remedy, VectorCache,
 };
 
-use crate::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 
 /// The command that builds an index; answers about a missing index name it.
 pub const BUILD_COMMAND: &str = "zotero-mcp update-db";
@@ -53,22 +53,7 @@ const VECTORS_PER_BATCH: usize = 32;
 /// keyword-only and every answer says so.
 pub type SharedEncoder = Option<Arc<dyn Encoder>>;
 
-/// The configured sentence model and where it comes from.
-#[derive(Clone)]
-pub struct ModelSource {
-    pub spec: ModelSpec,
-    pub hub: HubConfig,
-}
-
-impl std::fmt::Debug for ModelSource {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // HubConfig's own Debug hides the token.
-        f.debug_struct("ModelSource")
-            .field("spec", &self.spec)
-            .field("hub", &self.hub)
-            .finish()
-    }
-}
+pub use crate::config::ModelSource;
 
 /// Where indexes live and what makes vectors.
 #[derive(Clone)]
@@ -977,10 +962,10 @@ impl Run<'_> {
         match o.item_type().as_str() {
             "note" => {
                 let html = field(o, "note").unwrap_or_default();
-                let markdown = crate::markdown::note_to_markdown(&html);
+                let markdown = crate::notes::markdown::note_to_markdown(&html);
                 let meta = if parent.is_none() {
                     ItemMeta {
-                        title: crate::markdown::note_title(&html, 120),
+                        title: crate::notes::markdown::note_title(&html, 120),
                         item_type: "note".into(),
                         collections: strings(o, "collections"),
                         tags: tags(o),

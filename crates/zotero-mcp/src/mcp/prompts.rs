@@ -7,8 +7,8 @@ use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 use serde_json::{Map, Value};
 use zotero_api::{LibraryRef, ObjectKey};
 
-use crate::envelope::ToolError;
-use crate::resources::{link, uri, View, JSON, MARKDOWN, TEXT};
+use crate::mcp::envelope::ToolError;
+use crate::mcp::resources::{link, uri, View, JSON, MARKDOWN, TEXT};
 use crate::tools::params::quote;
 
 const FOCUS: &[&str] = &["key_ideas", "arguments", "methods", "teach_back"];

@@ -9,8 +9,8 @@ use rmcp::model::{ResourceTemplate, Role};
 use serde_json::{json, Map, Value};
 use zotero_api::{LibraryRef, ObjectKey};
 
-use crate::envelope::ToolError;
-use crate::markdown::{close_open_fence, cut_chars, escape_lines, escape_text, link_to};
+use crate::mcp::envelope::ToolError;
+use crate::notes::markdown::{close_open_fence, cut_chars, escape_lines, escape_text, link_to};
 use crate::tools::params::{quote, COMMON_STYLES, STYLES_URL};
 use crate::tools::{ToolContext, ToolName};
 

@@ -12,7 +12,9 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::LibraryRef;
 
 use crate::config::Config;
-use crate::search_index::{self, Phase, Progress, ProgressCallback, UpdateOptions};
+use crate::service::index::{
+    self as search_index, Phase, Progress, ProgressCallback, UpdateOptions,
+};
 use crate::service::ZoteroService;
 use crate::tools::search_database_status::{statuses, SearchDatabaseStatusData};
 use crate::tools::semantic_search::SearchLibrary;

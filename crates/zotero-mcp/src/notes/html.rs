@@ -20,7 +20,7 @@
 //!
 //! What was taken out is reported ([`Removed`]), so an agent knows its note changed.
 //!
-//! `ammonia` was not used, as for reading (see `markdown.rs`): it brings a second html5ever,
+//! `ammonia` was not used, as for reading (see `notes/markdown.rs`): it brings a second html5ever,
 //! `url` with ICU's tables and cssparser (2.9 MB of binary); this module adds no crate.
 //!
 //! The result is wrapped as the editor stores notes: `<div data-schema-version="9">…</div>`.
@@ -42,7 +42,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tendril::StrTendril;
 
-use crate::markdown::{nesting_depth, DROPPED_WITH_CONTENT, MAX_PARSE_DEPTH};
+use crate::notes::markdown::{nesting_depth, DROPPED_WITH_CONTENT, MAX_PARSE_DEPTH};
 
 /// Zotero's limit on a note's length in characters (dataserver `Zotero_Notes::$MAX_NOTE_LENGTH`).
 pub const MAX_NOTE_CHARS: usize = 500_000;
@@ -55,7 +55,7 @@ const MAX_RENDERED_BYTES: usize = 8 * MAX_NOTE_CHARS;
 pub const SCHEMA_VERSION: &str = "9";
 
 /// URL schemes a link may have: the same as in the Markdown this server writes.
-pub use crate::markdown::LINK_SCHEMES;
+pub use crate::notes::markdown::LINK_SCHEMES;
 
 /// Elements kept: the note editor's schema.
 const KEPT: &[&str] = &[

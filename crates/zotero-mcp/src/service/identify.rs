@@ -20,7 +20,7 @@ use zotero_metadata::zotero_item::{CreatorName, ZoteroItemDraft};
 use zotero_metadata::ArxivEntry;
 use zotero_sources::{PrepareOptions, SourceSpec};
 
-use crate::envelope::ToolError;
+use crate::mcp::envelope::ToolError;
 use crate::service::ZoteroService;
 
 /// What to add and where.
@@ -843,10 +843,10 @@ pub async fn cli_add(config: crate::config::Config, args: CliAdd) -> std::proces
         };
         println!(
             "{}\t{status}\t{key}\t{title}{pdf}",
-            crate::tools::params::quote(&o.input)
+            crate::text::quote(&o.input)
         );
         if let Some(e) = &o.error {
-            eprintln!("{}: {e}", crate::tools::params::quote(&o.input));
+            eprintln!("{}: {e}", crate::text::quote(&o.input));
         }
         if let Some(PdfOutcome {
             status: PdfStatus::Failed,
@@ -854,7 +854,7 @@ pub async fn cli_add(config: crate::config::Config, args: CliAdd) -> std::proces
             ..
         }) = &o.pdf
         {
-            eprintln!("{}: the PDF: {r}", crate::tools::params::quote(&o.input));
+            eprintln!("{}: the PDF: {r}", crate::text::quote(&o.input));
         }
     }
     if all_in {

@@ -21,7 +21,7 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::config::Config;
-use crate::envelope::{self, ErrorCode, ToolError};
+use crate::mcp::envelope::{self, ErrorCode, ToolError};
 use crate::service::ZoteroService;
 use crate::tools::confirm::{ConfirmFn, Confirmation};
 use crate::tools::{Definition, Hints, ToolContext, ToolName, ToolSet};
@@ -37,9 +37,9 @@ pub struct ZoteroServer {
     /// `ZOTERO_UPLOAD_MAX_BYTES`, which bounds `file_bytes_base64` in the published schema.
     upload_max_bytes: u64,
     /// The library pollers `resources/subscribe` needs, shared by every session.
-    watchers: Arc<crate::subscriptions::Watchers>,
+    watchers: Arc<crate::mcp::subscriptions::Watchers>,
     /// This session's subscriptions.
-    subscriptions: Arc<crate::subscriptions::Subscriptions>,
+    subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
     /// The least severe `notifications/message` this session asked for with
     /// `logging/setLevel`; none are sent before it asks.
     log_level: Arc<std::sync::Mutex<Option<ClientLogLevel>>>,
@@ -58,16 +58,18 @@ impl ZoteroServer {
     /// [`ZoteroService::with_encoder`]).
     pub fn with_encoder(
         config: &Config,
-        encoder: crate::search_index::SharedEncoder,
+        encoder: crate::service::index::SharedEncoder,
     ) -> Result<Self, String> {
         let svc = Arc::new(ZoteroService::with_encoder(config, encoder)?);
-        let watchers = crate::subscriptions::Watchers::new(config.subscribe_poll, svc.clone());
+        let watchers = crate::mcp::subscriptions::Watchers::new(config.subscribe_poll, svc.clone());
         Ok(Self {
             svc,
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
             upload_max_bytes: config.upload_max_bytes,
-            subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(watchers.clone())),
+            subscriptions: Arc::new(crate::mcp::subscriptions::Subscriptions::new(
+                watchers.clone(),
+            )),
             watchers,
             log_level: Arc::default(),
             subscribe: true,
@@ -78,7 +80,7 @@ impl ZoteroServer {
     /// the same service, tools and library pollers; its own subscriptions and log level.
     pub fn for_session(&self) -> Self {
         Self {
-            subscriptions: Arc::new(crate::subscriptions::Subscriptions::new(
+            subscriptions: Arc::new(crate::mcp::subscriptions::Subscriptions::new(
                 self.watchers.clone(),
             )),
             log_level: Arc::default(),
@@ -440,7 +442,7 @@ impl ServerHandler for ZoteroServer {
     ) -> Result<ListResourcesResult, McpError> {
         let ctx = self.reading_context(context.ct.clone());
         let cursor = request.and_then(|r| r.cursor);
-        Ok(crate::resources::list(cursor.as_deref(), &ctx).await?)
+        Ok(crate::mcp::resources::list(cursor.as_deref(), &ctx).await?)
     }
 
     async fn list_resource_templates(
@@ -449,7 +451,7 @@ impl ServerHandler for ZoteroServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         Ok(ListResourceTemplatesResult::with_all_items(
-            crate::resources::templates(),
+            crate::mcp::resources::templates(),
         ))
     }
 
@@ -464,7 +466,7 @@ impl ServerHandler for ZoteroServer {
             correlation_id = %correlation_id(),
             uri = %crate::tools::params::quote(&request.uri)
         );
-        let result = crate::resources::read(&request.uri, &ctx)
+        let result = crate::mcp::resources::read(&request.uri, &ctx)
             .instrument(span)
             .await;
         match result {
@@ -498,7 +500,7 @@ impl ServerHandler for ZoteroServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        use crate::resources::Completable;
+        use crate::mcp::resources::Completable;
         let what = match (&request.r#ref, request.argument.name.as_str()) {
             (Reference::Prompt(_), "item_key") => Some(Completable::Item),
             (Reference::Prompt(_), "collection_key") => Some(Completable::Collection),
@@ -520,7 +522,7 @@ impl ServerHandler for ZoteroServer {
             .unwrap_or(self.svc.default_library);
         let ctx = self.reading_context(context.ct.clone());
         let values =
-            crate::resources::complete(what, &request.argument.value, library, &ctx).await?;
+            crate::mcp::resources::complete(what, &request.argument.value, library, &ctx).await?;
         let info = CompletionInfo::with_all_values(values)
             .map_err(|e| McpError::internal_error(e, None))?;
         Ok(CompleteResult::new(info))
@@ -570,7 +572,9 @@ impl ServerHandler for ZoteroServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        Ok(ListPromptsResult::with_all_items(crate::prompts::list()))
+        Ok(ListPromptsResult::with_all_items(
+            crate::mcp::prompts::list(),
+        ))
     }
 
     async fn get_prompt(
@@ -579,7 +583,7 @@ impl ServerHandler for ZoteroServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let result =
-            crate::prompts::get(&request.name, request.arguments, self.svc.default_library)?;
+            crate::mcp::prompts::get(&request.name, request.arguments, self.svc.default_library)?;
         Ok(result.into())
     }
 

@@ -27,10 +27,10 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::items::LibraryVersion;
 use zotero_api::LibraryRef;
 
-use crate::envelope::ToolError;
-use crate::resources::{self, Uri};
+use crate::mcp::envelope::ToolError;
+use crate::mcp::resources::{self, Uri};
 use crate::service::ZoteroService;
-use crate::tools::ToolContext;
+use crate::tools::tool::ToolContext;
 
 /// How many times the interval a quiet library waits at most between polls.
 const MAX_BACKOFF: u32 = 16;

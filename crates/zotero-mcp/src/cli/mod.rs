@@ -2,10 +2,13 @@
 //! the configuration, build the search index (`update-db`, `db-status`), or print the tool
 //! list.
 
+pub mod check;
+pub mod index;
+
 use std::process::ExitCode;
 
 use crate::config::Config;
-use crate::server::tool_definitions;
+use crate::mcp::server::tool_definitions;
 use clap::{Parser, Subcommand};
 
 /// MCP server for a personal Zotero library. With no command it serves MCP on stdio.
@@ -125,21 +128,21 @@ pub fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Some(Command::Check) => run(crate::check::run(config)),
+        Some(Command::Check) => run(crate::cli::check::run(config)),
         Some(Command::UpdateDb {
             library,
             full,
             no_fulltext,
-        }) => run(crate::index_cli::update_db(
+        }) => run(crate::cli::index::update_db(
             config,
-            crate::index_cli::UpdateDb {
+            crate::cli::index::UpdateDb {
                 library,
                 full,
                 no_fulltext,
             },
         )),
         Some(Command::DbStatus { library, json }) => {
-            run(crate::index_cli::db_status(config, library, json))
+            run(crate::cli::index::db_status(config, library, json))
         }
         Some(Command::Add {
             identifiers,
@@ -148,9 +151,9 @@ pub fn main() -> ExitCode {
             tags,
             no_pdf,
             dry_run,
-        }) => run(crate::identify::cli_add(
+        }) => run(crate::service::identify::cli_add(
             config,
-            crate::identify::CliAdd {
+            crate::service::identify::CliAdd {
                 identifiers,
                 library,
                 collection,

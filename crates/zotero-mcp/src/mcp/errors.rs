@@ -7,7 +7,7 @@ use zotero_api::error::UpstreamAnswer;
 use zotero_api::ZoteroError;
 use zotero_sources::{Blame, SourceError};
 
-use crate::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::{ErrorCode, ToolError};
 
 /// The public code of a Zotero error.
 pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
