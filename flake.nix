@@ -29,12 +29,17 @@
       ];
       forAllSystems = f: nixpkgs.lib.genAttrs systems (system: f nixpkgs.legacyPackages.${system});
 
-      # Only what the build and the tests read (crates/zotero-mcp/tests/it/registry.rs reads the packaging files).
+      # Only what the build and the tests read (tests/it/registry.rs reads the packaging files,
+      # tests/it/docs.rs the README, CONTRIBUTING.md and docs/).
       src = nixpkgs.lib.fileset.toSource {
         root = ./.;
         fileset = nixpkgs.lib.fileset.unions [
           ./Cargo.toml
           ./Cargo.lock
+          ./rustfmt.toml
+          ./README.md
+          ./CONTRIBUTING.md
+          ./docs
           ./crates
           ./fixtures
           ./registry
