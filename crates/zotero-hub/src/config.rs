@@ -316,11 +316,12 @@ impl HubConfig {
     clippy::indexing_slicing,
     clippy::panic
 )]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+    /// The environment `pairs` describe, as `from_env` reads it (the cache's tests use it too).
+    pub(crate) fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
         let m: HashMap<String, String> = pairs
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
