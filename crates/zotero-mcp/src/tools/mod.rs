@@ -4,45 +4,35 @@
 //! `tools!` lists every tool once, so a tool cannot be listed but not callable (or the
 //! reverse).
 
-pub mod add_by_identifier;
-pub mod add_item_to_collection;
-pub mod attach_arxiv_pdf;
-pub mod changes;
-pub mod citation_text;
 pub mod cite;
-pub mod confirm;
-pub mod create_collection;
-pub mod create_item;
-pub mod create_note;
-pub mod export;
-pub mod get_annotations;
-pub mod get_item;
-pub mod get_item_children;
-pub mod get_item_fulltext;
-pub mod get_item_metadata;
-pub mod get_notes;
-pub mod get_sort_values;
-mod item_markdown;
-pub mod list_collections;
-pub mod list_items;
-pub mod list_libraries;
-pub mod list_tags;
-pub mod manage_tags;
-mod note_content;
-pub mod output;
+pub mod collections;
+pub mod files;
+pub mod identify;
+pub mod index;
+pub mod items;
+pub mod notes;
 pub mod params;
-pub mod parse;
-pub mod publish;
-pub mod remove_item_from_collection;
-pub mod search_database_status;
-pub mod search_items;
-pub mod semantic_search;
-pub mod trash_items;
-pub mod update_collection;
-pub mod update_item;
-pub mod update_note;
-pub mod update_search_database;
-pub mod upload_attachment;
+pub mod support;
+pub mod tags;
+
+// Each tool stays reachable as `tools::<name>`, whatever its family folder.
+pub use cite::{citation_text, export};
+pub use collections::{
+    add_item_to_collection, create_collection, list_collections, remove_item_from_collection,
+    update_collection,
+};
+pub use files::{attach_arxiv_pdf, get_item_fulltext, upload_attachment};
+pub use identify::add_by_identifier;
+pub use index::{search_database_status, semantic_search, update_search_database};
+use items::item_markdown;
+pub use items::{
+    create_item, get_item, get_item_children, get_item_metadata, get_sort_values, list_items,
+    list_libraries, search_items, trash_items, update_item,
+};
+use notes::note_content;
+pub use notes::{create_note, get_annotations, get_notes, update_note};
+pub use support::{changes, confirm, output, parse, publish};
+pub use tags::{list_tags, manage_tags};
 
 pub mod tool;
 
@@ -150,7 +140,7 @@ tools! {
     ListTags => list_tags::ListTags,
     GetItemFulltext => get_item_fulltext::GetItemFulltext,
     GetItemMetadata => get_item_metadata::GetItemMetadata,
-    Cite => cite::Cite,
+    Cite => cite::cite::Cite,
     Export => export::Export,
     GetItemChildren => get_item_children::GetItemChildren,
     GetNotes => get_notes::GetNotes,

@@ -1,0 +1,94 @@
+//! `zotero_attach_arxiv_pdf`: fetch an arXiv PDF and attach it to an item.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::mcp::envelope::ToolError;
+use crate::tools::output::Attached;
+use crate::tools::params::{given, library, Arxiv, FieldText, LibraryParam, ObjectKey};
+use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use zotero_sources::{PrepareOptions, SourceSpec};
+
+pub struct AttachArxivPdf;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AttachArxivPdfParams {
+    /// Key of the item to attach to
+    pub item_key: ObjectKey,
+    /// arXiv id or URL, e.g. 1706.03762v1
+    pub arxiv_id: Arxiv,
+    /// Attachment title (default: <id>.pdf)
+    pub title: Option<FieldText>,
+    /// user or group:<id>; the server's default library if left out
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
+    /// Answer exactly what would change without writing
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct AttachArxivPdfData {
+    #[serde(flatten)]
+    pub attached: Attached,
+    /// The id as fetched (with its version when one was given)
+    pub arxiv_id: String,
+    /// Where the PDF came from
+    pub pdf_url: String,
+}
+
+impl ZoteroTool for AttachArxivPdf {
+    const NAME: &'static str = "zotero_attach_arxiv_pdf";
+    const TITLE: &'static str = "Attach arXiv PDF";
+    const DESCRIPTION: &'static str = "Fetch an arXiv paper's PDF and attach it to an item of \
+        the Zotero library. arxiv_id takes new and old ids (1706.03762v5, \
+        hep-th/9901001), 'arXiv:' prefixes and arxiv.org/abs or /pdf URLs. A non-PDF answer is \
+        refused. All or nothing; the same PDF attached again answers the existing attachment \
+        (already_attached). dry_run fetches and checks the PDF and answers the attachment it \
+        would create. Undo: trash the attachment (zotero_trash_items); its file is deleted \
+        when the trash is emptied.";
+    const HINTS: Hints = Hints::CREATE;
+    const SET: ToolSet = ToolSet::Files;
+    type Params = AttachArxivPdfParams;
+    type Data = AttachArxivPdfData;
+
+    async fn run(
+        p: AttachArxivPdfParams,
+        ctx: &ToolContext,
+    ) -> Result<AttachArxivPdfData, ToolError> {
+        let id = p.arxiv_id.0;
+        let pdf_url = id.pdf_url(&ctx.svc.arxiv_base);
+        let options = PrepareOptions {
+            content_type: Some("application/pdf".into()),
+            filename: Some(id.filename()),
+            require_pdf: true,
+            input_field: Some("arxiv_id"),
+        };
+        let title = given(p.title);
+        let source = SourceSpec::Url(pdf_url.clone());
+        let lib = ctx.svc.library(library(p.library))?;
+        let parent = p.item_key.key();
+        let source = (source, options);
+        let attached = if p.dry_run {
+            let plan = ctx
+                .svc
+                .plan_attach(lib, parent, title.as_deref(), source, &ctx.cancel)
+                .await?;
+            Attached::planned(p.item_key.as_str(), plan)
+        } else {
+            let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
+            let up = ctx
+                .svc
+                .attach(lib, parent, title.as_deref(), source, progress, cancel)
+                .await?;
+            Attached::new(p.item_key.as_str(), up)
+        };
+        Ok(AttachArxivPdfData {
+            attached,
+            arxiv_id: id.id,
+            pdf_url,
+        })
+    }
+}

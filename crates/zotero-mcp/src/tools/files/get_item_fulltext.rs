@@ -1,0 +1,289 @@
+//! `zotero_get_item_fulltext`: one page of the text Zotero indexed for an item (its
+//! attachments' texts, each under a header) or for one attachment.
+
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize};
+use zotero_api::fulltext::{DocumentKind, FullTextPage, PageRequest, Section, TextSource};
+use zotero_api::LibraryRef;
+
+use crate::mcp::envelope::ToolError;
+use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
+use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+
+pub struct GetItemFulltext;
+
+/// How many characters one page holds: 1 to 100,000, 50,000 unless given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct MaxChars(u64);
+
+impl MaxChars {
+    pub const DEFAULT: u64 = 50_000;
+    pub const MAX: u64 = 100_000;
+
+    /// The page this asks for from `offset`. UTF-8 bytes are bounded too, at 1.5 per
+    /// character asked for (75,000 by default): text of 2 to 4 bytes a character comes in
+    /// shorter pages instead of answers two or three times the size.
+    pub fn page_from(self, offset: u64) -> PageRequest {
+        PageRequest {
+            offset,
+            max_chars: self.0,
+            max_bytes: usize::try_from(self.0.saturating_mul(3) / 2).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+impl Default for MaxChars {
+    fn default() -> Self {
+        Self(Self::DEFAULT)
+    }
+}
+
+impl<'de> Deserialize<'de> for MaxChars {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(WholeNumber {
+            min: 1,
+            max: MaxChars::MAX,
+        })
+        .map(Self)
+        .map_err(de::Error::custom)
+    }
+}
+
+impl JsonSchema for MaxChars {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("MaxChars")
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "integer", "minimum": 1, "maximum": MaxChars::MAX })
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetItemFulltextParams {
+    /// A regular item's key (all its attachments' text) or an attachment's key (its text)
+    pub item_key: ObjectKey,
+    /// Where the page starts, in characters of the whole text: 0, or next_offset of the
+    /// previous answer
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub offset: Start,
+    /// Most characters in the page, 1 to 100000 (default 50000)
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub max_chars: MaxChars,
+    /// user or group:<id>; the server's default library if left out
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
+}
+
+/// What kind of document an attachment is.
+#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Pdf,
+    Epub,
+    Html,
+    Text,
+    Other,
+}
+
+impl From<DocumentKind> for Kind {
+    fn from(k: DocumentKind) -> Self {
+        match k {
+            DocumentKind::Pdf => Kind::Pdf,
+            DocumentKind::Epub => Kind::Epub,
+            DocumentKind::Html => Kind::Html,
+            DocumentKind::Text => Kind::Text,
+            DocumentKind::Other => Kind::Other,
+        }
+    }
+}
+
+/// An attachment read for the text.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Source {
+    /// Key of the attachment item
+    pub attachment_key: String,
+    /// Title (else the file name)
+    pub title: String,
+    /// MIME type
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    /// pdf, epub, html (a web snapshot), text or other
+    pub kind: Kind,
+}
+
+impl From<TextSource> for Source {
+    fn from(s: TextSource) -> Self {
+        Self {
+            attachment_key: s.attachment_key.to_string(),
+            title: s.title,
+            content_type: s.content_type,
+            kind: s.kind.into(),
+        }
+    }
+}
+
+/// One attachment's part of the text.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct FulltextSection {
+    #[serde(flatten)]
+    pub source: Source,
+    /// Where its part (header, then text) starts in the whole text, in characters
+    pub offset: u64,
+    /// Where its part ends (exclusive)
+    pub end_offset: u64,
+    /// PDF pages Zotero took text from
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexed_pages: Option<u64>,
+    /// Pages of the PDF
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_pages: Option<u64>,
+    /// Characters Zotero indexed (as Zotero counts them)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexed_chars: Option<u64>,
+    /// Characters of the document (as Zotero counts them)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_chars: Option<u64>,
+    /// Zotero indexed only part of the document: the rest is not in the text
+    pub partial: bool,
+}
+
+impl From<Section> for FulltextSection {
+    fn from(s: Section) -> Self {
+        Self {
+            partial: s.stats.partial(),
+            source: s.source.into(),
+            offset: s.offset,
+            end_offset: s.end_offset,
+            indexed_pages: s.stats.indexed_pages,
+            total_pages: s.stats.total_pages,
+            indexed_chars: s.stats.indexed_chars,
+            total_chars: s.stats.total_chars,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct GetItemFulltextData {
+    /// The item asked for
+    pub item_key: String,
+    /// Its Zotero item type
+    pub item_type: String,
+    /// Its title
+    pub title: String,
+    /// Opens the item in the Zotero app: zotero://select/…
+    pub zotero_url: String,
+    /// This page of the text
+    pub text: String,
+    /// Where this page starts, in characters
+    pub offset: u64,
+    /// Where the next page starts; absent on the last page
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
+    /// Characters in the whole text (headers included)
+    pub total_chars: u64,
+    /// The attachments whose text it is, in order
+    pub sections: Vec<FulltextSection>,
+    /// Attachments Zotero has no indexed text for
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_indexed: Vec<Source>,
+    /// Attachments beyond the first 25 that were not read (ask for one by its key)
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unread_attachments: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl GetItemFulltextData {
+    fn new(f: FullTextPage, library: LibraryRef) -> Self {
+        Self {
+            zotero_url: library.zotero_url(&f.item_key),
+            item_key: f.item_key.to_string(),
+            item_type: f.item_type,
+            title: f.title,
+            text: f.page.text,
+            offset: f.offset,
+            next_offset: f.page.next_offset,
+            total_chars: f.page.total_chars,
+            sections: f.sections.into_iter().map(Into::into).collect(),
+            not_indexed: f.not_indexed.into_iter().map(Into::into).collect(),
+            unread_attachments: f.unread as u64,
+        }
+    }
+}
+
+impl ZoteroTool for GetItemFulltext {
+    const NAME: &'static str = "zotero_get_item_fulltext";
+    const TITLE: &'static str = "Get item full text";
+    const DESCRIPTION: &'static str = "Read the text Zotero indexed for an item: a regular \
+        item's PDF, EPUB, HTML snapshot and text attachments in that order (oldest first \
+        within a kind), each under a '=== PDF: title [KEY] ===' header, or one attachment's \
+        text alone. offset and max_chars count Unicode characters; a page holds at most \
+        max_chars characters (default 50000) and 1.5 UTF-8 bytes per character asked for. \
+        Continue from next_offset (absent on the last page). sections: where each \
+        attachment's text lies and how much Zotero indexed of it (partial: true = only \
+        part). ZOTERO_NOT_FOUND when nothing is indexed, saying what to do.";
+    const HINTS: Hints = Hints::READ;
+    const SET: ToolSet = ToolSet::Read;
+    type Params = GetItemFulltextParams;
+    type Data = GetItemFulltextData;
+
+    async fn run(
+        p: GetItemFulltextParams,
+        ctx: &ToolContext,
+    ) -> Result<GetItemFulltextData, ToolError> {
+        let lib = ctx.svc.library(library(p.library))?;
+        let offset = p.offset.get();
+        let page = p.max_chars.page_from(offset);
+        let text = lib
+            .item_fulltext(p.item_key.key(), page, &ctx.cancel)
+            .await?;
+        let total = text.page.total_chars;
+        if offset > total {
+            return Err(ToolError::invalid(
+                "offset",
+                format!(
+                    "'offset' must be at most {total}, the characters in the text of {}, got {offset}",
+                    p.item_key
+                ),
+            )
+            .with_detail("total_chars", total));
+        }
+        Ok(GetItemFulltextData::new(text, lib.name()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_chars_is_bounded_and_bounds_bytes_too() {
+        let parse = |v: serde_json::Value| serde_json::from_value::<MaxChars>(v);
+        assert_eq!(MaxChars::default().page_from(7).max_bytes, 75_000);
+        assert_eq!(MaxChars::default().page_from(7).offset, 7);
+        assert_eq!(parse(serde_json::json!(100_000)).unwrap().0, 100_000);
+        assert_eq!(
+            parse(serde_json::json!(1)).unwrap().page_from(0).max_bytes,
+            1
+        );
+        for bad in [
+            serde_json::json!(0),
+            serde_json::json!(100_001),
+            serde_json::json!(2.5),
+        ] {
+            assert!(parse(bad.clone()).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,134 @@
+//! `zotero_upload_attachment`: attach a file (local path, URL or base64 bytes) to an item.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::mcp::envelope::ToolError;
+use crate::tools::output::Attached;
+use crate::tools::params::{
+    given, library, limits, Base64, FieldText, LibraryParam, NonBlank, ObjectKey, Text,
+};
+use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use zotero_sources::{PrepareOptions, SourceSpec};
+
+pub struct UploadAttachment;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+// The seed's "exactly one source" as far as a schema says it; `validate` says the rest.
+#[schemars(extend("anyOf" = [
+    { "required": ["item_key", "file_path"] },
+    { "required": ["item_key", "file_url"] },
+    { "required": ["item_key", "file_bytes_base64", "filename"] }
+]))]
+pub struct UploadAttachmentParams {
+    /// Key of the item to attach to
+    pub item_key: ObjectKey,
+    /// A regular file where the server runs (in a container: inside it); not hidden, not in a
+    /// system directory, and inside ZOTERO_UPLOAD_ROOTS when that is set
+    pub file_path: Option<NonBlank<{ limits::FILE_PATH }, true>>,
+    /// http/https URL (up to 5 redirects; private addresses refused)
+    pub file_url: Option<NonBlank<{ limits::URL }>>,
+    /// The file's bytes in base64; needs filename
+    pub file_bytes_base64: Option<Base64>,
+    /// File name; required with file_bytes_base64, else overrides the source's
+    pub filename: Option<NonBlank<{ limits::FILENAME }, true>>,
+    /// Attachment title (default: the filename)
+    pub title: Option<FieldText>,
+    /// MIME type (default: the URL's Content-Type, else by extension, else
+    /// application/octet-stream)
+    pub content_type: Option<Text<{ limits::CONTENT_TYPE }>>,
+    /// user or group:<id>; the server's default library if left out
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
+    /// Answer exactly what would change without writing
+    #[serde(default)]
+    pub dry_run: bool,
+}
+
+const ONE_SOURCE: &str = "file_path, file_url, or file_bytes_base64 with filename";
+
+impl ZoteroTool for UploadAttachment {
+    const NAME: &'static str = "zotero_upload_attachment";
+    const TITLE: &'static str = "Upload attachment";
+    const DESCRIPTION: &'static str = "Attach a file to an item of the Zotero library, \
+        from exactly one of file_path (read where the server runs), file_url (http/https, public \
+        addresses) or file_bytes_base64 with filename. Files over ZOTERO_UPLOAD_MAX_BYTES are \
+        refused unread. All or nothing: a failed upload leaves no attachment behind. The same \
+        file (name and bytes) attached again answers the existing attachment (already_attached). \
+        Reports progress in bytes when the request has a progressToken. dry_run reads and \
+        checks the file and answers the attachment it would create. Undo: trash the \
+        attachment (zotero_trash_items); its file is deleted when the trash is emptied.";
+    const HINTS: Hints = Hints::CREATE;
+    const SET: ToolSet = ToolSet::Files;
+    type Params = UploadAttachmentParams;
+    type Data = Attached;
+
+    fn validate(p: &UploadAttachmentParams) -> Result<(), ToolError> {
+        let given: Vec<&str> = [
+            ("file_path", p.file_path.is_some()),
+            ("file_url", p.file_url.is_some()),
+            ("file_bytes_base64", p.file_bytes_base64.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, is_given)| is_given.then_some(name))
+        .collect();
+        match given.as_slice() {
+            [] => Err(ToolError::invalid(
+                "file_path",
+                format!("give exactly one source: {ONE_SOURCE}; none was given"),
+            )),
+            [_, second, ..] => Err(ToolError::invalid(
+                second,
+                format!(
+                    "give exactly one source, not {}: {ONE_SOURCE}",
+                    given.join(" and ")
+                ),
+            )),
+            ["file_bytes_base64"] if p.filename.is_none() => Err(ToolError::invalid(
+                "filename",
+                "'filename' is required with file_bytes_base64, e.g. \"paper.pdf\"",
+            )),
+            [_] => Ok(()),
+        }
+    }
+
+    async fn run(p: UploadAttachmentParams, ctx: &ToolContext) -> Result<Attached, ToolError> {
+        // With file_bytes_base64 the name goes into the source; otherwise it overrides the
+        // path's or URL's name.
+        let filename = p.filename.map(NonBlank::into_string);
+        let (spec, filename) = match (p.file_path, p.file_url, p.file_bytes_base64, filename) {
+            (Some(path), None, None, name) => (SourceSpec::Path(path.into_string().into()), name),
+            (None, Some(url), None, name) => (SourceSpec::Url(url.into_string()), name),
+            (None, None, Some(data), Some(filename)) => {
+                let data = data.into_string();
+                (SourceSpec::Base64 { data, filename }, None)
+            }
+            // `validate` refused every other combination.
+            _ => return Err(ToolError::invalid("file_path", ONE_SOURCE)),
+        };
+        let options = PrepareOptions {
+            content_type: given(p.content_type),
+            filename,
+            require_pdf: false,
+            input_field: None,
+        };
+        let title = given(p.title);
+        let lib = ctx.svc.library(library(p.library))?;
+        let parent = p.item_key.key();
+        let source = (spec, options);
+        if p.dry_run {
+            let plan = ctx
+                .svc
+                .plan_attach(lib, parent, title.as_deref(), source, &ctx.cancel)
+                .await?;
+            return Ok(Attached::planned(p.item_key.as_str(), plan));
+        }
+        let (progress, cancel) = (ctx.progress.clone(), &ctx.cancel);
+        let up = ctx
+            .svc
+            .attach(lib, parent, title.as_deref(), source, progress, cancel)
+            .await?;
+        Ok(Attached::new(p.item_key.as_str(), up))
+    }
+}

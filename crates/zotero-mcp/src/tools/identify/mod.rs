@@ -1,0 +1,3 @@
+//! Adding papers by identifier (DOI, arXiv, ISBN, PMID).
+
+pub mod add_by_identifier;

@@ -1,0 +1,467 @@
+//! `zotero_semantic_search`: ranked search of the local search index (`zotero-index`) by
+//! words and meaning, one hit per item, with the passages that matched. The index is built
+//! by `zotero-mcp update-db` (or `zotero_update_search_database`); without a sentence model
+//! it is by words only and the answer says so.
+
+use std::borrow::Cow;
+
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
+use serde::{de, Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use zotero_api::LibraryRef;
+use zotero_index::{Filters, Mode, SearchQuery};
+
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::service::index::{self as search_index, Freshness};
+use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
+use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+
+pub struct SemanticSearch;
+
+/// Longest query (characters).
+pub const QUERY_CHARS: usize = 1_000;
+
+/// `all`, or one library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchLibrary {
+    All,
+    One(LibraryRef),
+}
+
+impl<'de> Deserialize<'de> for SearchLibrary {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        if s.trim().eq_ignore_ascii_case("all") {
+            return Ok(SearchLibrary::All);
+        }
+        s.parse().map(SearchLibrary::One).map_err(|_| {
+            de::Error::custom(format!(
+                "must be \"all\", \"user\" or \"group:<groupID>\", got '{}'",
+                crate::tools::params::quote(&s)
+            ))
+        })
+    }
+}
+
+impl JsonSchema for SearchLibrary {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("SearchLibrary")
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "maxLength": 40, "pattern": "^(all|user|group:[0-9]+)$" })
+    }
+}
+
+/// Ranking: words and meaning fused, meaning only, or words only.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SearchMode {
+    #[default]
+    Hybrid,
+    Semantic,
+    Keyword,
+}
+
+impl From<SearchMode> for Mode {
+    fn from(m: SearchMode) -> Mode {
+        match m {
+            SearchMode::Hybrid => Mode::Hybrid,
+            SearchMode::Semantic => Mode::Semantic,
+            SearchMode::Keyword => Mode::Keyword,
+        }
+    }
+}
+
+/// The `filters` object other Zotero MCP servers take (an object, or the same as a JSON
+/// string).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeerFilters {
+    item_type: Option<String>,
+    #[serde(default, deserialize_with = "one_or_many")]
+    tags: Vec<String>,
+    collection_key: Option<String>,
+    year_from: Option<i32>,
+    year_to: Option<i32>,
+}
+
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match Option::<OneOrMany>::deserialize(d)? {
+        None => Vec::new(),
+        Some(OneOrMany::One(s)) => vec![s],
+        Some(OneOrMany::Many(v)) => v,
+    })
+}
+
+/// The filters argument as given: an object, or a JSON string of one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FiltersArg(PeerFilters);
+
+impl<'de> Deserialize<'de> for FiltersArg {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        let v = match v {
+            Value::String(s) if s.chars().nth(2_000).is_some() => {
+                return Err(de::Error::custom("must be at most 2000 characters as a string"))
+            }
+            Value::String(s) => serde_json::from_str::<Value>(&s).map_err(|_| {
+                de::Error::custom("must be an object (or a JSON string of one) like {\"item_type\": \"journalArticle\", \"tags\": [\"nlp\"]}")
+            })?,
+            other => other,
+        };
+        if !v.is_object() {
+            return Err(de::Error::custom(
+                "must be an object like {\"item_type\": \"journalArticle\", \"tags\": [\"nlp\"]}",
+            ));
+        }
+        let f: PeerFilters = serde_json::from_value(v).map_err(|e| {
+            de::Error::custom(format!(
+                "{e}; it takes item_type, tags, collection_key, year_from and year_to"
+            ))
+        })?;
+        // The same bounds as the arguments of their own.
+        let long = |s: &str, max: usize| s.chars().nth(max).is_some();
+        if f.tags.len() > 20 || f.tags.iter().any(|t| long(t, 255)) {
+            return Err(de::Error::custom(
+                "tags: at most 20 tags of at most 255 characters each",
+            ));
+        }
+        if f.item_type.as_deref().is_some_and(|t| long(t, 64)) {
+            return Err(de::Error::custom("item_type: at most 64 characters"));
+        }
+        Ok(FiltersArg(f))
+    }
+}
+
+impl JsonSchema for FiltersArg {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("PeerFilters")
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": ["object", "string"],
+            "maxLength": 2000,
+            "properties": {
+                "item_type": { "type": "string", "maxLength": 64, "description": "Only items of this type" },
+                "tags": {
+                    "type": ["string", "array"], "maxLength": 255, "maxItems": 20,
+                    "items": { "type": "string", "maxLength": 255 },
+                    "description": "A tag or tags every item must have"
+                },
+                "collection_key": { "type": "string", "maxLength": 8, "description": "Only items in this collection" },
+                "year_from": { "type": "integer", "description": "Only items of this year or later" },
+                "year_to": { "type": "integer", "description": "Only items of this year or earlier" }
+            },
+            "additionalProperties": false
+        })
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SemanticSearchParams {
+    /// What to find, in words or as a question
+    pub query: NonBlank<QUERY_CHARS>,
+    /// Most items to return, 1 to 100 (default 10)
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub limit: crate::tools::params::Count<1, 100, 10>,
+    /// user, group:<id> or all (every indexed library); the server's default library if
+    /// left out
+    #[serde(default)]
+    pub library: Option<SearchLibrary>,
+    /// hybrid (default: words and meaning), semantic (meaning only) or keyword (words only)
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub mode: SearchMode,
+    /// Only items of this type, e.g. journalArticle
+    pub item_type: Option<NonBlank<64>>,
+    /// Only items in this collection
+    pub collection_key: Option<ObjectKey>,
+    /// Only items with all of these tags
+    pub tags: Option<FilterTags>,
+    /// Only items of this year or later
+    pub year_from: Option<i32>,
+    /// Only items of this year or earlier
+    pub year_to: Option<i32>,
+    /// Also items in the trash (default false)
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub include_trashed: bool,
+    /// Other servers' filters object ({item_type, tags}); the fields above win
+    pub filters: Option<FiltersArg>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct SemanticSearchData {
+    // Best first, one per item
+    pub results: Vec<HitOut>,
+    // The ranking used
+    pub mode: SearchMode,
+    // Whether meaning (vectors) took part in the ranking
+    pub semantic_used: bool,
+    /// Why the search was by words only, when it was
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    // How fresh each library's index is and how much of it has vectors
+    pub index: Vec<Freshness>,
+}
+
+/// One item found.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct HitOut {
+    pub item_key: String,
+    /// user or group:<id>
+    pub library: String,
+    pub title: String,
+    /// Creators, "Last, First; …"
+    pub creators: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub year: Option<i32>,
+    pub item_type: String,
+    /// 0 to 1 (1: first by every signal used)
+    #[schemars(schema_with = "crate::service::index::number_schema")]
+    pub score: f64,
+    /// The item's rank by words (1 = best), when words matched
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyword_rank: Option<usize>,
+    /// The item's rank by meaning, when meaning was used
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub semantic_rank: Option<usize>,
+    /// What matched: title, metadata, abstract, note, annotation, fulltext
+    pub matched: Vec<String>,
+    /// Up to three matching passages (at most 400 characters each)
+    pub passages: Vec<PassageOut>,
+    pub zotero_url: String,
+}
+
+/// A passage that matched.
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PassageOut {
+    /// title, metadata, abstract, note, annotation or fulltext
+    pub matched: String,
+    /// The object it is from: the item, a note, an annotation, or for full text the
+    /// attachment
+    pub key: String,
+    pub text: String,
+    /// For full text: pass key as item_key and this as offset to zotero_get_item_fulltext
+    /// to read on from here
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fulltext_offset: Option<u64>,
+}
+
+impl ZoteroTool for SemanticSearch {
+    const NAME: &'static str = "zotero_semantic_search";
+    const TITLE: &'static str = "Search by meaning";
+    const DESCRIPTION: &'static str = "Ranked search of the local search index of the \
+        library by words and meaning (hybrid, default), meaning only (semantic) or words only \
+        (keyword): finds papers that say the same thing in other words. One result per item, \
+        best first, with a 0-1 score, what matched (title, abstract, note, annotation, \
+        fulltext) and up to three passages; a full-text passage has fulltext_offset: pass its \
+        key and offset to zotero_get_item_fulltext to read on. Filters: item_type, \
+        collection_key, tags, year_from, year_to, include_trashed (or a filters object). \
+        library all searches every indexed library. The answer says how fresh each index is; \
+        without one, run `zotero-mcp update-db` or zotero_update_search_database. Without a \
+        sentence model the search is by words and note says so.";
+    const HINTS: Hints = Hints::READ;
+    const SET: ToolSet = ToolSet::Index;
+    type Params = SemanticSearchParams;
+    type Data = SemanticSearchData;
+
+    fn validate(p: &SemanticSearchParams) -> Result<(), ToolError> {
+        let from = p
+            .year_from
+            .or(p.filters.as_ref().and_then(|f| f.0.year_from));
+        let to = p.year_to.or(p.filters.as_ref().and_then(|f| f.0.year_to));
+        if let (Some(a), Some(b)) = (from, to) {
+            if a > b {
+                return Err(ToolError::invalid(
+                    "year_to",
+                    format!("year_to ({b}) is before year_from ({a})"),
+                ));
+            }
+        }
+        if let Some(k) = p
+            .filters
+            .as_ref()
+            .and_then(|f| f.0.collection_key.as_deref())
+        {
+            if zotero_api::ObjectKey::parse(k).is_err() {
+                return Err(ToolError::invalid(
+                    "filters.collection_key",
+                    "must be an 8-character collection key",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    async fn run(
+        p: SemanticSearchParams,
+        ctx: &ToolContext,
+    ) -> Result<SemanticSearchData, ToolError> {
+        let dir = ctx.svc.search.dir()?.to_path_buf();
+        let peer = p.filters.map(|f| f.0).unwrap_or_default();
+        let mut tags: Vec<String> = p.tags.map(FilterTags::into_strings).unwrap_or(peer.tags);
+        tags.dedup();
+        let filters = Filters {
+            item_type: p.item_type.map(NonBlank::into_string).or(peer.item_type),
+            collection_key: p
+                .collection_key
+                .map(|k| k.key().to_string())
+                .or(peer.collection_key),
+            tags,
+            year_from: p.year_from.or(peer.year_from),
+            year_to: p.year_to.or(peer.year_to),
+            include_trashed: p.include_trashed,
+        };
+        let mut query = SearchQuery::new(p.query.as_str()).mode(p.mode.into());
+        query.filters = filters;
+        query.limit = usize::try_from(p.limit.get()).unwrap_or(10);
+        let libraries = match p.library {
+            Some(SearchLibrary::All) => {
+                let found = search_index::indexed_libraries(&dir);
+                if found.is_empty() {
+                    return Err(search_index::no_index(ctx.svc.default_library));
+                }
+                found
+            }
+            Some(SearchLibrary::One(l)) => vec![l],
+            None => vec![ctx.svc.default_library],
+        };
+        // The model is loaded (from the cache, never downloaded) only when meaning is asked.
+        let (encoder, model_note) = if matches!(p.mode, SearchMode::Keyword) {
+            (None, None)
+        } else {
+            match ctx.svc.search.encoder_for_search().await {
+                Ok(e) => (e, None),
+                Err(why) => (None, Some(why)),
+            }
+        };
+        if matches!(p.mode, SearchMode::Semantic) && encoder.is_none() {
+            return Err(ToolError::new(
+                ErrorCode::Validation,
+                format!(
+                    "mode semantic needs the sentence model, and there is none: {}; use mode \
+                     keyword or hybrid meanwhile",
+                    model_note.as_deref().unwrap_or(
+                        "ZOTERO_EMBEDDING_MODEL is none (set it to a model to search by meaning)"
+                    )
+                ),
+            )
+            .with_detail("field", "mode"));
+        }
+        // The libraries' versions now are asked while the index is searched, so that the
+        // round trip to Zotero adds nothing to the search's own time.
+        let versions: Vec<_> = libraries
+            .iter()
+            .map(|&lib| {
+                let (svc, cancel) = (ctx.svc.clone(), ctx.cancel.clone());
+                tokio::spawn(async move {
+                    search_index::current_version(&svc, lib, None, &cancel).await
+                })
+            })
+            .collect();
+        let searched = {
+            let dir = dir.clone();
+            let libraries = libraries.clone();
+            let vectors = ctx.svc.search.vector_cache().clone();
+            tokio::task::spawn_blocking(move || {
+                let mut out = Vec::new();
+                for lib in libraries {
+                    let Some(index) = search_index::open_existing(&dir, lib)
+                        .map_err(search_index::index_error)?
+                    else {
+                        return Err(search_index::no_index(lib));
+                    };
+                    let answer = index
+                        .search_cached(encoder.as_deref(), &query, &vectors)
+                        .map_err(search_index::index_error)?;
+                    // Not the whole status: counting its items takes as long as a search.
+                    let indexed = index.library_version().map_err(search_index::index_error)?;
+                    out.push((lib, answer, indexed));
+                }
+                Ok(out)
+            })
+            .await
+            .map_err(|e| {
+                ToolError::new(ErrorCode::Internal, format!("the search stopped: {e}"))
+            })??
+        };
+        let mut results = Vec::new();
+        let mut index = Vec::new();
+        let mut semantic_used = false;
+        let mut note = None;
+        for ((lib, answer, indexed), version) in searched.into_iter().zip(versions) {
+            semantic_used |= answer.semantic_used;
+            if note.is_none() {
+                note = match (&model_note, answer.semantic_used) {
+                    (Some(why), false) => {
+                        Some(format!("searched by words only, no sentence model: {why}"))
+                    }
+                    _ => answer.semantic_note.clone(),
+                };
+            }
+            let current = version.await.ok().flatten();
+            index.push(search_index::freshness_of(
+                lib,
+                indexed,
+                answer.coverage,
+                current,
+            ));
+            for h in answer.hits {
+                results.push(HitOut {
+                    zotero_url: zotero_api::ObjectKey::parse(&h.item_key)
+                        .map(|k| lib.zotero_url(&k))
+                        .unwrap_or_default(),
+                    item_key: h.item_key,
+                    library: lib.to_string(),
+                    title: h.title,
+                    creators: h.creators,
+                    year: h.year,
+                    item_type: h.item_type,
+                    score: (h.score * 10_000.0).round() / 10_000.0,
+                    keyword_rank: h.keyword_rank,
+                    semantic_rank: h.semantic_rank,
+                    matched: h.matched.iter().map(|m| m.as_str().to_string()).collect(),
+                    passages: h
+                        .passages
+                        .into_iter()
+                        .map(|ps| PassageOut {
+                            matched: ps.matched.as_str().to_string(),
+                            key: ps.doc_key,
+                            text: ps.text,
+                            fulltext_offset: ps.fulltext_offset,
+                        })
+                        .collect(),
+                });
+            }
+        }
+        // Several libraries: their hits merged by score (each index's scores are on the
+        // same 0-1 scale), then cut to the limit.
+        results.sort_by(|a, b| b.score.total_cmp(&a.score));
+        results.truncate(usize::try_from(p.limit.get()).unwrap_or(10));
+        if semantic_used {
+            note = None;
+        }
+        Ok(SemanticSearchData {
+            results,
+            mode: p.mode,
+            semantic_used,
+            note,
+            index,
+        })
+    }
+}

@@ -1,0 +1,47 @@
+//! `zotero_get_item`: one item's metadata with the summaries of its attachments.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::mcp::envelope::ToolError;
+use crate::tools::output::ItemWithAttachments;
+use crate::tools::params::{library, LibraryParam, ObjectKey};
+use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+
+pub struct GetItem;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetItemParams {
+    /// The item's key, e.g. X42A7DEE
+    pub item_key: ObjectKey,
+    /// user or group:<id>; the server's default library if left out
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct GetItemData {
+    /// The item and its attachments
+    pub item: ItemWithAttachments,
+}
+
+impl ZoteroTool for GetItem {
+    const NAME: &'static str = "zotero_get_item";
+    const TITLE: &'static str = "Get item";
+    const DESCRIPTION: &'static str = "Fetch one item of the Zotero library by key, \
+        with its metadata and its attachments (key, title, content type, size).";
+    const HINTS: Hints = Hints::READ;
+    const SET: ToolSet = ToolSet::Read;
+    type Params = GetItemParams;
+    type Data = GetItemData;
+
+    async fn run(p: GetItemParams, ctx: &ToolContext) -> Result<GetItemData, ToolError> {
+        let lib = ctx.svc.library(library(p.library))?;
+        let item = lib.get_item(p.item_key.key(), &ctx.cancel).await?;
+        Ok(GetItemData {
+            item: ItemWithAttachments::new(item, lib.name()),
+        })
+    }
+}

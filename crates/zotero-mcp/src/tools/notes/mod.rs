@@ -1,0 +1,7 @@
+//! Notes and annotations: reading them as Markdown, writing notes.
+
+pub mod create_note;
+pub mod get_annotations;
+pub mod get_notes;
+pub(crate) mod note_content;
+pub mod update_note;

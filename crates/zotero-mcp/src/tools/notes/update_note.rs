@@ -1,0 +1,154 @@
+//! `zotero_update_note`: replace a note's content, version-checked through the edit engine
+//! (`zotero_api::edit`): a change made to the note's text in Zotero meanwhile stops the
+//! write and is answered with both texts; one made to its tags is kept.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::notes::html::{Removed, MAX_NOTE_CHARS};
+use crate::tools::changes::{self, ObjectResult};
+use crate::tools::note_content::{cut_value, excerpts, sanitize, ContentFormat, ANSWER_HTML_CHARS};
+use crate::tools::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Version};
+use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
+use zotero_api::edit::{Edit, ObjectKind};
+
+pub struct UpdateNote;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateNoteParams {
+    /// The note's key
+    pub note_key: ObjectKey,
+    /// The note's new text, in format: it replaces the whole note
+    pub content: NonBlank<{ MAX_NOTE_CHARS }>,
+    /// markdown (the default: CommonMark with tables) or html
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub format: ContentFormat,
+    /// The note's version when you read it (zotero_get_notes): if it changed since, nothing
+    /// is written
+    pub version: Option<Version>,
+    /// user or group:<id>; the server's default library if left out
+    #[serde(default)]
+    pub library: Option<LibraryParam>,
+    /// Answer exactly what would change (objects, fields, before → after) without writing
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct UpdateNoteData {
+    /// Nothing was written
+    pub dry_run: bool,
+    /// The note: changed, unchanged or would_change, its version, and its HTML before →
+    /// after (each cut at 2,000 characters)
+    pub result: ObjectResult,
+    /// Characters of the note's HTML as written (in a dry run: as it would be)
+    pub html_chars: u64,
+    /// What was taken out of content to keep what Zotero's note editor keeps; absent when
+    /// nothing was
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<Removed>,
+    /// Opens the note in the Zotero app
+    pub zotero_url: String,
+}
+
+impl ZoteroTool for UpdateNote {
+    const NAME: &'static str = "zotero_update_note";
+    const TITLE: &'static str = "Update note";
+    const DESCRIPTION: &'static str = "Replace the whole content of a note with Markdown \
+        (default) or HTML, sanitized as zotero_create_note does. Version-checked: if the \
+        note's text was changed in Zotero meanwhile, nothing is written and the error shows \
+        both texts (tag changes made meanwhile are kept); give version to refuse any change \
+        since you read it. Cannot be undone: Zotero keeps no earlier text, so read the note \
+        first if it may be needed.";
+    const HINTS: Hints = Hints::CHANGE;
+    const SET: ToolSet = ToolSet::Write;
+    type Params = UpdateNoteParams;
+    type Data = UpdateNoteData;
+
+    async fn run(p: UpdateNoteParams, ctx: &ToolContext) -> Result<UpdateNoteData, ToolError> {
+        // Refused content sends nothing.
+        let note = sanitize(p.content.into_string(), p.format).await?;
+        let lib = ctx.svc.library(library(p.library))?;
+        lib.require_write(false, &ctx.cancel).await?;
+        let key = p.note_key.key().clone();
+        let found = lib
+            .read_objects(ObjectKind::Item, std::slice::from_ref(&key), &ctx.cancel)
+            .await?;
+        let Some(current) = found.get(key.as_str()) else {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no note with key {key} in this library"),
+            )
+            .with_detail("key", key.as_str()));
+        };
+        let item_type = current.item_type();
+        if item_type != "note" {
+            let hint = match item_type.as_str() {
+                "annotation" => "an annotation's comment is not a note".to_string(),
+                "attachment" => "an attachment's note is not written here".to_string(),
+                _ => format!(
+                    "to add a note to it, use zotero_create_note with parent_key {key}; \
+                     zotero_get_notes lists its notes"
+                ),
+            };
+            return Err(ToolError::invalid(
+                "note_key",
+                format!("'note_key' {key} is not a note but {item_type}: {hint}"),
+            )
+            .with_detail("item_type", item_type));
+        }
+        let html_chars = note.html.chars().count() as u64;
+        let mut edit = Edit::new(key.clone());
+        edit.set = BTreeMap::from([("note".to_string(), Value::from(note.html))]);
+        edit.expect_version = p.version.map(Version::get);
+        let outcome = lib
+            .edit_objects(ObjectKind::Item, vec![edit], p.dry_run, &ctx.cancel, None)
+            .await?
+            .into_iter()
+            .next()
+            .ok_or_else(|| {
+                ToolError::new(
+                    ErrorCode::Internal,
+                    "the edit answered no outcome for the note",
+                )
+            })?;
+        let mut result = ObjectResult::from_outcome(ObjectKind::Item, outcome);
+        bound(&mut result);
+        let result = changes::single(result, "note")?;
+        Ok(UpdateNoteData {
+            dry_run: p.dry_run,
+            result,
+            html_chars,
+            removed: note.removed,
+            zotero_url: lib.name().zotero_url(&key),
+        })
+    }
+}
+
+/// Notes are long: before → after cut at [`ANSWER_HTML_CHARS`]; a conflict's three values
+/// as excerpts from where they first differ, short enough that an error keeps them whole.
+fn bound(result: &mut ObjectResult) {
+    for c in &mut result.changes {
+        c.before = cut_value(&c.before, ANSWER_HTML_CHARS);
+        c.after = cut_value(&c.after, ANSWER_HTML_CHARS);
+    }
+    for c in &mut result.conflicts {
+        if let [before, yours, in_zotero] = excerpts(&[
+            ("before", &c.before),
+            ("yours", &c.yours),
+            ("in_zotero", &c.in_zotero),
+        ])
+        .as_slice()
+        {
+            c.before = before.clone();
+            c.yours = yours.clone();
+            c.in_zotero = in_zotero.clone();
+        }
+    }
+}
