@@ -44,7 +44,7 @@ use html5ever::tokenizer::{
 };
 use markup5ever_rcdom::{Node, NodeData};
 use percent_encoding::percent_decode_str;
-use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 use serde_json::Value;
 use tendril::StrTendril;
 
@@ -153,9 +153,16 @@ fn neutralize(mut markdown: String) -> String {
             Options::empty(),
             Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH,
         ] {
+            // An ATX heading without content (`##` alone on a line): the HTML's empty
+            // headings write nothing, so it came from text; its first `#` is escaped.
+            let mut empty_heading: Option<usize> = None;
             for (event, range) in Parser::new_ext(&markdown, options).into_offset_iter() {
                 let raw = markdown.get(range.clone()).unwrap_or_default();
                 match event {
+                    Event::Start(Tag::Heading { .. }) if raw.trim_start().starts_with('#') => {
+                        empty_heading = Some(range.start + raw.len() - raw.trim_start().len());
+                    }
+                    Event::End(TagEnd::Heading(_)) => at.extend(empty_heading.take()),
                     Event::Html(_) | Event::InlineHtml(_) => {
                         at.extend(raw.match_indices('<').map(|(i, _)| range.start + i));
                     }
@@ -172,12 +179,18 @@ fn neutralize(mut markdown: String) -> String {
                             at.push(range.start + digits);
                         }
                     }
-                    _ => {}
+                    Event::Start(_) | Event::End(_) => {}
+                    _ => empty_heading = None,
                 }
             }
         }
         // Only before a character a backslash escapes; anything else is left to the end.
-        at.retain(|i| matches!(markdown.as_bytes().get(*i), Some(b'<' | b'[' | b'!' | b')')));
+        at.retain(|i| {
+            matches!(
+                markdown.as_bytes().get(*i),
+                Some(b'<' | b'[' | b'!' | b')' | b'#')
+            )
+        });
         if at.is_empty() {
             return markdown;
         }
@@ -808,6 +821,27 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn hashes_alone_in_text_are_not_an_empty_heading() {
+        // `##` alone on a line is an empty heading in CommonMark; in a note it can only come
+        // from text (an empty `<h2>` writes nothing), and a reader of `notes.md` would take it
+        // for the next note's title.
+        for html in [
+            "<p>##</p>",
+            "<p>## </p>",
+            "<pre>x</pre><p>\n## </p>",
+            "<p>a<br>#</p>",
+        ] {
+            let md = note_to_markdown(html);
+            let headings = Parser::new(&md)
+                .filter(|e| matches!(e, Event::Start(Tag::Heading { .. })))
+                .count();
+            assert_eq!(headings, 0, "{html} gave {md:?}");
+        }
+        let md = note_to_markdown("<h2>Title</h2><p>x</p>");
+        assert!(md.starts_with("## Title"), "{md:?}");
+    }
 
     #[test]
     fn note_editor_html_becomes_markdown() {
