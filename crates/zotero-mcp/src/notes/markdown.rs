@@ -162,6 +162,14 @@ fn neutralize(mut markdown: String) -> String {
                     Event::Start(Tag::Heading { .. }) if raw.trim_start().starts_with('#') => {
                         empty_heading = Some(range.start + raw.len() - raw.trim_start().len());
                     }
+                    // htmd writes the HTML's headings as `#`; a setext heading (a line of `-`
+                    // or `=` under text, as `a<br>---` gives) came from text: its underline's
+                    // first character is escaped.
+                    Event::Start(Tag::Heading { .. }) => {
+                        let line = raw.trim_end().rfind('\n').map_or(0, |i| i + 1);
+                        let under = raw.get(line..).unwrap_or_default();
+                        at.push(range.start + line + under.len() - under.trim_start().len());
+                    }
                     Event::End(TagEnd::Heading(_)) => at.extend(empty_heading.take()),
                     Event::Html(_) | Event::InlineHtml(_) => {
                         at.extend(raw.match_indices('<').map(|(i, _)| range.start + i));
@@ -188,7 +196,7 @@ fn neutralize(mut markdown: String) -> String {
         at.retain(|i| {
             matches!(
                 markdown.as_bytes().get(*i),
-                Some(b'<' | b'[' | b'!' | b')' | b'#')
+                Some(b'<' | b'[' | b'!' | b')' | b'#' | b'-' | b'=')
             )
         });
         if at.is_empty() {
@@ -823,15 +831,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hashes_alone_in_text_are_not_an_empty_heading() {
-        // `##` alone on a line is an empty heading in CommonMark; in a note it can only come
-        // from text (an empty `<h2>` writes nothing), and a reader of `notes.md` would take it
-        // for the next note's title.
+    fn headings_only_from_the_html_headings() {
+        // `##` alone on a line is an empty heading in CommonMark, and a line of `-` or `=`
+        // under text a setext heading; in a note they can only come from text (htmd writes
+        // `<h2>` as `## `, an empty one as nothing), and a reader of `notes.md` would take
+        // them for the next note's title.
         for html in [
             "<p>##</p>",
             "<p>## </p>",
             "<pre>x</pre><p>\n## </p>",
             "<p>a<br>#</p>",
+            "<p>a<br>---</p>",
+            "<p>a<br>-</p>",
+            "<p>a<br> ===</p>",
+            "<p>a<br>b<br>  ==</p>",
         ] {
             let md = note_to_markdown(html);
             let headings = Parser::new(&md)
