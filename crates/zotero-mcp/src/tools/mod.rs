@@ -140,7 +140,7 @@ tools! {
     ListTags => list_tags::ListTags,
     GetItemFulltext => get_item_fulltext::GetItemFulltext,
     GetItemMetadata => get_item_metadata::GetItemMetadata,
-    Cite => cite::cite::Cite,
+    Cite => cite::format::Cite,
     Export => export::Export,
     GetItemChildren => get_item_children::GetItemChildren,
     GetNotes => get_notes::GetNotes,

@@ -1,5 +1,5 @@
 //! Citations, bibliographies and exports.
 
 pub mod citation_text;
-pub mod cite;
 pub mod export;
+pub mod format;
