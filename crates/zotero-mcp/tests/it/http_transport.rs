@@ -161,7 +161,7 @@ pub(crate) fn messages(body: &[u8]) -> Vec<Value> {
 
 /// One request; returns the response message with this `id` (the other messages of an SSE
 /// answer are notifications).
-async fn rpc_as(
+pub(crate) async fn rpc_as(
     addr: SocketAddr,
     headers: &[(&str, &str)],
     id: u64,
