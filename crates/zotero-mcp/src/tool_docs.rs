@@ -228,6 +228,10 @@ fn bounds_of(schema: &Value) -> String {
             parts.push(format!("each ≤ {m} chars"));
         }
     }
+    // A pattern that bounds the length stands for the maxLength it replaces.
+    if let Some(p) = schema.get("pattern").and_then(Value::as_str) {
+        parts.push(format!("pattern `{p}`"));
+    }
     if let Some(d) = schema.get("default") {
         parts.push(format!("default {d}"));
     }

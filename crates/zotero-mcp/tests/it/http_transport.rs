@@ -219,6 +219,15 @@ async fn stdio_and_http_give_the_same_answers() {
         .as_object_mut()
         .unwrap()
         .remove("subscribe");
+    // So do list changes (zotero_enable_tools): there is no later to send them in.
+    assert_eq!(stdio_init["capabilities"]["tools"]["listChanged"], true);
+    assert!(http_init["capabilities"]["tools"]
+        .get("listChanged")
+        .is_none());
+    stdio_init["capabilities"]["tools"]
+        .as_object_mut()
+        .unwrap()
+        .remove("listChanged");
     assert_eq!(http_init, stdio_init);
 
     // tools/list: the same tools, schemas included.
