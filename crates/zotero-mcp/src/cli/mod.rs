@@ -86,14 +86,18 @@ enum Command {
     /// Print the tools this server lists: as JSON (the default), or as Markdown.
     Tools {
         /// JSON output: every tool as `tools/list` gives it (the default).
-        #[arg(long, conflicts_with_all = ["markdown", "readme_table"])]
+        #[arg(long, conflicts_with_all = ["markdown", "readme_table", "budget"])]
         json: bool,
         /// The tools reference in Markdown (`docs/tools.md`).
-        #[arg(long, conflicts_with = "readme_table")]
+        #[arg(long, conflicts_with_all = ["readme_table", "budget"])]
         markdown: bool,
         /// The README's table of tools, one line each.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "budget")]
         readme_table: bool,
+        /// The bytes of each tool's definition (what a model is sent, and on the wire), and
+        /// the totals of the default surface, of each family and of all.
+        #[arg(long)]
+        budget: bool,
     },
 }
 
@@ -116,6 +120,10 @@ pub fn main() -> ExitCode {
             readme_table: true, ..
         }) => {
             print!("{}", crate::tool_docs::readme_table());
+            ExitCode::SUCCESS
+        }
+        Some(Command::Tools { budget: true, .. }) => {
+            print!("{}", crate::tool_docs::budget());
             ExitCode::SUCCESS
         }
         Some(Command::Tools { .. }) => match serde_json::to_string_pretty(&tool_definitions()) {

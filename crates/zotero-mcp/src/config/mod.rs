@@ -68,8 +68,11 @@ pub struct Config {
     /// No tool may change the library: write tools are neither listed nor callable
     /// (`ZOTERO_READ_ONLY=1`).
     pub read_only: bool,
-    /// The tool sets listed and callable (`ZOTERO_TOOLSETS`; every set when unset).
+    /// The tool sets callable (`ZOTERO_TOOLSETS`; every set when unset or `all`).
     pub toolsets: BTreeSet<ToolSet>,
+    /// `ZOTERO_TOOLSETS` is set: every tool of its sets is listed from the start. Unset: the
+    /// default surface is listed (`mcp::surface`), and the rest is one call away.
+    pub toolsets_up_front: bool,
     /// Where the search indexes live (`ZOTERO_INDEX_DIR`, else under `XDG_DATA_HOME`, else
     /// under `HOME`); `Err` says why there is no place.
     pub index_dir: Result<std::path::PathBuf, String>,
@@ -288,6 +291,7 @@ impl Config {
         let ncbi_api_key = get("ZOTERO_NCBI_API_KEY").map(zotero_net::SecretString::new);
 
         let read_only = parse_bool(&get, "ZOTERO_READ_ONLY", false)?;
+        let toolsets_up_front = get("ZOTERO_TOOLSETS").is_some();
         let toolsets = match get("ZOTERO_TOOLSETS") {
             None => ToolSet::ALL.into_iter().collect(),
             Some(v) => parse_toolsets(&v)?,
@@ -382,6 +386,7 @@ impl Config {
             local_api_base,
             read_only,
             toolsets,
+            toolsets_up_front,
             index_dir,
             embedding_model,
             embedding,
@@ -599,17 +604,22 @@ fn parse_upload_roots(v: &str) -> Result<Vec<PathBuf>, ConfigError> {
     Ok(roots)
 }
 
-/// `read,write,files`: names of tool sets, any case, separated by commas.
+/// `read,write,files`: names of tool sets, any case, separated by commas; `all`: every set.
 fn parse_toolsets(v: &str) -> Result<BTreeSet<ToolSet>, ConfigError> {
     let valid = || {
         ToolSet::ALL
             .iter()
             .map(|s| s.name())
+            .chain(["all"])
             .collect::<Vec<_>>()
             .join(", ")
     };
     let mut sets = BTreeSet::new();
     for name in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        if name.eq_ignore_ascii_case("all") {
+            sets.extend(ToolSet::ALL);
+            continue;
+        }
         let set = ToolSet::from_name(name).ok_or_else(|| ConfigError {
             var: "ZOTERO_TOOLSETS",
             value: v.to_string(),
@@ -784,6 +794,7 @@ mod tests {
         assert_eq!(c.timeout, Duration::from_secs(30));
         assert!(!c.read_only);
         assert_eq!(c.toolsets.len(), ToolSet::ALL.len());
+        assert!(!c.toolsets_up_front);
         assert_eq!(
             c.missing_credentials(),
             vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]
@@ -969,12 +980,15 @@ mod tests {
             c.toolsets.into_iter().collect::<Vec<_>>(),
             vec![ToolSet::Read, ToolSet::Files]
         );
+        let c = cfg(&[("ZOTERO_TOOLSETS", "read,ALL")]).unwrap();
+        assert_eq!(c.toolsets.len(), ToolSet::ALL.len());
+        assert!(c.toolsets_up_front);
         let e = cfg(&[("ZOTERO_TOOLSETS", "read,writes")]).unwrap_err();
         let msg = e.to_string();
         for needle in [
             "ZOTERO_TOOLSETS",
             "'writes'",
-            "read, write, files, cite, identify, index",
+            "read, write, files, cite, identify, index, all",
         ] {
             assert!(msg.contains(needle), "{needle}: {msg}");
         }

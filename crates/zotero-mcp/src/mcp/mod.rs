@@ -6,3 +6,4 @@ pub mod prompts;
 pub mod resources;
 pub mod server;
 pub mod subscriptions;
+pub mod surface;

@@ -3,7 +3,6 @@
 //! every outcome (a panic, a tool not offered included) into the `{ok, data, error}` envelope.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -22,6 +21,8 @@ use tracing::Instrument;
 
 use crate::config::Config;
 use crate::mcp::envelope::{self, ErrorCode, ToolError};
+pub use crate::mcp::surface::Offer;
+use crate::mcp::surface::{self, Enabled};
 use crate::service::ZoteroService;
 use crate::tools::confirm::{ConfirmFn, Confirmation};
 use crate::tools::{Definition, Hints, ToolContext, ToolName, ToolSet};
@@ -31,9 +32,11 @@ use zotero_api::upload::ProgressFn;
 pub struct ZoteroServer {
     svc: Arc<ZoteroService>,
     offer: Arc<Offer>,
-    /// What `tools/list` answers: the offered tools, built on the first list (not at start:
-    /// deriving the schemas would add to the time to `initialize`).
+    /// Every tool as this server lists it (`zotero_enable_tools` last), built on the first
+    /// list (not at start: deriving the schemas would add to the time to `initialize`).
     tools: Arc<std::sync::OnceLock<Vec<Tool>>>,
+    /// The families this session enabled with `zotero_enable_tools`.
+    enabled: Arc<Enabled>,
     /// `ZOTERO_UPLOAD_MAX_BYTES`, which bounds `file_bytes_base64` in the published schema.
     upload_max_bytes: u64,
     /// The library pollers `resources/subscribe` needs, shared by every session.
@@ -66,6 +69,7 @@ impl ZoteroServer {
             svc,
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
+            enabled: Arc::default(),
             upload_max_bytes: config.upload_max_bytes,
             subscriptions: Arc::new(crate::mcp::subscriptions::Subscriptions::new(
                 watchers.clone(),
@@ -77,9 +81,11 @@ impl ZoteroServer {
     }
 
     /// The server for a new session of a runner with many (Streamable HTTP with sessions):
-    /// the same service, tools and library pollers; its own subscriptions and log level.
+    /// the same service, tools and library pollers; its own subscriptions, log level and
+    /// enabled tool families.
     pub fn for_session(&self) -> Self {
         Self {
+            enabled: Arc::default(),
             subscriptions: Arc::new(crate::mcp::subscriptions::Subscriptions::new(
                 self.watchers.clone(),
             )),
@@ -120,123 +126,76 @@ impl ZoteroServer {
         }
     }
 
-    fn tools(&self) -> &[Tool] {
+    /// Every tool, as listed: [`ToolName::ALL`]'s order, then `zotero_enable_tools`.
+    fn all_tools(&self) -> &[Tool] {
         self.tools.get_or_init(|| {
-            self.offer
-                .listed()
-                .into_iter()
-                .map(|t| to_mcp_with(t, self.upload_max_bytes))
+            ToolName::ALL
+                .iter()
+                .map(|t| to_mcp_with(*t, self.upload_max_bytes))
+                .chain([definition_to_mcp(surface::definition())])
                 .collect()
         })
     }
-}
 
-/// Which tools this server offers (lists, and lets be called): the sets of `ZOTERO_TOOLSETS`,
-/// without any tool that writes when `ZOTERO_READ_ONLY` is on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Offer {
-    read_only: bool,
-    /// Only the desktop app's local API is configured: nothing can be written either.
-    local_only: bool,
-    sets: BTreeSet<ToolSet>,
-}
-
-impl Offer {
-    pub fn new(config: &Config) -> Self {
-        Self {
-            read_only: config.read_only,
-            local_only: config.local_only(),
-            sets: config.toolsets.clone(),
-        }
-    }
-
-    /// `None` when `tool` is offered; otherwise the answer to a call of it. Either way
-    /// nothing is sent anywhere.
-    ///
-    /// `ZOTERO_AUTH_ERROR`: the caller is not permitted to use the tool, as with a key that
-    /// may not write (Zotero's 403). Not a validation error (no argument would help) and not
-    /// "not found" (the tool exists; the message says how to enable it).
-    pub fn refusal(&self, tool: ToolName) -> Option<ToolError> {
-        let name = tool.name();
-        if self.read_only && tool.writes() {
-            let e = ToolError::new(
-                ErrorCode::Auth,
-                format!(
-                    "{name} changes the library, and read-only mode is on (ZOTERO_READ_ONLY=1); \
-                     to allow changes, unset ZOTERO_READ_ONLY (or set it to 0) and restart the server"
-                ),
-            );
-            return Some(e.with_detail("variable", "ZOTERO_READ_ONLY"));
-        }
-        if self.local_only && tool.writes() {
-            let e = ToolError::new(
-                ErrorCode::Auth,
-                format!(
-                    "{name} changes the library, and this server reads through the Zotero desktop \
-                     app's local API only (ZOTERO_LOCAL=1), which it uses read-only; set \
-                     ZOTERO_API_KEY and ZOTERO_USER_ID (https://www.zotero.org/settings/keys) \
-                     and restart the server to write through the Web API"
-                ),
-            );
-            return Some(e.with_detail("missing", vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]));
-        }
-        let set = tool.set();
-        if !self.sets.contains(&set) {
-            let sets: Vec<&str> = self.sets.iter().map(|s| s.name()).collect();
-            let e = ToolError::new(
-                ErrorCode::Auth,
-                format!(
-                    "{name} is in the tool set '{}', which ZOTERO_TOOLSETS ({}) leaves out; \
-                     add {} to ZOTERO_TOOLSETS and restart the server to use it",
-                    set.name(),
-                    sets.join(","),
-                    set.name()
-                ),
-            );
-            return Some(
-                e.with_detail("variable", "ZOTERO_TOOLSETS")
-                    .with_detail("tool_set", set.name()),
-            );
-        }
-        None
-    }
-
-    /// The offered tools, in the table's order.
-    pub fn listed(&self) -> Vec<ToolName> {
-        ToolName::ALL
+    fn tool(&self, tool: ToolName) -> Tool {
+        self.all_tools()
             .iter()
-            .copied()
-            .filter(|t| self.refusal(*t).is_none())
+            .find(|t| t.name == tool.name())
+            .cloned()
+            .unwrap_or_else(|| to_mcp_with(tool, self.upload_max_bytes))
+    }
+
+    /// What `tools/list` shows this session.
+    fn listed(&self) -> Vec<Tool> {
+        let listed = self.offer.listed(&self.enabled.get());
+        self.all_tools()
+            .iter()
+            .filter(|t| {
+                ToolName::from_name(&t.name).map_or(self.offer.discovers(), |n| listed.contains(&n))
+            })
+            .cloned()
             .collect()
     }
 
-    /// The `instructions` of `initialize`: what the offered tools are for, by set.
-    pub fn instructions(&self) -> String {
-        let listed = self.listed();
-        let mut text = String::from(
-            "Tools for the user's Zotero libraries (their own, and groups: see zotero_list_libraries; pass library to choose one).",
-        );
-        for set in ToolSet::ALL {
-            let names: Vec<&str> = listed
-                .iter()
-                .filter(|t| t.set() == set)
-                .map(|t| t.name())
-                .collect();
-            if !names.is_empty() {
-                text.push_str(&format!(" To {}: {}.", set.purpose(), names.join(", ")));
+    /// The listing outlives this request, and a client hears of its changes: stdio and
+    /// HTTP sessions opened with `initialize`; not stateless HTTP, nor a 2026-07-28 request
+    /// (each is answered alone; this server does not serve `subscriptions/listen`).
+    fn has_session(&self, peer: &Peer<RoleServer>) -> bool {
+        self.subscribe
+            && !peer
+                .peer_info()
+                .is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28)
+    }
+
+    /// `zotero_enable_tools`: enables the families asked for in this session and tells the
+    /// client its list changed (before the answer, as `tell` does).
+    async fn enable_tools(
+        &self,
+        arguments: Option<serde_json::Map<String, Value>>,
+        peer: &Peer<RoleServer>,
+    ) -> CallToolResult {
+        let session = self.has_session(peer);
+        let outcome = surface::enable(&self.offer, &self.enabled, arguments, session, |t| {
+            self.tool(t)
+        });
+        let result = match outcome {
+            Ok(outcome) => {
+                if outcome.list_changed {
+                    // A client that went away does not hear it; the answer says it all too.
+                    let _ = peer.notify_tool_list_changed().await;
+                }
+                Ok(outcome.data)
             }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &result {
+            tracing::info!(
+                tool = surface::ENABLE_TOOLS,
+                code = e.code.as_str(),
+                "tool call refused"
+            );
         }
-        if self.read_only {
-            text.push_str(" Read-only mode is on: nothing can be changed.");
-        } else if self.local_only {
-            text.push_str(" Reading through the Zotero desktop app only: nothing can be changed.");
-        }
-        let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
-        text.push_str(&format!(
-            " Every tool answers {{ok, data, error}}; error.code is one of {}.",
-            codes.join(", ")
-        ));
-        text
+        tool_result(result)
     }
 }
 
@@ -318,9 +277,14 @@ fn confirmer(peer: &Peer<RoleServer>) -> Option<ConfirmFn> {
 }
 
 /// Every tool as `tools/list` publishes it, offered or not (`zotero-mcp tools --json`, the
-/// registry's list).
+/// registry's list): the table's, then `zotero_enable_tools`.
 pub fn tool_definitions() -> Vec<Tool> {
-    ToolName::ALL.iter().copied().map(to_mcp).collect()
+    ToolName::ALL
+        .iter()
+        .copied()
+        .map(to_mcp)
+        .chain([definition_to_mcp(surface::definition())])
+        .collect()
 }
 
 fn to_mcp(tool: ToolName) -> Tool {
@@ -329,15 +293,9 @@ fn to_mcp(tool: ToolName) -> Tool {
 
 /// The tool as MCP lists it, with the base64 bound of this server's upload limit.
 fn to_mcp_with(tool: ToolName, upload_max_bytes: u64) -> Tool {
-    let Definition {
-        name,
-        title,
-        description,
-        mut input_schema,
-        output_schema,
-        hints,
-    } = tool.definition();
-    if let Some(Value::Object(b64)) = input_schema
+    let mut definition = tool.definition();
+    if let Some(Value::Object(b64)) = definition
+        .input_schema
         .get_mut("properties")
         .and_then(|p| p.get_mut("file_bytes_base64"))
     {
@@ -346,6 +304,19 @@ fn to_mcp_with(tool: ToolName, upload_max_bytes: u64) -> Tool {
             Value::from(crate::tools::params::base64_len(upload_max_bytes)),
         );
     }
+    definition_to_mcp(definition)
+}
+
+/// A definition as rmcp's `Tool`.
+pub fn definition_to_mcp(definition: Definition) -> Tool {
+    let Definition {
+        name,
+        title,
+        description,
+        input_schema,
+        output_schema,
+        hints,
+    } = definition;
     Tool::new_with_raw(
         name,
         Some(Cow::Borrowed(description)),
@@ -409,6 +380,10 @@ impl ServerHandler for ZoteroServer {
             if let Some(resources) = capabilities.resources.as_mut() {
                 resources.subscribe = Some(true);
             }
+            // zotero_enable_tools changes a session's listing.
+            if let Some(tools) = capabilities.tools.as_mut() {
+                tools.list_changed = self.offer.discovers().then_some(true);
+            }
         }
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new("zotero-mcp", env!("CARGO_PKG_VERSION")))
@@ -432,7 +407,7 @@ impl ServerHandler for ZoteroServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(self.tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(self.listed()))
     }
 
     async fn list_resources(
@@ -486,6 +461,9 @@ impl ServerHandler for ZoteroServer {
         let mut info = self.get_info();
         if let Some(resources) = info.capabilities.resources.as_mut() {
             resources.subscribe = None;
+        }
+        if let Some(tools) = info.capabilities.tools.as_mut() {
+            tools.list_changed = None;
         }
         Ok(DiscoverResult::from_server_info(
             self.supported_protocol_versions().into_owned(),
@@ -587,8 +565,17 @@ impl ServerHandler for ZoteroServer {
         Ok(result.into())
     }
 
+    /// Any tool a call may reach, listed or not: rmcp checks a call's `Mcp-Param-*` headers
+    /// against its schema.
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools().iter().find(|t| t.name == name).cloned()
+        let permitted = |t: &Tool| match ToolName::from_name(&t.name) {
+            Some(n) => self.offer.refusal(n).is_none(),
+            None => true,
+        };
+        self.all_tools()
+            .iter()
+            .find(|t| t.name == name && permitted(t))
+            .cloned()
     }
 
     async fn call_tool(
@@ -596,8 +583,18 @@ impl ServerHandler for ZoteroServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if request.name == surface::ENABLE_TOOLS {
+            return Ok(self
+                .enable_tools(request.arguments, &context.peer)
+                .await
+                .into());
+        }
         let Some(tool) = ToolName::from_name(&request.name) else {
-            let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.name()).collect();
+            let known: Vec<&str> = ToolName::ALL
+                .iter()
+                .map(|t| t.name())
+                .chain([surface::ENABLE_TOOLS])
+                .collect();
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool '{}'; known tools: {}",
@@ -751,128 +748,6 @@ pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn offer(vars: &[(&str, &str)]) -> Offer {
-        let env = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        Offer::new(&Config::from_map(&env).unwrap())
-    }
-
-    fn names(tools: &[ToolName]) -> Vec<&'static str> {
-        tools.iter().map(|t| t.name()).collect()
-    }
-
-    #[test]
-    fn by_default_every_tool_is_offered() {
-        let o = offer(&[]);
-        assert_eq!(o.listed(), ToolName::ALL.to_vec());
-        let text = o.instructions();
-        for t in ToolName::ALL {
-            assert!(text.contains(t.name()), "{text}");
-        }
-        assert!(!text.contains("read-only"), "{text}");
-    }
-
-    #[test]
-    fn read_only_mode_offers_no_tool_that_writes() {
-        let o = offer(&[("ZOTERO_READ_ONLY", "1")]);
-        assert_eq!(
-            names(&o.listed()),
-            [
-                "zotero_search_items",
-                "zotero_list_collections",
-                "zotero_get_item",
-                "zotero_get_sort_values",
-                "zotero_list_libraries",
-                "zotero_list_items",
-                "zotero_list_tags",
-                "zotero_get_item_fulltext",
-                "zotero_get_item_metadata",
-                "zotero_cite",
-                "zotero_export",
-                "zotero_get_item_children",
-                "zotero_get_notes",
-                "zotero_get_annotations",
-                // The index set writes only the local search index.
-                "zotero_semantic_search",
-                "zotero_get_search_database_status",
-                "zotero_update_search_database"
-            ]
-        );
-        for t in ToolName::ALL.iter().filter(|t| t.writes()) {
-            let e = o.refusal(*t).unwrap();
-            assert_eq!(e.code, ErrorCode::Auth);
-            assert!(e.message.contains("read-only mode is on"), "{}", e.message);
-            assert!(
-                e.message.contains("unset ZOTERO_READ_ONLY"),
-                "{}",
-                e.message
-            );
-            assert_eq!(e.details["variable"], "ZOTERO_READ_ONLY");
-        }
-        let text = o.instructions();
-        assert!(text.contains("Read-only mode is on"), "{text}");
-        assert!(!text.contains("zotero_create_item"), "{text}");
-        // Read-only wins over a tool set that asks for writes.
-        let o = offer(&[("ZOTERO_READ_ONLY", "true"), ("ZOTERO_TOOLSETS", "write")]);
-        assert!(o.listed().is_empty());
-    }
-
-    #[test]
-    fn the_local_api_alone_offers_no_tool_that_writes() {
-        let o = offer(&[("ZOTERO_LOCAL", "1")]);
-        assert!(o.listed().iter().all(|t| !t.writes()));
-        assert!(o.listed().contains(&ToolName::ListLibraries));
-        let e = o.refusal(ToolName::CreateItem).unwrap();
-        assert_eq!(e.code, ErrorCode::Auth);
-        assert!(e.message.contains("ZOTERO_LOCAL=1"), "{}", e.message);
-        assert!(e.message.contains("ZOTERO_API_KEY"), "{}", e.message);
-        // With the Web API's credentials as well, everything is offered.
-        let o = offer(&[
-            ("ZOTERO_LOCAL", "1"),
-            ("ZOTERO_API_KEY", "k"),
-            ("ZOTERO_USER_ID", "1"),
-        ]);
-        assert_eq!(o.listed(), ToolName::ALL.to_vec());
-    }
-
-    #[test]
-    fn tool_sets_choose_what_is_offered() {
-        let o = offer(&[("ZOTERO_TOOLSETS", "read,files")]);
-        assert_eq!(
-            names(&o.listed()),
-            [
-                "zotero_search_items",
-                "zotero_list_collections",
-                "zotero_get_item",
-                "zotero_upload_attachment",
-                "zotero_attach_arxiv_pdf",
-                "zotero_get_sort_values",
-                "zotero_list_libraries",
-                "zotero_list_items",
-                "zotero_list_tags",
-                "zotero_get_item_fulltext",
-                "zotero_get_item_metadata",
-                "zotero_get_item_children",
-                "zotero_get_notes",
-                "zotero_get_annotations"
-            ]
-        );
-        let e = o.refusal(ToolName::CreateItem).unwrap();
-        assert_eq!(e.code, ErrorCode::Auth);
-        assert!(e.message.contains("'write'"), "{}", e.message);
-        assert!(
-            e.message.contains("ZOTERO_TOOLSETS (read,files)"),
-            "{}",
-            e.message
-        );
-        assert_eq!(e.details["tool_set"], "write");
-        let text = o.instructions();
-        assert!(text.contains("zotero_attach_arxiv_pdf"), "{text}");
-        assert!(!text.contains("zotero_add_item_to_collection"), "{text}");
-    }
 
     #[tokio::test]
     async fn a_panicking_tool_becomes_an_internal_error_envelope() {

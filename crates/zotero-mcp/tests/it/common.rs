@@ -56,6 +56,8 @@ pub struct TestClient {
     pub updated: Arc<Mutex<Vec<String>>>,
     /// The `notifications/message` received (level, logger, data), in order.
     pub logged: Arc<Mutex<Vec<serde_json::Value>>>,
+    /// How many `notifications/tools/list_changed` were received.
+    pub tools_changed: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 // Used by the write tools' tests of confirmation.
@@ -75,6 +77,7 @@ impl TestClient {
             asked: Arc::default(),
             updated: Arc::default(),
             logged: Arc::default(),
+            tools_changed: Arc::default(),
         }
     }
 
@@ -102,6 +105,11 @@ impl rmcp::ClientHandler for TestClient {
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
         self.updated.lock().unwrap().push(params.uri);
+    }
+
+    async fn on_tool_list_changed(&self, _context: rmcp::service::NotificationContext<RoleClient>) {
+        self.tools_changed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     }
 
     #[allow(deprecated)] // logging is part of every protocol version before 2026-07-28
@@ -240,6 +248,11 @@ pub async fn spawn(env: &[(String, String)]) -> Server {
 /// Like [`spawn`], as the user `uid` (its group too) when given: tests of file permissions,
 /// which the superuser would pass through, run the server as `nobody` when they run as root.
 pub async fn spawn_as(env: &[(String, String)], uid: Option<u32>) -> Server {
+    spawn_with(env, uid, TestClient::default()).await
+}
+
+/// Like [`spawn_as`], with this test client (to see what the server sends unasked).
+pub async fn spawn_with(env: &[(String, String)], uid: Option<u32>, client: TestClient) -> Server {
     let mut cmd = tokio::process::Command::new(BIN);
     if let Some(uid) = uid {
         cmd.uid(uid).gid(uid);
@@ -265,10 +278,7 @@ pub async fn spawn_as(env: &[(String, String)], uid: Option<u32>) -> Server {
             }
         });
     }
-    let client = TestClient::default()
-        .serve(transport)
-        .await
-        .expect("MCP initialize");
+    let client = client.serve(transport).await.expect("MCP initialize");
     Server {
         client,
         stderr: lines,
@@ -334,14 +344,20 @@ impl Server {
         );
     }
 
-    /// Where `envelope` departs from `tool`'s published output schema. A tool the server
-    /// does not list publishes no schema: nothing to check.
+    /// Where `envelope` departs from `tool`'s published output schema: as listed, or for a
+    /// tool the server permits without listing it (the default surface), as `tools --json`
+    /// publishes it.
     pub async fn output_errors(&self, tool: &str, envelope: &Value) -> Vec<String> {
         let schemas = self
             .output_schemas
             .get_or_init(|| async {
-                self.tools()
-                    .await
+                let mut tools = self.tools().await;
+                for t in zotero_mcp::mcp::server::tool_definitions() {
+                    if !tools.iter().any(|l| l.name == t.name) {
+                        tools.push(t);
+                    }
+                }
+                tools
                     .into_iter()
                     .map(|t| {
                         let schema =

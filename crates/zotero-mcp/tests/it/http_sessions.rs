@@ -19,7 +19,7 @@ use crate::http_transport::{emulator_env, messages, post, HttpServer};
 
 /// Waits (up to 60 s: a bound for a hung test, not a timing) until `done` holds of what
 /// `read` returns; returns the last reading.
-async fn eventually<T>(read: impl Fn() -> T, done: impl Fn(&T) -> bool) -> T {
+pub(crate) async fn eventually<T>(read: impl Fn() -> T, done: impl Fn(&T) -> bool) -> T {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let now = read();
@@ -92,16 +92,16 @@ async fn log_messages_follow_the_level_the_client_asks_for() {
 
 /// A session of the HTTP server: its id, and a `GET` stream collecting what the server
 /// sends outside of answers.
-struct Session {
+pub(crate) struct Session {
     addr: SocketAddr,
     id: String,
-    unasked: Arc<Mutex<Vec<Value>>>,
+    pub(crate) unasked: Arc<Mutex<Vec<Value>>>,
     stream: tokio::task::JoinHandle<()>,
 }
 
 impl Session {
     /// `initialize`, `notifications/initialized`, then the `GET` stream.
-    async fn open(addr: SocketAddr) -> (Session, Value) {
+    pub(crate) async fn open(addr: SocketAddr) -> (Session, Value) {
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "t", "version": "1"}}});
@@ -136,7 +136,7 @@ impl Session {
 
     /// One request in this session: every message of its answer stream (notifications
     /// first, the answer last).
-    async fn request(&self, id: u64, method: &str, params: Value) -> Vec<Value> {
+    pub(crate) async fn request(&self, id: u64, method: &str, params: Value) -> Vec<Value> {
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let (status, _, body) = post(
             self.addr,

@@ -161,7 +161,7 @@ pub(crate) fn messages(body: &[u8]) -> Vec<Value> {
 
 /// One request; returns the response message with this `id` (the other messages of an SSE
 /// answer are notifications).
-async fn rpc_as(
+pub(crate) async fn rpc_as(
     addr: SocketAddr,
     headers: &[(&str, &str)],
     id: u64,
@@ -219,6 +219,15 @@ async fn stdio_and_http_give_the_same_answers() {
         .as_object_mut()
         .unwrap()
         .remove("subscribe");
+    // So do list changes (zotero_enable_tools): there is no later to send them in.
+    assert_eq!(stdio_init["capabilities"]["tools"]["listChanged"], true);
+    assert!(http_init["capabilities"]["tools"]
+        .get("listChanged")
+        .is_none());
+    stdio_init["capabilities"]["tools"]
+        .as_object_mut()
+        .unwrap()
+        .remove("listChanged");
     assert_eq!(http_init, stdio_init);
 
     // tools/list: the same tools, schemas included.

@@ -59,6 +59,7 @@ mod semantic_search;
 mod server;
 mod tag_writes;
 mod tool_sets;
+mod tool_surface;
 mod tools_list;
 mod upload_failures;
 mod upload_paths;

@@ -50,7 +50,11 @@ async fn search_maps_items_to_the_seed_fields() {
 
 #[tokio::test]
 async fn tools_list_has_every_tool_with_schemas_and_hints() {
-    let (_emu, server) = setup().await;
+    let emu = Emulator::start().await;
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    // Every tool listed up front, as before the default surface.
+    env.push(("ZOTERO_TOOLSETS".into(), "all".into()));
+    let server = in_process(&env).await;
     let tools = server.tools().await;
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     // The seed's order, then the tools added since; (read-only, idempotent, destructive)

@@ -22,8 +22,8 @@ fn run(args: &[&str], env: &[(String, String)]) -> (i32, String, String) {
     )
 }
 
-/// Every tool the server has (all offered without ZOTERO_TOOLSETS or read-only mode).
-const ALL_TOOLS: usize = zotero_mcp::tools::ToolName::ALL.len();
+/// The tools listed without ZOTERO_TOOLSETS: the default surface and zotero_enable_tools.
+const DEFAULT_TOOLS: usize = zotero_mcp::mcp::surface::DEFAULT_TOOLS.len() + 1;
 
 #[tokio::test]
 async fn starts_and_lists_tools_without_credentials() {
@@ -32,7 +32,7 @@ async fn starts_and_lists_tools_without_credentials() {
     let server_info = info.server_info.clone().unwrap();
     assert_eq!(server_info.name, "zotero-mcp");
     assert_eq!(server_info.version, env!("CARGO_PKG_VERSION"));
-    assert_eq!(server.tools().await.len(), ALL_TOOLS);
+    assert_eq!(server.tools().await.len(), DEFAULT_TOOLS);
     // A call that needs Zotero says which variables to set.
     let a = server
         .call("zotero_search_items", json!({"query": "x"}))
@@ -119,7 +119,7 @@ fn protocol_versions_from_2025_03_26_are_accepted() {
         assert_eq!(s.responses[0]["result"]["serverInfo"]["name"], "zotero-mcp");
         assert_eq!(
             s.responses[1]["result"]["tools"].as_array().unwrap().len(),
-            ALL_TOOLS
+            DEFAULT_TOOLS
         );
         assert!(s.status.success());
     }
@@ -145,8 +145,18 @@ fn help_version_and_tools_commands() {
     let (code, out, _) = run(&["tools", "--json"], &[]);
     assert_eq!(code, 0);
     let tools: Vec<Value> = serde_json::from_str(&out).unwrap();
-    assert_eq!(tools.len(), ALL_TOOLS);
+    // Every tool, and zotero_enable_tools.
+    assert_eq!(tools.len(), zotero_mcp::tools::ToolName::ALL.len() + 1);
     assert!(tools.iter().all(|t| t["inputSchema"]["type"] == "object"));
+    let (code, out, _) = run(&["tools", "--budget"], &[]);
+    assert_eq!(code, 0);
+    for line in [
+        "| default | 14 |",
+        "| ZOTERO_TOOLSETS=all | 30 |",
+        "| zotero_enable_tools | - | yes |",
+    ] {
+        assert!(out.contains(line), "{line}\n{out}");
+    }
 }
 
 #[test]

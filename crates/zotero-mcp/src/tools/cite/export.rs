@@ -31,10 +31,10 @@ pub struct ExportParams {
     /// Most items in one page (1 to 50, default 25); a page whose export would be over ~60 KB holds fewer
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: ExportLimit,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

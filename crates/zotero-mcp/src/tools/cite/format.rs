@@ -66,7 +66,7 @@ pub struct CiteParams {
     /// bibliography (default) or citation
     #[serde(default, deserialize_with = "null_is_default")]
     pub mode: CiteMode,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }

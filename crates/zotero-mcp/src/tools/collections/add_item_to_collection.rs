@@ -18,14 +18,14 @@ pub struct AddItemToCollection;
 pub struct AddItemToCollectionParams {
     /// The item's key
     pub item_key: ObjectKey,
-    /// The collection's key (see zotero_list_collections)
+    /// Collection key
     pub collection_key: Option<ObjectKey>,
-    /// The collection's name, in any case
+    /// Collection name, any case
     pub collection_name: Option<NonBlank<{ limits::COLLECTION_NAME }>>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
-    /// Answer exactly what would change without writing
+    /// Preview; write nothing
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -53,11 +53,8 @@ pub struct AddItemToCollectionData {
 impl ZoteroTool for AddItemToCollection {
     const NAME: &'static str = "zotero_add_item_to_collection";
     const TITLE: &'static str = "Add item to collection";
-    const DESCRIPTION: &'static str = "Add an item of the Zotero library to a \
-        collection given by collection_key or collection_name (case-insensitive exact match; \
-        give one). An item already there is left as it is (already_member). A name shared by \
-        several collections is refused with their keys; an unknown name answers the closest \
-        names. dry_run answers the collections before → after. Undo with \
+    const DESCRIPTION: &'static str = "Add an item to a collection (collection_key or \
+        collection_name). Already there: already_member. Undo: \
         zotero_remove_item_from_collection.";
     const HINTS: Hints = Hints::ADD_IDEMPOTENT;
     const SET: ToolSet = ToolSet::Write;

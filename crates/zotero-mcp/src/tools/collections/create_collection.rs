@@ -22,7 +22,7 @@ pub struct CreateCollectionParams {
     /// Answer exactly what would change (objects, fields, before → after) without writing
     #[serde(default)]
     pub dry_run: bool,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -81,12 +81,10 @@ pub struct CreateCollectionData {
 impl ZoteroTool for CreateCollection {
     const NAME: &'static str = "zotero_create_collection";
     const TITLE: &'static str = "Create collection";
-    const DESCRIPTION: &'static str = "Create a collection named name in the Zotero library, \
-        at the top level or inside parent_key, exactly once: when a collection under the same \
-        parent already has the name (in any case), it is answered (already_existed) and \
-        nothing is written, so a repeat is safe. A namesake in Zotero's trash is not reused \
-        (listed in in_trash). Undo: zotero_update_collection with delete: true. dry_run \
-        answers what would happen without writing.";
+    const DESCRIPTION: &'static str = "Create a collection named name, at the top level or \
+        inside parent_key, exactly once: a collection under the same parent with the name (in \
+        any case) is answered (already_existed) and nothing is written. A namesake in the trash \
+        is not reused (in_trash). Undo: zotero_update_collection with delete: true.";
     const HINTS: Hints = Hints::ADD_IDEMPOTENT;
     const SET: ToolSet = ToolSet::Write;
     type Params = CreateCollectionParams;

@@ -16,20 +16,19 @@ pub struct ListCollections;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListCollectionsParams {
-    /// Most collections to return
+    /// Collections per page
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// Only the subcollections of this collection (with tree: everything under it)
+    /// Subcollections of this one
     pub parent_key: Option<ObjectKey>,
-    /// Only the top-level collections
+    /// Top level only
     pub top_only: Option<bool>,
-    /// true: every collection nested under its parent in one answer (children), up to 500;
-    /// limit and start do not apply
+    /// Whole tree nested, up to 500; no paging
     pub tree: Option<bool>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -92,11 +91,8 @@ pub struct ListCollectionsData {
 impl ZoteroTool for ListCollections {
     const NAME: &'static str = "zotero_list_collections";
     const TITLE: &'static str = "List collections";
-    const DESCRIPTION: &'static str = "List the collections of the Zotero library: key, \
-        name, parent and number of items. Page with start and next_start. top_only keeps \
-        the top level, parent_key the subcollections of one collection; tree: true answers \
-        the whole tree (or, with parent_key, everything under that collection) nested in \
-        children, in one call, by name, up to 500 collections (omitted says how many more).";
+    const DESCRIPTION: &'static str = "List collections: key, name, parent and item count; tree: \
+        true answers the whole tree in one call.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = ListCollectionsParams;

@@ -22,7 +22,7 @@ pub struct RemoveItemFromCollectionParams {
     pub collection_key: Option<ObjectKey>,
     /// The collection's name, in any case
     pub collection_name: Option<NonBlank<{ limits::COLLECTION_NAME }>>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
     /// Answer exactly what would change (objects, fields, before → after) without writing

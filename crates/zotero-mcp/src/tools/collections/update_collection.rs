@@ -33,7 +33,7 @@ pub struct UpdateCollectionParams {
     /// Answer exactly what would change (objects, fields, before → after) without writing
     #[serde(default)]
     pub dry_run: bool,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -113,12 +113,10 @@ impl ZoteroTool for UpdateCollection {
     const NAME: &'static str = "zotero_update_collection";
     const TITLE: &'static str = "Rename, move or delete collection";
     const DESCRIPTION: &'static str = "Rename (name), move (parent_key, or top_level: true) or \
-        delete (delete: true) a Zotero collection. Version-checked: a change made in Zotero \
-        meanwhile to another field is kept; to the same field, nothing is written and the error \
-        names both values. A name a sibling has, or a move into itself or a subcollection of \
-        it, is refused. delete removes the collection and all its subcollections for good (not \
-        to Zotero's trash; cannot be undone); their items stay in the library. Deleting asks \
-        the user first when the client can. dry_run: what would change.";
+        delete (delete: true) a collection. Version-checked: a change to the same field in \
+        Zotero meanwhile stops the write. delete removes it and its subcollections for good (not \
+        to the trash); their items stay in the library. Deleting asks the user first when the \
+        client can.";
     const HINTS: Hints = Hints::CHANGE;
     const SET: ToolSet = ToolSet::Write;
     type Params = UpdateCollectionParams;

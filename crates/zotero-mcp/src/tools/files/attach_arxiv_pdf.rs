@@ -14,16 +14,16 @@ pub struct AttachArxivPdf;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttachArxivPdfParams {
-    /// Key of the item to attach to
+    /// Parent item
     pub item_key: ObjectKey,
-    /// arXiv id or URL, e.g. 1706.03762v1
+    /// arXiv id or abs/pdf URL, e.g. 1706.03762v5
     pub arxiv_id: Arxiv,
-    /// Attachment title (default: <id>.pdf)
+    /// Default: <id>.pdf
     pub title: Option<FieldText>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
-    /// Answer exactly what would change without writing
+    /// Preview; write nothing
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -42,13 +42,8 @@ pub struct AttachArxivPdfData {
 impl ZoteroTool for AttachArxivPdf {
     const NAME: &'static str = "zotero_attach_arxiv_pdf";
     const TITLE: &'static str = "Attach arXiv PDF";
-    const DESCRIPTION: &'static str = "Fetch an arXiv paper's PDF and attach it to an item of \
-        the Zotero library. arxiv_id takes new and old ids (1706.03762v5, \
-        hep-th/9901001), 'arXiv:' prefixes and arxiv.org/abs or /pdf URLs. A non-PDF answer is \
-        refused. All or nothing; the same PDF attached again answers the existing attachment \
-        (already_attached). dry_run fetches and checks the PDF and answers the attachment it \
-        would create. Undo: trash the attachment (zotero_trash_items); its file is deleted \
-        when the trash is emptied.";
+    const DESCRIPTION: &'static str = "Attach an arXiv paper's PDF to an item. All or nothing; a \
+        repeat answers the existing attachment (already_attached).";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Files;
     type Params = AttachArxivPdfParams;

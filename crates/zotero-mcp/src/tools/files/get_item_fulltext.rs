@@ -67,16 +67,15 @@ impl JsonSchema for MaxChars {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemFulltextParams {
-    /// A regular item's key (all its attachments' text) or an attachment's key (its text)
+    /// An item (all its attachments) or one attachment
     pub item_key: ObjectKey,
-    /// Where the page starts, in characters of the whole text: 0, or next_offset of the
-    /// previous answer
+    /// next_offset of the previous page
     #[serde(default, deserialize_with = "null_is_default")]
     pub offset: Start,
-    /// Most characters in the page, 1 to 100000 (default 50000)
+    /// Characters per page
     #[serde(default, deserialize_with = "null_is_default")]
     pub max_chars: MaxChars,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -226,14 +225,9 @@ impl GetItemFulltextData {
 impl ZoteroTool for GetItemFulltext {
     const NAME: &'static str = "zotero_get_item_fulltext";
     const TITLE: &'static str = "Get item full text";
-    const DESCRIPTION: &'static str = "Read the text Zotero indexed for an item: a regular \
-        item's PDF, EPUB, HTML snapshot and text attachments in that order (oldest first \
-        within a kind), each under a '=== PDF: title [KEY] ===' header, or one attachment's \
-        text alone. offset and max_chars count Unicode characters; a page holds at most \
-        max_chars characters (default 50000) and 1.5 UTF-8 bytes per character asked for. \
-        Continue from next_offset (absent on the last page). sections: where each \
-        attachment's text lies and how much Zotero indexed of it (partial: true = only \
-        part). ZOTERO_NOT_FOUND when nothing is indexed, saying what to do.";
+    const DESCRIPTION: &'static str = "Read the indexed text of an item's attachments or of one \
+        attachment, a page at a time (next_offset); sections says where each attachment's text \
+        lies and whether it was indexed only in part.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemFulltextParams;

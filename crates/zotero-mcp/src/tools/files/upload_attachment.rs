@@ -22,26 +22,24 @@ pub struct UploadAttachment;
     { "required": ["item_key", "file_bytes_base64", "filename"] }
 ]))]
 pub struct UploadAttachmentParams {
-    /// Key of the item to attach to
+    /// Parent item
     pub item_key: ObjectKey,
-    /// A regular file where the server runs (in a container: inside it); not hidden, not in a
-    /// system directory, and inside ZOTERO_UPLOAD_ROOTS when that is set
+    /// A file where the server runs, within ZOTERO_UPLOAD_ROOTS if set
     pub file_path: Option<NonBlank<{ limits::FILE_PATH }, true>>,
-    /// http/https URL (up to 5 redirects; private addresses refused)
+    /// Public http(s) URL
     pub file_url: Option<NonBlank<{ limits::URL }>>,
-    /// The file's bytes in base64; needs filename
+    /// File bytes, base64; needs filename
     pub file_bytes_base64: Option<Base64>,
-    /// File name; required with file_bytes_base64, else overrides the source's
+    /// File name (default: the source's)
     pub filename: Option<NonBlank<{ limits::FILENAME }, true>>,
-    /// Attachment title (default: the filename)
+    /// Default: the filename
     pub title: Option<FieldText>,
-    /// MIME type (default: the URL's Content-Type, else by extension, else
-    /// application/octet-stream)
+    /// MIME type (default: guessed)
     pub content_type: Option<Text<{ limits::CONTENT_TYPE }>>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
-    /// Answer exactly what would change without writing
+    /// Preview; write nothing
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -51,14 +49,9 @@ const ONE_SOURCE: &str = "file_path, file_url, or file_bytes_base64 with filenam
 impl ZoteroTool for UploadAttachment {
     const NAME: &'static str = "zotero_upload_attachment";
     const TITLE: &'static str = "Upload attachment";
-    const DESCRIPTION: &'static str = "Attach a file to an item of the Zotero library, \
-        from exactly one of file_path (read where the server runs), file_url (http/https, public \
-        addresses) or file_bytes_base64 with filename. Files over ZOTERO_UPLOAD_MAX_BYTES are \
-        refused unread. All or nothing: a failed upload leaves no attachment behind. The same \
-        file (name and bytes) attached again answers the existing attachment (already_attached). \
-        Reports progress in bytes when the request has a progressToken. dry_run reads and \
-        checks the file and answers the attachment it would create. Undo: trash the \
-        attachment (zotero_trash_items); its file is deleted when the trash is emptied.";
+    const DESCRIPTION: &'static str = "Attach a file to an item, from one of file_path, file_url \
+        or file_bytes_base64. All or nothing; a repeat answers the existing attachment \
+        (already_attached).";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Files;
     type Params = UploadAttachmentParams;

@@ -30,7 +30,7 @@ pub struct AddByIdentifierParams {
     /// Attach the PDF: arXiv's, or an open-access one from Unpaywall (needs ZOTERO_CONTACT_EMAIL)
     #[serde(default = "yes")]
     pub attach_pdf: bool,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
     /// Look everything up and answer what would be created, without writing
@@ -136,13 +136,10 @@ pub struct AddByIdentifierData {
 impl ZoteroTool for AddByIdentifier {
     const NAME: &'static str = "zotero_add_by_identifier";
     const TITLE: &'static str = "Add papers by identifier";
-    const DESCRIPTION: &'static str = "Add 1-20 papers or books to Zotero by DOI, arXiv id, \
-        ISBN, PMID or PMCID (or a doi.org, arxiv.org or PubMed URL), with metadata from the \
-        registration agencies (doi.org/Crossref/DataCite, arXiv, Open Library, PubMed) and, \
-        with attach_pdf (default), the arXiv PDF or an open-access PDF. Never twice: a work \
-        already in the library is answered (already_in_library) and nothing is created. \
-        Per-identifier results. Undo: trash the item with zotero_trash_items. dry_run \
-        previews.";
+    const DESCRIPTION: &'static str = "Add 1-20 papers or books by DOI, arXiv id, ISBN, PMID or \
+        PMCID (or a doi.org, arxiv.org or PubMed URL), with metadata from the registration \
+        agencies and, with attach_pdf (default), the arXiv or an open-access PDF. Never twice: a \
+        work already in the library is answered (already_in_library). Undo: zotero_trash_items.";
     const HINTS: Hints = Hints::ADD_IDEMPOTENT;
     const SET: ToolSet = ToolSet::Identify;
     type Params = AddByIdentifierParams;

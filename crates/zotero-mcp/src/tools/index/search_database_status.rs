@@ -15,7 +15,7 @@ pub struct SearchDatabaseStatus;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchDatabaseStatusParams {
-    /// user, group:<id> or all (default: every indexed library, and the default library)
+    /// user, group:<id> or all (default)
     #[serde(default)]
     pub library: Option<SearchLibrary>,
 }
@@ -204,12 +204,9 @@ pub async fn statuses(
 impl ZoteroTool for SearchDatabaseStatus {
     const NAME: &'static str = "zotero_get_search_database_status";
     const TITLE: &'static str = "Search index status";
-    const DESCRIPTION: &'static str = "Status of the local search index that \
-        zotero_semantic_search uses, per library: items and chunks indexed, how many have \
-        vectors (searchable by meaning), the library version indexed against the current one \
-        (stale, versions_behind), last update, the model of the vectors, size on disk, \
-        whether full text is included. initialized false means no index: run \
-        `zotero-mcp update-db` (or zotero_update_search_database).";
+    const DESCRIPTION: &'static str = "Per library: what the local index of \
+        zotero_semantic_search holds, how stale it is, its model and size; initialized false: no \
+        index yet (zotero-mcp update-db).";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Index;
     type Params = SearchDatabaseStatusParams;

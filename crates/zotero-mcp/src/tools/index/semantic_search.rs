@@ -154,15 +154,14 @@ impl JsonSchema for FiltersArg {
             "type": ["object", "string"],
             "maxLength": 2000,
             "properties": {
-                "item_type": { "type": "string", "maxLength": 64, "description": "Only items of this type" },
+                "item_type": { "type": "string", "maxLength": 64 },
                 "tags": {
                     "type": ["string", "array"], "maxLength": 255, "maxItems": 20,
-                    "items": { "type": "string", "maxLength": 255 },
-                    "description": "A tag or tags every item must have"
+                    "items": { "type": "string", "maxLength": 255 }
                 },
-                "collection_key": { "type": "string", "maxLength": 8, "description": "Only items in this collection" },
-                "year_from": { "type": "integer", "description": "Only items of this year or later" },
-                "year_to": { "type": "integer", "description": "Only items of this year or earlier" }
+                "collection_key": { "type": "string", "maxLength": 8 },
+                "year_from": { "type": "integer" },
+                "year_to": { "type": "integer" }
             },
             "additionalProperties": false
         })
@@ -172,32 +171,31 @@ impl JsonSchema for FiltersArg {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SemanticSearchParams {
-    /// What to find, in words or as a question
+    /// Words or a question
     pub query: NonBlank<QUERY_CHARS>,
-    /// Most items to return, 1 to 100 (default 10)
+    /// Items to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: crate::tools::params::Count<1, 100, 10>,
-    /// user, group:<id> or all (every indexed library); the server's default library if
-    /// left out
+    /// user, group:<id> or all
     #[serde(default)]
     pub library: Option<SearchLibrary>,
-    /// hybrid (default: words and meaning), semantic (meaning only) or keyword (words only)
+    /// hybrid: words and meaning
     #[serde(default, deserialize_with = "null_is_default")]
     pub mode: SearchMode,
-    /// Only items of this type, e.g. journalArticle
+    /// e.g. journalArticle
     pub item_type: Option<NonBlank<64>>,
-    /// Only items in this collection
+    /// In this collection
     pub collection_key: Option<ObjectKey>,
-    /// Only items with all of these tags
+    /// Items with all these tags
     pub tags: Option<FilterTags>,
-    /// Only items of this year or later
+    /// From this year
     pub year_from: Option<i32>,
-    /// Only items of this year or earlier
+    /// Up to this year
     pub year_to: Option<i32>,
-    /// Also items in the trash (default false)
+    /// Also trashed items
     #[serde(default, deserialize_with = "null_is_default")]
     pub include_trashed: bool,
-    /// Other servers' filters object ({item_type, tags}); the fields above win
+    /// Other servers' form of the filters above
     pub filters: Option<FiltersArg>,
 }
 
@@ -265,16 +263,9 @@ pub struct PassageOut {
 impl ZoteroTool for SemanticSearch {
     const NAME: &'static str = "zotero_semantic_search";
     const TITLE: &'static str = "Search by meaning";
-    const DESCRIPTION: &'static str = "Ranked search of the local search index of the \
-        library by words and meaning (hybrid, default), meaning only (semantic) or words only \
-        (keyword): finds papers that say the same thing in other words. One result per item, \
-        best first, with a 0-1 score, what matched (title, abstract, note, annotation, \
-        fulltext) and up to three passages; a full-text passage has fulltext_offset: pass its \
-        key and offset to zotero_get_item_fulltext to read on. Filters: item_type, \
-        collection_key, tags, year_from, year_to, include_trashed (or a filters object). \
-        library all searches every indexed library. The answer says how fresh each index is; \
-        without one, run `zotero-mcp update-db` or zotero_update_search_database. Without a \
-        sentence model the search is by words and note says so.";
+    const DESCRIPTION: &'static str = "Search the local index by words and meaning. Best first, \
+        one per item: score, what matched, up to 3 passages (a full-text passage's key and \
+        fulltext_offset go to zotero_get_item_fulltext). No index: zotero-mcp update-db.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Index;
     type Params = SemanticSearchParams;

@@ -23,7 +23,7 @@ fn yes() -> bool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateSearchDatabaseParams {
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
     /// Rebuild the index from nothing (default false: only what changed)
@@ -63,13 +63,11 @@ pub fn cumulative(report: zotero_api::upload::ProgressFn) -> ProgressCallback {
 impl ZoteroTool for UpdateSearchDatabase {
     const NAME: &'static str = "zotero_update_search_database";
     const TITLE: &'static str = "Update the search index";
-    const DESCRIPTION: &'static str = "Brings the local search index of zotero_semantic_search \
-        up to date with the library: reads only what changed since the last update (items, \
-        notes, annotations, full texts, deletions) and writes the index file on this machine, \
-        never Zotero. full true rebuilds it. Sends progress notifications and can be \
-        cancelled; what was committed stays and the next update resumes. The first update of \
-        a big library takes minutes (the CLI `zotero-mcp update-db` does the same). Another \
-        update running answers an error: wait and retry.";
+    const DESCRIPTION: &'static str = "Bring the local index of zotero_semantic_search up to \
+        date with the library: reads only what changed since the last update and writes the \
+        index on this machine, never Zotero. full: true rebuilds it. Reports progress and can be \
+        cancelled; what was committed stays. A first update of a big library takes minutes (or \
+        run zotero-mcp update-db).";
     /// Writes a local file only: not read-only, never destructive of anything of the
     /// user's (the index is derived from the library), and a repeat finds nothing to do.
     const HINTS: Hints = Hints {

@@ -19,30 +19,30 @@ pub struct CreateItem;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateItemParams {
-    /// journalArticle, book, bookSection, conferencePaper, preprint, report, thesis, webpage, …
+    /// journalArticle, book, preprint, thesis, …
     pub item_type: NonBlank<{ limits::TYPE_NAME }>,
     /// Title
     pub title: FieldValue,
     /// Authors, editors, …
     #[serde(default, deserialize_with = "null_is_default")]
     pub creators: List<Creator, { limits::CREATORS }>,
-    /// As written, e.g. 2017-06-12
+    /// e.g. 2017-06-12
     pub date: Option<FieldText>,
-    /// e.g. 10.48550/arXiv.1706.03762
+    /// e.g. 10.1000/xyz
     pub doi: Option<FieldText>,
     /// URL
     pub url: Option<FieldText>,
     /// Abstract
     #[serde(rename = "abstract")]
     pub abstract_note: Option<FieldText>,
-    /// Tag names; repeats are dropped
+    /// Tag names
     pub tags: Option<Tags>,
-    /// Zotero's Extra field ('Field: value' lines)
+    /// 'Field: value' lines
     pub extra: Option<FieldText>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
-    /// Answer exactly what would change without writing
+    /// Preview; write nothing
     #[serde(default)]
     pub dry_run: bool,
 }
@@ -71,12 +71,9 @@ pub struct CreateItemData {
 impl ZoteroTool for CreateItem {
     const NAME: &'static str = "zotero_create_item";
     const TITLE: &'static str = "Create item";
-    const DESCRIPTION: &'static str = "Create a new item (journal article, book, preprint, …) in \
-        the Zotero library; answers its key and version. Search first: this always \
-        creates a new item. An input the item type has no field for (a DOI on a book) goes into \
-        extra as a 'DOI: …' line, listed in moved_to_extra. An unknown item_type is refused with \
-        the valid types. dry_run answers the item it would create. Undo: move it to the trash \
-        with zotero_trash_items.";
+    const DESCRIPTION: &'static str = "Create an item; answers its key and version. Always \
+        creates: search first. A field its type lacks goes into extra (moved_to_extra). Undo: \
+        zotero_trash_items.";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Write;
     type Params = CreateItemParams;

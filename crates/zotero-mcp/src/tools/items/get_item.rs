@@ -13,9 +13,9 @@ pub struct GetItem;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemParams {
-    /// The item's key, e.g. X42A7DEE
+    /// Item key
     pub item_key: ObjectKey,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -30,8 +30,7 @@ pub struct GetItemData {
 impl ZoteroTool for GetItem {
     const NAME: &'static str = "zotero_get_item";
     const TITLE: &'static str = "Get item";
-    const DESCRIPTION: &'static str = "Fetch one item of the Zotero library by key, \
-        with its metadata and its attachments (key, title, content type, size).";
+    const DESCRIPTION: &'static str = "Fetch one item by key: its metadata and attachments.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemParams;

@@ -28,10 +28,10 @@ pub struct GetItemChildrenParams {
     /// Most children to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -172,11 +172,9 @@ impl ZoteroTool for GetItemChildren {
     const NAME: &'static str = "zotero_get_item_children";
     const TITLE: &'static str = "Get item children";
     const DESCRIPTION: &'static str = "List what lies under a Zotero item, one short summary \
-        each: its attachments (title, content type) and notes (first line), then the \
-        annotations on its attachments (type, text or comment, colour, page). For an \
-        attachment, its annotations. kinds keeps only attachment, note or annotation. Read \
-        notes whole with zotero_get_notes and annotations with zotero_get_annotations. Page \
-        with start and next_start.";
+        each: attachments, notes (first line), then the annotations on its attachments; for an \
+        attachment, its annotations. kinds keeps some. Read notes whole with zotero_get_notes, \
+        annotations with zotero_get_annotations. Page with start and next_start.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemChildrenParams;

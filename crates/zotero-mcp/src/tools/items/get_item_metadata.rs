@@ -71,16 +71,16 @@ pub enum MetadataFormat {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemMetadataParams {
-    /// The item's key, e.g. X42A7DEE
+    /// Item key
     pub item_key: ObjectKey,
-    /// json (default), markdown or bibtex
+    /// Answer format
     #[serde(default, deserialize_with = "null_is_default")]
     pub format: MetadataFormat,
-    /// Include the abstract (json and markdown; default true)
+    /// false: leave the abstract out
     #[serde(default = "yes", deserialize_with = "true_unless_false")]
     #[schemars(extend("default" = true))]
     pub include_abstract: bool,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -379,11 +379,8 @@ fn metadata(
 impl ZoteroTool for GetItemMetadata {
     const NAME: &'static str = "zotero_get_item_metadata";
     const TITLE: &'static str = "Get item metadata";
-    const DESCRIPTION: &'static str = "Every field of one Zotero item (fields by their Zotero \
-        names), its creators, tags with types, collections, relations, parent and dates, with \
-        zotero_url and web_url. format: json (default), markdown (a readable rendering) or \
-        bibtex (Zotero's own BibTeX export). include_abstract=false leaves the abstract out \
-        (json and markdown).";
+    const DESCRIPTION: &'static str = "Every field of one item by Zotero name, with creators, \
+        tags, collections, relations, dates and links; as json, markdown or bibtex.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemMetadataParams;

@@ -29,8 +29,7 @@ impl ZoteroTool for GetSortValues {
     const NAME: &'static str = "zotero_get_sort_values";
     const TITLE: &'static str = "List sort values";
     const DESCRIPTION: &'static str = "The sort keys zotero_search_items accepts, its default \
-        (relevance) and the fallback used when Zotero rejects it (dateModified). Sends no \
-        request.";
+        and its fallback. Sends no request.";
     // Answers from the server's own table: nothing outside is touched.
     const HINTS: Hints = Hints {
         open_world: false,

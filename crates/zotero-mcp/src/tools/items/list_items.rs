@@ -44,10 +44,10 @@ pub struct ListItemsParams {
     /// Most items to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -70,12 +70,11 @@ pub struct ListItemsData {
 impl ZoteroTool for ListItems {
     const NAME: &'static str = "zotero_list_items";
     const TITLE: &'static str = "List items";
-    const DESCRIPTION: &'static str = "List items of the Zotero library without a query: \
-        those of a collection, with tags (all of tags, none of exclude_tags), of some item \
-        types, changed since a library version, or the trash (trashed). Top-level items only \
-        unless top_only is false. Sorted by dateModified (newest first) unless sort and \
-        direction say otherwise; page with start and next_start. Items come as \
-        zotero_search_items answers them.";
+    const DESCRIPTION: &'static str = "List items of the Zotero library without a query: of a \
+        collection, with tags (all of tags, none of exclude_tags), of some item types, changed \
+        since a library version, or in the trash (trashed). Top-level items only unless top_only \
+        is false; newest change first unless sort and direction say otherwise. Page with start \
+        and next_start.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = ListItemsParams;

@@ -20,36 +20,32 @@ pub struct SearchItems;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchItemsParams {
-    /// Words from titles, creator names or years
+    /// Title, creator or year words
     pub query: NonBlank<{ limits::QUERY }>,
-    /// Most items to return
+    /// Items per page
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
-    /// A sort key from zotero_get_sort_values
+    /// See zotero_get_sort_values
     #[serde(default, deserialize_with = "null_is_default")]
     pub sort: SortKey,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[schemars(extend("default" = 0))]
     pub start: Option<Start>,
-    /// Alias of start; give one or the other
+    /// Alias of start
     pub offset: Option<Start>,
-    /// Only items with all of these tags (each matched exactly, case-insensitively)
+    /// With all these tags (as written)
     pub tags: Option<FilterTags>,
-    /// Leave out items with any of these tags
+    /// With none of these tags
     pub exclude_tags: Option<ExcludeTags>,
-    /// titleCreatorYear (default) or everything: also the full text (the desktop app: also
-    /// every field, tag and note)
+    /// everything: also full text
     pub qmode: Option<QMode>,
-    /// Only this item type, or any of these ("book || thesis" works too); a leading - leaves
-    /// a type out ("-attachment")
+    /// Item type(s); "a || b" either, "-a" not
     pub item_type: Option<ItemTypes>,
-    /// Only items in this collection
+    /// In this collection
     pub collection_key: Option<ObjectKey>,
-    /// Tag conditions in Zotero's syntax, as other Zotero MCP servers take them: a string or
-    /// a list, all must hold; "a || b" either, "-a" without. Combined with tags and
-    /// exclude_tags: every condition of each must hold
+    /// Zotero tag syntax, all must hold: "a || b" either, "-a" without
     pub tag: Option<TagConditions>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -72,13 +68,8 @@ pub struct SearchItemsData {
 impl ZoteroTool for SearchItems {
     const NAME: &'static str = "zotero_search_items";
     const TITLE: &'static str = "Search items";
-    const DESCRIPTION: &'static str = "Quick search of the Zotero library (titles, \
-        creators, years), answering matching items with their metadata. Page with start and \
-        next_start. tags keeps items carrying every tag listed, exclude_tags drops items \
-        carrying any; each tag is matched as written (no operators); tag takes Zotero's tag \
-        syntax instead (a || b, -a). qmode everything also searches the full text. \
-        item_type and collection_key narrow the search. Zotero has no relevance sort: the \
-        default falls back to dateModified, and sort_used says so.";
+    const DESCRIPTION: &'static str = "Quick search by title, creator or year (qmode everything: \
+        also full text); answers matching items with their metadata.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = SearchItemsParams;

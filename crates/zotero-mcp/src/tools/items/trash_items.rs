@@ -24,10 +24,10 @@ pub struct TrashItemsParams {
     /// Take the items out of the trash instead
     #[serde(default)]
     pub restore: bool,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
-    /// Answer exactly what would change without writing
+    /// Preview; write nothing
     #[serde(default)]
     pub dry_run: bool,
 }

@@ -50,7 +50,7 @@ pub struct UpdateItemParams {
     pub remove_collections: Option<List<ObjectKey, { limits::BATCH }>>,
     /// The version you read: refuse if the item changed since
     pub version: Option<Version>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
     /// Answer exactly what would change (fields, before → after) without writing
@@ -90,13 +90,11 @@ const NAMED: [(&str, &[&str]); 6] = [
 impl ZoteroTool for UpdateItem {
     const NAME: &'static str = "zotero_update_item";
     const TITLE: &'static str = "Update item";
-    const DESCRIPTION: &'static str = "Change an item: fields (title, date, doi, url, \
-        abstract, extra, or any field by its Zotero name in fields), creators (replaced), \
-        tags (add_tags/remove_tags, or tags to replace) and collections. Version-checked: if \
-        the item is changed in Zotero meanwhile, your change is re-applied only when none of \
-        the fields you set changed there, else nothing is written and the error names each \
-        field with both values; tags and collections merge as sets. Old values are not kept \
-        by Zotero: read the item first (changes answers before → after). dry_run previews.";
+    const DESCRIPTION: &'static str = "Change an item: fields (or any field by its Zotero name \
+        in fields), creators (replaced), tags (add_tags/remove_tags, or tags to replace) and \
+        collections. Version-checked: a field you set that changed in Zotero meanwhile stops the \
+        write and the error names both values. Zotero keeps no old values: changes answers \
+        before → after. dry_run previews.";
     const HINTS: Hints = Hints::CHANGE;
     const SET: ToolSet = ToolSet::Write;
     type Params = UpdateItemParams;

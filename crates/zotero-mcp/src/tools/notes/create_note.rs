@@ -30,7 +30,7 @@ pub struct CreateNoteParams {
     pub tags: Option<Tags>,
     /// Standalone notes only: the collection to put the note in
     pub collection_key: Option<ObjectKey>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
     /// Answer exactly what would change (objects, fields, before → after) without writing
@@ -72,12 +72,10 @@ pub struct CreateNoteData {
 impl ZoteroTool for CreateNote {
     const NAME: &'static str = "zotero_create_note";
     const TITLE: &'static str = "Create note";
-    const DESCRIPTION: &'static str = "Write a note as Markdown (default) or HTML: a child \
-        note of the regular item parent_key, or a standalone note (optionally in \
-        collection_key). The HTML is sanitized to what Zotero's note editor keeps (no script, \
-        style, event handlers, remote images or javascript: links); removed lists what was \
-        taken out. Created exactly once, even when an answer is lost. A parent in the trash \
-        is refused. Undo: move the note to the trash with zotero_trash_items.";
+    const DESCRIPTION: &'static str = "Write a note as Markdown (default) or HTML: a child note \
+        of the regular item parent_key, or a standalone note (optionally in collection_key). \
+        Sanitized to what Zotero's note editor keeps (removed lists what went). Created exactly \
+        once, even when an answer is lost. Undo: zotero_trash_items.";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Write;
     type Params = CreateNoteParams;

@@ -37,13 +37,13 @@ pub struct GetAnnotationsParams {
     /// Most annotations to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
     /// Most characters of each annotation's text and of its comment (50 to 10,000)
     #[serde(default, deserialize_with = "null_is_default")]
     pub max_chars: AnnotationChars,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -176,12 +176,9 @@ impl ZoteroTool for GetAnnotations {
     const NAME: &'static str = "zotero_get_annotations";
     const TITLE: &'static str = "Get annotations";
     const DESCRIPTION: &'static str = "Read the highlights, underlines, notes, text boxes, \
-        images and ink a reader made on an item's PDFs and EPUBs (or on one attachment), in \
-        reading order: type, text, comment, colour and its name in Zotero (Yellow, Red, \
-        Green, Blue, Purple, Magenta, Orange, Gray), page label, attachment key, tags, and a \
-        zotero:// link that opens the annotation. Filter by types, colors (hex or name) and \
-        tags (all must match). Text and comment are cut at max_chars (default 1000). Page \
-        with start and next_start.";
+        images and ink made on an item's PDFs and EPUBs (or one attachment), in reading order: \
+        type, text, comment, colour and its Zotero name, page label, attachment key, tags and a \
+        zotero:// link. Filter by types, colors and tags. Page with start and next_start.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetAnnotationsParams;

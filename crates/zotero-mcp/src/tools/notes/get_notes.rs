@@ -19,21 +19,21 @@ pub struct GetNotes;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetNotesParams {
-    /// A regular item (its child notes) or a note (that note), e.g. X42A7DEE
+    /// An item (its notes) or a note
     pub item_key: ObjectKey,
-    /// Most notes to return (1 to 25)
+    /// Notes per page
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: NoteLimit,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// Most Markdown characters of each note (200 to 100,000); a longer note says truncated
+    /// Characters per note
     #[serde(default, deserialize_with = "null_is_default")]
     pub max_chars: NoteChars,
-    /// Characters of each note's Markdown to skip: a note's next_offset, to read on
+    /// A note's next_offset, to read on
     #[serde(default, deserialize_with = "null_is_default")]
     pub offset: Start,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -127,12 +127,8 @@ fn note_out(n: StoredNote, offset: u64, max_chars: u64, lib: LibraryRef) -> Note
 impl ZoteroTool for GetNotes {
     const NAME: &'static str = "zotero_get_notes";
     const TITLE: &'static str = "Get notes";
-    const DESCRIPTION: &'static str = "Read the notes of a Zotero item (or one note, by its \
-        key) as Markdown: headings, lists, emphasis, links, tables; citations link to the \
-        cited item. Scripts, styles, event handlers, images and links other than http, https, \
-        mailto and zotero are removed. Each note is cut at max_chars (default 8000): \
-        truncated and next_offset say so; call again with offset to read on. Page with start \
-        and next_start (default 5 notes).";
+    const DESCRIPTION: &'static str = "Read an item's notes (or one note) as Markdown. A note \
+        past max_chars is cut: read on with offset = next_offset.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetNotesParams;

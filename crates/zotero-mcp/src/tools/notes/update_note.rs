@@ -31,7 +31,7 @@ pub struct UpdateNoteParams {
     /// The note's version when you read it (zotero_get_notes): if it changed since, nothing
     /// is written
     pub version: Option<Version>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
     /// Answer exactly what would change (objects, fields, before → after) without writing
@@ -61,11 +61,9 @@ impl ZoteroTool for UpdateNote {
     const NAME: &'static str = "zotero_update_note";
     const TITLE: &'static str = "Update note";
     const DESCRIPTION: &'static str = "Replace the whole content of a note with Markdown \
-        (default) or HTML, sanitized as zotero_create_note does. Version-checked: if the \
-        note's text was changed in Zotero meanwhile, nothing is written and the error shows \
-        both texts (tag changes made meanwhile are kept); give version to refuse any change \
-        since you read it. Cannot be undone: Zotero keeps no earlier text, so read the note \
-        first if it may be needed.";
+        (default) or HTML, sanitized as zotero_create_note does. Version-checked: if its text \
+        changed in Zotero meanwhile, nothing is written and the error shows both texts; version \
+        refuses any change since you read it. Cannot be undone: Zotero keeps no earlier text.";
     const HINTS: Hints = Hints::CHANGE;
     const SET: ToolSet = ToolSet::Write;
     type Params = UpdateNoteParams;

@@ -13,7 +13,6 @@ pub struct Creator {
     #[serde(deserialize_with = "bounded::<{ limits::TYPE_NAME }, _>")]
     #[schemars(length(max = limits::TYPE_NAME))]
     pub creator_type: String,
-    /// Given name(s); may be empty
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -21,7 +20,6 @@ pub struct Creator {
     )]
     #[schemars(length(max = limits::CREATOR_NAME))]
     pub first_name: Option<String>,
-    /// Family name
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -29,7 +27,7 @@ pub struct Creator {
     )]
     #[schemars(length(max = limits::CREATOR_NAME))]
     pub last_name: Option<String>,
-    /// Single-field name, for organisations
+    /// One-field name (organisations)
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",

@@ -51,12 +51,20 @@ pub fn data_schema<D: JsonSchema>() -> Map<String, Value> {
     map
 }
 
-/// Removes every `description` inside a schema fragment.
+/// Removes every `description` keyword inside a schema fragment; a property that is named
+/// `description` stays (a `properties` map holds names, not keywords).
 fn strip_descriptions(v: &mut Value) {
     match v {
         Value::Object(obj) => {
             obj.remove("description");
-            obj.values_mut().for_each(strip_descriptions);
+            for (key, value) in obj.iter_mut() {
+                match (key.as_str(), value) {
+                    ("properties", Value::Object(props)) => {
+                        props.values_mut().for_each(strip_descriptions)
+                    }
+                    (_, value) => strip_descriptions(value),
+                }
+            }
         }
         Value::Array(list) => list.iter_mut().for_each(strip_descriptions),
         _ => {}
@@ -83,8 +91,22 @@ fn schema_for<T: JsonSchema>(contract: Contract) -> Map<String, Value> {
     map
 }
 
+/// Whether every string `pattern` matches has a bounded length: anchored at both ends, with
+/// no unbounded repetition (`*`, `+`, `{n,}`). Such a pattern says the `maxLength` already.
+pub fn pattern_bounds_length(pattern: &str) -> bool {
+    let escaped_end = pattern.ends_with("\\$");
+    pattern.starts_with('^')
+        && pattern.ends_with('$')
+        && !escaped_end
+        && !pattern.contains('*')
+        && !pattern.contains('+')
+        && !pattern.contains(",}")
+}
+
 /// Leaves out what schemars adds that a client cannot use:
 /// - `format` on integers (`uint64`, …): not a JSON Schema format; `minimum` says it already;
+/// - `maxLength` beside a `pattern` that bounds the length already (an object key, a
+///   library), which says the same in more bytes;
 /// - `null` in the type of an optional property: the seed writes optional fields without it,
 ///   and leaving a field out is how to say "none" (the server still takes an explicit `null`
 ///   as not given).
@@ -97,6 +119,13 @@ impl Transform for Tidy {
         let Some(obj) = schema.as_object_mut() else {
             return;
         };
+        if obj
+            .get("pattern")
+            .and_then(Value::as_str)
+            .is_some_and(pattern_bounds_length)
+        {
+            obj.remove("maxLength");
+        }
         let is_integer = |t: &Value| t == "integer";
         match obj.get("type") {
             Some(t) if is_integer(t) => {
@@ -204,6 +233,44 @@ mod tests {
     enum Choice {
         A,
         B,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Named {
+        /// A list
+        list: Vec<Inner>,
+    }
+
+    #[derive(Serialize, JsonSchema)]
+    #[allow(dead_code)]
+    struct Inner {
+        /// Its description
+        description: String,
+    }
+
+    #[test]
+    fn a_data_field_named_description_is_kept() {
+        let s = Value::Object(data_schema::<Named>());
+        let inner = &s["properties"]["list"]["items"];
+        assert_eq!(
+            inner["properties"]["description"],
+            json!({"type": "string"})
+        );
+        assert_eq!(inner["required"], json!(["description"]));
+    }
+
+    #[test]
+    fn only_a_pattern_of_bounded_length_replaces_max_length() {
+        for bounded in [
+            "^[23456789A-HJ-NP-Z]{8}$",
+            "^(user|group:[1-9][0-9]{0,18})$",
+        ] {
+            assert!(pattern_bounds_length(bounded), "{bounded}");
+        }
+        for open in ["^[^-]", "^a+$", "^a*$", "^a{2,}$", "[a-z]{3}", "^a\\$"] {
+            assert!(!pattern_bounds_length(open), "{open}");
+        }
     }
 
     #[test]
@@ -329,8 +396,12 @@ mod tests {
                     _ => vec![],
                 };
                 if types.contains(&"string") && !s.contains_key("enum") {
+                    let by_pattern = s
+                        .get("pattern")
+                        .and_then(Value::as_str)
+                        .is_some_and(pattern_bounds_length);
                     assert!(
-                        s.get("maxLength").and_then(Value::as_u64).is_some(),
+                        s.get("maxLength").and_then(Value::as_u64).is_some() || by_pattern,
                         "{at}: a string without maxLength"
                     );
                 }
@@ -376,7 +447,10 @@ mod tests {
                 });
             }
             each_schema(&input, d.name, &mut |s, at| {
-                if at.matches('/').count() >= 1 && !at.ends_with("[]") {
+                // Every argument; the fields of an object argument only where its own
+                // description does not say them (semantic search's `filters`: "the filters
+                // above").
+                if at.matches('/').count() == 1 && !at.ends_with("[]") {
                     assert!(
                         s.get("description")
                             .and_then(Value::as_str)

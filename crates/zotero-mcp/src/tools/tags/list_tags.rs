@@ -49,10 +49,10 @@ pub struct ListTagsParams {
     /// Most tags to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
-    /// 0, or next_start of the previous answer
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
 }
@@ -97,12 +97,10 @@ pub struct ListTagsData {
 impl ZoteroTool for ListTags {
     const NAME: &'static str = "zotero_list_tags";
     const TITLE: &'static str = "List tags";
-    const DESCRIPTION: &'static str = "List the tags of the Zotero library's items (not \
-        in the trash), of one collection's items (collection_key), or of the items a filter \
-        finds (item_query, item_tags, item_type). Each tag has its type (0 by hand, 1 \
-        automatic; the same name may appear with both) and num_items, the items of the whole \
-        library carrying it. query keeps names containing it. Sorted by name, or by count \
-        (most used first); page with start and next_start.";
+    const DESCRIPTION: &'static str = "List the tags of the Zotero library's items (not in the \
+        trash), of one collection's items, or of the items a filter finds (item_query, \
+        item_tags, item_type), each with its type (0 by hand, 1 automatic) and num_items in the \
+        whole library. query keeps names containing it. Page with start and next_start.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = ListTagsParams;

@@ -38,7 +38,7 @@ pub struct ManageTagsParams {
     /// For rename: the new name (an item that has it already keeps it once). Leave it out
     /// to delete.
     pub new_name: Option<Tag>,
-    /// user or group:<id>; the server's default library if left out
+    /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
     /// Answer exactly what would change (objects, fields, before → after) without writing
@@ -87,13 +87,11 @@ fn is_zero(n: &usize) -> bool {
 impl ZoteroTool for ManageTags {
     const NAME: &'static str = "zotero_manage_tags";
     const TITLE: &'static str = "Rename or delete a tag";
-    const DESCRIPTION: &'static str = "Rename or delete a tag (exact name) on every item of \
-        the library carrying it, trashed and child items included. Rename rewrites each item, \
-        50 a request, version-checked: tags added in Zotero meanwhile are kept. Delete is one \
-        request checked against the library version. Answers how many items carried it and \
-        which were not changed. No undo: a deleted tag cannot be restored, and renaming back \
-        merges with any tag already named so. Asks the user first when the client can be \
-        asked.";
+    const DESCRIPTION: &'static str = "Rename or delete a tag (exact name) on every item \
+        carrying it, trashed and child items included; version-checked, 50 items a request. \
+        Answers how many items carried it and which were not changed. No undo: a deleted tag is \
+        gone, and renaming back merges with a tag already so named. Asks the user first when the \
+        client can be asked.";
     const HINTS: Hints = Hints::CHANGE;
     const SET: ToolSet = ToolSet::Write;
     type Params = ManageTagsParams;
