@@ -59,6 +59,17 @@ pub fn checked<T: ZoteroTool>(args: Option<Map<String, Value>>) -> Result<T::Par
     Ok(params)
 }
 
+/// Typed `Params` → `T::validate` → `run` → the typed `Data`: how the server's own readers
+/// (resources, completions) call a tool, with the checks a client's call gets, and reading
+/// the answer by its fields, so that a renamed output field fails to compile there.
+pub async fn run<T: ZoteroTool>(
+    params: T::Params,
+    ctx: &ToolContext,
+) -> Result<T::Data, ToolError> {
+    T::validate(&params)?;
+    T::run(params, ctx).await
+}
+
 /// Arguments → checked `Params` → `run` → the `data` JSON. Nothing reaches Zotero before the
 /// arguments passed both checks.
 async fn call<T: ZoteroTool>(

@@ -23,6 +23,12 @@ impl MaxChars {
     pub const DEFAULT: u64 = 50_000;
     pub const MAX: u64 = 100_000;
 
+    /// `N` characters, checked against 1 to 100,000 when compiled.
+    pub const fn of<const N: u64>() -> Self {
+        const { assert!(N >= 1 && N <= MaxChars::MAX) };
+        Self(N)
+    }
+
     /// The page this asks for from `offset`. UTF-8 bytes are bounded too, at 1.5 per
     /// character asked for (75,000 by default): text of 2 to 4 bytes a character comes in
     /// shorter pages instead of answers two or three times the size.

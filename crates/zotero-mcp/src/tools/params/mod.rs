@@ -81,6 +81,12 @@ impl ObjectKey {
     }
 }
 
+impl From<zotero_api::ObjectKey> for ObjectKey {
+    fn from(k: zotero_api::ObjectKey) -> Self {
+        Self(k)
+    }
+}
+
 impl fmt::Display for ObjectKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -695,6 +701,12 @@ impl Limit {
     pub fn get(self) -> u32 {
         self.0
     }
+
+    /// `N` results, checked against 1 to 100 when compiled.
+    pub const fn of<const N: u64>() -> Self {
+        const { assert!(N >= 1 && N <= Limit::MAX as u64) };
+        Self(N as u32)
+    }
 }
 
 impl Default for Limit {
@@ -723,6 +735,12 @@ pub struct Start(u64);
 impl Start {
     pub fn get(self) -> u64 {
         self.0
+    }
+}
+
+impl From<u64> for Start {
+    fn from(n: u64) -> Self {
+        Self(n)
     }
 }
 

@@ -20,6 +20,12 @@ impl<const MIN: u64, const MAX: u64, const DEFAULT: u64> Count<MIN, MAX, DEFAULT
     pub fn get(self) -> u64 {
         self.0
     }
+
+    /// `N`, checked against `MIN..=MAX` when compiled.
+    pub const fn of<const N: u64>() -> Self {
+        const { assert!(N >= MIN && N <= MAX) };
+        Self(N)
+    }
 }
 
 impl<const MIN: u64, const MAX: u64, const DEFAULT: u64> Default for Count<MIN, MAX, DEFAULT> {
