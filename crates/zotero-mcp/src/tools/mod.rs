@@ -24,7 +24,6 @@ pub use collections::{
 pub use files::{attach_arxiv_pdf, get_item_fulltext, upload_attachment};
 pub use identify::add_by_identifier;
 pub use index::{search_database_status, semantic_search, update_search_database};
-use items::item_markdown;
 pub use items::{
     create_item, get_item, get_item_children, get_item_metadata, get_sort_values, list_items,
     list_libraries, search_items, trash_items, update_item,

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
+use crate::service::collections::refused;
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::tools::update_collection::refused;
 use zotero_api::collection_writes::Created;
 
 pub struct CreateCollection;

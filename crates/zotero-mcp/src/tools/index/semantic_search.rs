@@ -11,8 +11,9 @@ use serde_json::Value;
 use zotero_api::LibraryRef;
 use zotero_index::{Filters, Mode, SearchQuery};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
-use crate::service::index::{self as search_index, Freshness};
+use crate::mcp::envelope::ToolError;
+use crate::service::index::Freshness;
+use crate::service::search::{LibraryHit, Scope};
 use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
@@ -312,156 +313,75 @@ impl ZoteroTool for SemanticSearch {
         p: SemanticSearchParams,
         ctx: &ToolContext,
     ) -> Result<SemanticSearchData, ToolError> {
-        let dir = ctx.svc.search.dir()?.to_path_buf();
-        let peer = p.filters.map(|f| f.0).unwrap_or_default();
-        let mut tags: Vec<String> = p.tags.map(FilterTags::into_strings).unwrap_or(peer.tags);
+        let scope = match p.library {
+            Some(SearchLibrary::All) => Scope::All,
+            Some(SearchLibrary::One(l)) => Scope::One(l),
+            None => Scope::One(ctx.svc.default_library),
+        };
+        let mode = p.mode;
+        let found = ctx
+            .svc
+            .index_search(p.into_query(), scope, &ctx.cancel)
+            .await?;
+        Ok(SemanticSearchData {
+            results: found.hits.into_iter().map(HitOut::from).collect(),
+            mode,
+            semantic_used: found.semantic_used,
+            note: found.note,
+            index: found.index,
+        })
+    }
+}
+
+impl SemanticSearchParams {
+    /// The query for the index: the arguments of its own win over the peer `filters`.
+    fn into_query(self) -> SearchQuery {
+        let peer = self.filters.map(|f| f.0).unwrap_or_default();
+        let mut tags: Vec<String> = self.tags.map(FilterTags::into_strings).unwrap_or(peer.tags);
         tags.dedup();
-        let filters = Filters {
-            item_type: p.item_type.map(NonBlank::into_string).or(peer.item_type),
-            collection_key: p
+        let mut query = SearchQuery::new(self.query.as_str()).mode(self.mode.into());
+        query.filters = Filters {
+            item_type: self.item_type.map(NonBlank::into_string).or(peer.item_type),
+            collection_key: self
                 .collection_key
                 .map(|k| k.key().to_string())
                 .or(peer.collection_key),
             tags,
-            year_from: p.year_from.or(peer.year_from),
-            year_to: p.year_to.or(peer.year_to),
-            include_trashed: p.include_trashed,
+            year_from: self.year_from.or(peer.year_from),
+            year_to: self.year_to.or(peer.year_to),
+            include_trashed: self.include_trashed,
         };
-        let mut query = SearchQuery::new(p.query.as_str()).mode(p.mode.into());
-        query.filters = filters;
-        query.limit = usize::try_from(p.limit.get()).unwrap_or(10);
-        let libraries = match p.library {
-            Some(SearchLibrary::All) => {
-                let found = search_index::indexed_libraries(&dir);
-                if found.is_empty() {
-                    return Err(search_index::no_index(ctx.svc.default_library));
-                }
-                found
-            }
-            Some(SearchLibrary::One(l)) => vec![l],
-            None => vec![ctx.svc.default_library],
-        };
-        // The model is loaded (from the cache, never downloaded) only when meaning is asked.
-        let (encoder, model_note) = if matches!(p.mode, SearchMode::Keyword) {
-            (None, None)
-        } else {
-            match ctx.svc.search.encoder_for_search().await {
-                Ok(e) => (e, None),
-                Err(why) => (None, Some(why)),
-            }
-        };
-        if matches!(p.mode, SearchMode::Semantic) && encoder.is_none() {
-            return Err(ToolError::new(
-                ErrorCode::Validation,
-                format!(
-                    "mode semantic needs the sentence model, and there is none: {}; use mode \
-                     keyword or hybrid meanwhile",
-                    model_note.as_deref().unwrap_or(
-                        "ZOTERO_EMBEDDING_MODEL is none (set it to a model to search by meaning)"
-                    )
-                ),
-            )
-            .with_detail("field", "mode"));
-        }
-        // The libraries' versions now are asked while the index is searched, so that the
-        // round trip to Zotero adds nothing to the search's own time.
-        let versions: Vec<_> = libraries
-            .iter()
-            .map(|&lib| {
-                let (svc, cancel) = (ctx.svc.clone(), ctx.cancel.clone());
-                tokio::spawn(async move {
-                    search_index::current_version(&svc, lib, None, &cancel).await
+        query.limit = usize::try_from(self.limit.get()).unwrap_or(10);
+        query
+    }
+}
+
+impl From<LibraryHit> for HitOut {
+    fn from(LibraryHit { library, hit: h }: LibraryHit) -> Self {
+        HitOut {
+            zotero_url: zotero_api::ObjectKey::parse(&h.item_key)
+                .map(|k| library.zotero_url(&k))
+                .unwrap_or_default(),
+            item_key: h.item_key,
+            library: library.to_string(),
+            title: h.title,
+            creators: h.creators,
+            year: h.year,
+            item_type: h.item_type,
+            score: h.score,
+            keyword_rank: h.keyword_rank,
+            semantic_rank: h.semantic_rank,
+            matched: h.matched.iter().map(|m| m.as_str().to_string()).collect(),
+            passages: h
+                .passages
+                .into_iter()
+                .map(|ps| PassageOut {
+                    matched: ps.matched.as_str().to_string(),
+                    key: ps.doc_key,
+                    text: ps.text,
+                    fulltext_offset: ps.fulltext_offset,
                 })
-            })
-            .collect();
-        let searched = {
-            let dir = dir.clone();
-            let libraries = libraries.clone();
-            let vectors = ctx.svc.search.vector_cache().clone();
-            tokio::task::spawn_blocking(move || {
-                let mut out = Vec::new();
-                for lib in libraries {
-                    let Some(index) = search_index::open_existing(&dir, lib)
-                        .map_err(search_index::index_error)?
-                    else {
-                        return Err(search_index::no_index(lib));
-                    };
-                    let answer = index
-                        .search_cached(encoder.as_deref(), &query, &vectors)
-                        .map_err(search_index::index_error)?;
-                    // Not the whole status: counting its items takes as long as a search.
-                    let indexed = index.library_version().map_err(search_index::index_error)?;
-                    out.push((lib, answer, indexed));
-                }
-                Ok(out)
-            })
-            .await
-            .map_err(|e| {
-                ToolError::new(ErrorCode::Internal, format!("the search stopped: {e}"))
-            })??
-        };
-        let mut results = Vec::new();
-        let mut index = Vec::new();
-        let mut semantic_used = false;
-        let mut note = None;
-        for ((lib, answer, indexed), version) in searched.into_iter().zip(versions) {
-            semantic_used |= answer.semantic_used;
-            if note.is_none() {
-                note = match (&model_note, answer.semantic_used) {
-                    (Some(why), false) => {
-                        Some(format!("searched by words only, no sentence model: {why}"))
-                    }
-                    _ => answer.semantic_note.clone(),
-                };
-            }
-            let current = version.await.ok().flatten();
-            index.push(search_index::freshness_of(
-                lib,
-                indexed,
-                answer.coverage,
-                current,
-            ));
-            for h in answer.hits {
-                results.push(HitOut {
-                    zotero_url: zotero_api::ObjectKey::parse(&h.item_key)
-                        .map(|k| lib.zotero_url(&k))
-                        .unwrap_or_default(),
-                    item_key: h.item_key,
-                    library: lib.to_string(),
-                    title: h.title,
-                    creators: h.creators,
-                    year: h.year,
-                    item_type: h.item_type,
-                    score: (h.score * 10_000.0).round() / 10_000.0,
-                    keyword_rank: h.keyword_rank,
-                    semantic_rank: h.semantic_rank,
-                    matched: h.matched.iter().map(|m| m.as_str().to_string()).collect(),
-                    passages: h
-                        .passages
-                        .into_iter()
-                        .map(|ps| PassageOut {
-                            matched: ps.matched.as_str().to_string(),
-                            key: ps.doc_key,
-                            text: ps.text,
-                            fulltext_offset: ps.fulltext_offset,
-                        })
-                        .collect(),
-                });
-            }
+                .collect(),
         }
-        // Several libraries: their hits merged by score (each index's scores are on the
-        // same 0-1 scale), then cut to the limit.
-        results.sort_by(|a, b| b.score.total_cmp(&a.score));
-        results.truncate(usize::try_from(p.limit.get()).unwrap_or(10));
-        if semantic_used {
-            note = None;
-        }
-        Ok(SemanticSearchData {
-            results,
-            mode: p.mode,
-            semantic_used,
-            note,
-            index,
-        })
     }
 }
