@@ -28,7 +28,6 @@ pub use items::{
     create_item, get_item, get_item_children, get_item_metadata, get_sort_values, list_items,
     list_libraries, search_items, trash_items, update_item,
 };
-use notes::note_content;
 pub use notes::{create_note, get_annotations, get_notes, update_note};
 pub use support::{changes, confirm, output, parse, publish};
 pub use tags::{list_tags, manage_tags};

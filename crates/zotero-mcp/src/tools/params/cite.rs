@@ -10,7 +10,8 @@ use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use zotero_api::export::ExportFormat;
 
-use super::{quote, WholeNumber};
+use super::base::WholeNumber;
+use crate::text::quote;
 
 /// Where the ids of Zotero's citation styles are listed.
 pub const STYLES_URL: &str = "https://www.zotero.org/styles";

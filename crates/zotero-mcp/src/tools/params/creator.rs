@@ -1,6 +1,9 @@
 //! The seed's creator: `creator_type` and either `first_name` + `last_name` or `name`.
 
-use super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::base::{bounded, bounded_opt, limits};
 
 /// A creator in the seed's shape (`$defs/creator`): `creator_type` with `first_name` and
 /// `last_name`, or `name` alone. Which of the two forms is checked by [`Creator::check`], so a

@@ -11,7 +11,9 @@ use serde::Deserialize;
 use zotero_api::client::{FALLBACK_SORT, SORT_VALUES};
 use zotero_api::items::{Direction, ItemTypeFilter, QuickSearchMode};
 
-use super::{check_len, limits, quote, Start};
+use super::base::{check_len, limits};
+use super::paging::Start;
+use crate::text::quote;
 
 /// How the quick search matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]

@@ -9,7 +9,8 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use zotero_api::children::{ANNOTATION_COLORS, ANNOTATION_TYPES};
 
-use super::{quote, WholeNumber};
+use super::base::WholeNumber;
+use crate::text::quote;
 
 /// A whole number from `MIN` to `MAX`, `DEFAULT` unless given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
