@@ -14,6 +14,7 @@ use crate::tools::params::{
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_cite` tool.
 pub struct Cite;
 
 /// Items one call may cite. Zotero renders at most 150 items into one bibliography (more
@@ -48,6 +49,7 @@ pub enum CiteMode {
     Citation,
 }
 
+/// The arguments of `zotero_cite`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CiteParams {
@@ -81,6 +83,7 @@ pub struct CitationOut {
     pub citation: String,
 }
 
+/// What `zotero_cite` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CiteData {

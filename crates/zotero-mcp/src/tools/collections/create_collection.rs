@@ -10,8 +10,10 @@ use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::collection_writes::Created;
 
+/// The `zotero_create_collection` tool.
 pub struct CreateCollection;
 
+/// The arguments of `zotero_create_collection`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateCollectionParams {
@@ -47,6 +49,7 @@ pub enum CreateStatus {
     WouldCreate,
 }
 
+/// What `zotero_create_collection` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CreateCollectionData {

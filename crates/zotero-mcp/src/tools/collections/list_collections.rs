@@ -11,8 +11,10 @@ use crate::tools::params::{library, null_is_default, LibraryParam, Limit, Object
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::collection_tree::{CollectionScope, TreeNode, TREE_MAX};
 
+/// The `zotero_list_collections` tool.
 pub struct ListCollections;
 
+/// The arguments of `zotero_list_collections`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListCollectionsParams {
@@ -72,6 +74,7 @@ impl CollectionEntry {
     }
 }
 
+/// What `zotero_list_collections` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ListCollectionsData {

@@ -14,8 +14,10 @@ use zotero_api::collection_writes::CollectionChange;
 use zotero_api::edit::ObjectKind;
 use zotero_api::model::Collection;
 
+/// The `zotero_update_collection` tool.
 pub struct UpdateCollection;
 
+/// The arguments of `zotero_update_collection`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateCollectionParams {
@@ -72,6 +74,7 @@ impl From<&Collection> for Subcollection {
     }
 }
 
+/// What `zotero_update_collection` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct UpdateCollectionData {

@@ -12,6 +12,7 @@ use crate::mcp::envelope::ToolError;
 use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_item_fulltext` tool.
 pub struct GetItemFulltext;
 
 /// How many characters one page holds: 1 to 100,000, 50,000 unless given.
@@ -70,6 +71,7 @@ impl JsonSchema for MaxChars {
     }
 }
 
+/// The arguments of `zotero_get_item_fulltext`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemFulltextParams {
@@ -177,6 +179,7 @@ impl From<Section> for FulltextSection {
     }
 }
 
+/// What `zotero_get_item_fulltext` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetItemFulltextData {

@@ -11,11 +11,13 @@ use crate::tools::add_item_to_collection::collection_target;
 use crate::tools::params::{library, limits, LibraryParam, List, NonBlank, ObjectKey, Tags, Text};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_add_by_identifier` tool.
 pub struct AddByIdentifier;
 
 /// The most identifiers one call takes.
 pub const MAX_IDENTIFIERS: usize = 20;
 
+/// The arguments of `zotero_add_by_identifier`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddByIdentifierParams {
@@ -118,6 +120,7 @@ pub struct IdentifierResult {
     pub zotero_url: Option<String>,
 }
 
+/// What `zotero_add_by_identifier` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AddByIdentifierData {

@@ -10,8 +10,10 @@ use crate::service::index::{self as search_index, BUILD_COMMAND};
 use crate::tools::semantic_search::SearchLibrary;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_search_database_status` tool.
 pub struct SearchDatabaseStatus;
 
+/// The arguments of `zotero_get_search_database_status`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchDatabaseStatusParams {
@@ -20,6 +22,7 @@ pub struct SearchDatabaseStatusParams {
     pub library: Option<SearchLibrary>,
 }
 
+/// What `zotero_get_search_database_status` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SearchDatabaseStatusData {

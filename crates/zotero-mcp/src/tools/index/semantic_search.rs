@@ -17,6 +17,7 @@ use crate::service::search::{LibraryHit, Scope};
 use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_semantic_search` tool.
 pub struct SemanticSearch;
 
 /// Longest query (characters).
@@ -170,6 +171,7 @@ impl JsonSchema for FiltersArg {
     }
 }
 
+/// The arguments of `zotero_semantic_search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SemanticSearchParams {
@@ -202,19 +204,20 @@ pub struct SemanticSearchParams {
     pub filters: Option<FiltersArg>,
 }
 
+/// What `zotero_semantic_search` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SemanticSearchData {
-    // Best first, one per item
+    /// Best first, one per item
     pub results: Vec<HitOut>,
-    // The ranking used
+    /// The ranking used
     pub mode: SearchMode,
-    // Whether meaning (vectors) took part in the ranking
+    /// Whether meaning (vectors) took part in the ranking
     pub semantic_used: bool,
     /// Why the search was by words only, when it was
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    // How fresh each library's index is and how much of it has vectors
+    /// How fresh each library's index is and how much of it has vectors
     pub index: Vec<Freshness>,
 }
 

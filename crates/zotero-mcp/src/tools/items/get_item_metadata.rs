@@ -19,6 +19,7 @@ pub use crate::tools::items::metadata::{ItemCollection, ItemMetadata, TypedTag};
 use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_item_metadata` tool.
 pub struct GetItemMetadata;
 
 /// The most bytes of a BibTeX export an answer carries.
@@ -37,6 +38,7 @@ pub enum MetadataFormat {
     Bibtex,
 }
 
+/// The arguments of `zotero_get_item_metadata`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemMetadataParams {
@@ -62,6 +64,7 @@ fn true_unless_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::
     Ok(Option::<bool>::deserialize(d)?.unwrap_or(true))
 }
 
+/// What `zotero_get_item_metadata` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetItemMetadataData {

@@ -14,8 +14,10 @@ use crate::tools::params::{
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{ObjectKind, SetEdit};
 
+/// The `zotero_update_item` tool.
 pub struct UpdateItem;
 
+/// The arguments of `zotero_update_item`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateItemParams {
@@ -58,6 +60,7 @@ pub struct UpdateItemParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_update_item` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct UpdateItemData {

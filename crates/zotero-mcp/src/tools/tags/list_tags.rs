@@ -14,6 +14,7 @@ use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::items::{Direction, ItemFilter};
 use zotero_api::tags::{TagEntry, TagListing, TagSort};
 
+/// The `zotero_list_tags` tool.
 pub struct ListTags;
 
 /// How tags are ordered.
@@ -25,6 +26,7 @@ pub enum TagOrder {
     Count,
 }
 
+/// The arguments of `zotero_list_tags`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListTagsParams {
@@ -82,6 +84,7 @@ impl From<TagEntry> for Tag {
     }
 }
 
+/// What `zotero_list_tags` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ListTagsData {
