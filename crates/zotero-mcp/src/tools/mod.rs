@@ -4,6 +4,8 @@
 //! `tools!` lists every tool once, so a tool cannot be listed but not callable (or the
 //! reverse).
 
+#![deny(missing_docs)]
+
 pub mod cite;
 pub mod collections;
 pub mod files;
@@ -90,6 +92,7 @@ macro_rules! tools {
     ($($variant:ident => $tool:ty,)+) => {
         /// Every tool, so that dispatch is checked by the compiler.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[allow(missing_docs)] // One variant per tool of the table, named as its type.
         pub enum ToolName {
             $($variant,)+
         }
@@ -98,30 +101,35 @@ macro_rules! tools {
             /// In the seed's order, which is the order of `tools/list`.
             pub const ALL: &'static [ToolName] = &[$(ToolName::$variant,)+];
 
+            /// The name clients call it by.
             pub fn name(self) -> &'static str {
                 match self {
                     $(ToolName::$variant => <$tool as ZoteroTool>::NAME,)+
                 }
             }
 
+            /// The set `ZOTERO_TOOLSETS` picks it by.
             pub fn set(self) -> ToolSet {
                 match self {
                     $(ToolName::$variant => <$tool as ZoteroTool>::SET,)+
                 }
             }
 
+            /// What it may do, as MCP annotations.
             pub fn hints(self) -> Hints {
                 match self {
                     $(ToolName::$variant => <$tool as ZoteroTool>::HINTS,)+
                 }
             }
 
+            /// The tool as `tools/list` publishes it.
             pub fn definition(self) -> Definition {
                 match self {
                     $(ToolName::$variant => definition::<$tool>(),)+
                 }
             }
 
+            /// Calls it with a client's arguments and answers its `data` as JSON.
             pub async fn call(
                 self,
                 ctx: &ToolContext,
@@ -169,6 +177,7 @@ tools! {
 }
 
 impl ToolName {
+    /// The tool called `name`, if there is one.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|t| t.name() == name)
     }

@@ -28,6 +28,8 @@ const MAX_CITATION_BYTES: usize = 1_200;
 /// How the citations are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum CiteFormat {
     // Plain text, one entry a line
     #[default]
@@ -41,6 +43,8 @@ pub enum CiteFormat {
 /// What is made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum CiteMode {
     // A reference list of the items, sorted or numbered as the style says
     #[default]
@@ -92,7 +96,9 @@ pub struct CiteData {
     /// The locale asked for; absent when Zotero's default was used
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locale: Option<String>,
+    /// The format asked for
     pub format: CiteFormat,
+    /// bibliography or citation, as asked
     pub mode: CiteMode,
     /// The bibliography (mode bibliography)
     #[serde(skip_serializing_if = "Option::is_none")]

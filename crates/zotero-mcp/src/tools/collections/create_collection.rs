@@ -33,7 +33,9 @@ pub struct CreateCollectionParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct TrashedNamesake {
+    /// 8-character key
     pub collection_key: String,
+    /// Name
     pub name: String,
 }
 
@@ -55,6 +57,7 @@ pub enum CreateStatus {
 pub struct CreateCollectionData {
     /// true: nothing was written
     pub dry_run: bool,
+    /// created, or already_exists
     pub status: CreateStatus,
     /// This call created the collection
     pub created: bool,

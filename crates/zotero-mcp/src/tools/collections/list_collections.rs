@@ -40,6 +40,7 @@ pub struct ListCollectionsParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CollectionEntry {
+    /// The collection (its fields inline)
     #[serde(flatten)]
     pub collection: Collection,
     /// tree only: the subcollections, each shaped like this one; absent for none

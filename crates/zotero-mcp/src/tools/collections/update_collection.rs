@@ -53,7 +53,9 @@ impl UpdateCollectionParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Subcollection {
+    /// 8-character key
     pub collection_key: String,
+    /// Name
     pub name: String,
     /// The collection it was in
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -80,6 +82,7 @@ impl From<&Collection> for Subcollection {
 pub struct UpdateCollectionData {
     /// true: nothing was written
     pub dry_run: bool,
+    /// The collection asked for
     pub collection_key: String,
     /// Rename or move: the outcome (status, new version, each field before → after)
     #[serde(skip_serializing_if = "Option::is_none")]

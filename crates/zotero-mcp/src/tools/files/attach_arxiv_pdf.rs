@@ -34,6 +34,7 @@ pub struct AttachArxivPdfParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AttachArxivPdfData {
+    /// The attachment made (or found already there)
     #[serde(flatten)]
     pub attached: Attached,
     /// The id as fetched (with its version when one was given)

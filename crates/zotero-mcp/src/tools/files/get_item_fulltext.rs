@@ -21,7 +21,9 @@ pub struct GetItemFulltext;
 pub struct MaxChars(u64);
 
 impl MaxChars {
+    /// Characters of a page unless given.
     pub const DEFAULT: u64 = 50_000;
+    /// The most characters a page may hold.
     pub const MAX: u64 = 100_000;
 
     /// `N` characters, checked against 1 to 100,000 when compiled.
@@ -92,6 +94,8 @@ pub struct GetItemFulltextParams {
 /// What kind of document an attachment is.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum Kind {
     Pdf,
     Epub,
@@ -142,6 +146,7 @@ impl From<TextSource> for Source {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct FulltextSection {
+    /// The attachment the text is from
     #[serde(flatten)]
     pub source: Source,
     /// Where its part (header, then text) starts in the whole text, in characters

@@ -67,6 +67,8 @@ pub enum Status {
 /// What happened to the PDF.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum Pdf {
     Attached,
     AlreadyAttached,
@@ -78,6 +80,7 @@ pub enum Pdf {
     Failed,
 }
 
+/// What became of one identifier.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct IdentifierResult {
@@ -86,6 +89,7 @@ pub struct IdentifierResult {
     /// doi, arxiv, isbn, pmid or pmcid, when recognised
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<&'static str>,
+    /// What happened to it
     pub status: Status,
     /// The item created, found or shared
     #[serde(skip_serializing_if = "Option::is_none")]

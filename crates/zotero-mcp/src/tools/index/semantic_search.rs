@@ -25,6 +25,8 @@ pub const QUERY_CHARS: usize = 1_000;
 
 /// `all`, or one library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum SearchLibrary {
     All,
     One(LibraryRef),
@@ -60,6 +62,8 @@ impl JsonSchema for SearchLibrary {
 /// Ranking: words and meaning fused, meaning only, or words only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum SearchMode {
     #[default]
     Hybrid,
@@ -225,14 +229,18 @@ pub struct SemanticSearchData {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct HitOut {
+    /// 8-character key
     pub item_key: String,
     /// user or group:<id>
     pub library: String,
+    /// Title
     pub title: String,
     /// Creators, "Last, First; …"
     pub creators: String,
+    /// Year of publication
     #[serde(skip_serializing_if = "Option::is_none")]
     pub year: Option<i32>,
+    /// Zotero item type
     pub item_type: String,
     /// 0 to 1 (1: first by every signal used)
     #[schemars(schema_with = "crate::service::index::number_schema")]
@@ -247,6 +255,7 @@ pub struct HitOut {
     pub matched: Vec<String>,
     /// Up to three matching passages (at most 400 characters each)
     pub passages: Vec<PassageOut>,
+    /// Opens the item in the Zotero app: zotero://select/…
     pub zotero_url: String,
 }
 
@@ -259,6 +268,7 @@ pub struct PassageOut {
     /// The object it is from: the item, a note, an annotation, or for full text the
     /// attachment
     pub key: String,
+    /// The passage (at most 400 characters)
     pub text: String,
     /// For full text: pass key as item_key and this as offset to zotero_get_item_fulltext
     /// to read on from here

@@ -28,6 +28,8 @@ pub const MAX_BIBTEX_BYTES: usize = 60_000;
 /// How the item is answered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum MetadataFormat {
     // Every field as structured data (default)
     #[default]
@@ -68,7 +70,9 @@ fn true_unless_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetItemMetadataData {
+    /// json, markdown or bibtex, as asked
     pub format: MetadataFormat,
+    /// The item asked for
     pub item_key: String,
     /// Opens the item in the Zotero app: zotero://select/…
     pub zotero_url: String,

@@ -19,6 +19,7 @@ pub struct LibrariesData {
     pub libraries: Vec<LibraryEntry>,
 }
 
+/// One library the key can read.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct LibraryEntry {

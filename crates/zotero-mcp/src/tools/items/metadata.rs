@@ -20,8 +20,11 @@ pub const MAX_FIELDS_BYTES: usize = 50_000;
 /// The most bytes of the whole item (fields, creators, tags, collections, relations), so
 /// that an answer stays well under 100 KB whatever the item holds; lists are cut to fit.
 pub const MAX_ITEM_BYTES: usize = 70_000;
+/// Creators an answer carries, at most.
 pub const MAX_CREATORS: usize = 100;
+/// Tags an answer carries, at most.
 pub const MAX_TAGS: usize = 200;
+/// Collections an answer carries, at most.
 pub const MAX_COLLECTIONS: usize = 50;
 /// Relations kept per predicate.
 pub const MAX_RELATIONS: usize = 50;
@@ -45,6 +48,7 @@ const STRUCTURAL: &[&str] = &[
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct TypedTag {
+    /// Tag name
     pub tag: String,
     /// 0: added by a person; 1: added automatically (imported with the item)
     #[serde(rename = "type")]
@@ -55,6 +59,7 @@ pub struct TypedTag {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ItemCollection {
+    /// 8-character key
     pub collection_key: String,
     /// Absent when it could not be read (beyond the first 10, or deleted)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -65,16 +70,23 @@ pub struct ItemCollection {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ItemMetadata {
+    /// 8-character key
     pub item_key: String,
+    /// Zotero item type
     pub item_type: String,
+    /// Version; grows with every change
     pub version: u64,
+    /// Title (or a type's own title field, e.g. caseName)
     pub title: String,
     /// Every field that has a value, by its Zotero name (title, date, publicationTitle, DOI, abstractNote, …)
     pub fields: BTreeMap<String, String>,
+    /// Authors, editors, …
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub creators: Vec<Creator>,
+    /// Tags with their types
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<TypedTag>,
+    /// Collections it is in
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub collections: Vec<ItemCollection>,
     /// Related items and other links by predicate (dc:relation, owl:sameAs, …)
@@ -83,8 +95,10 @@ pub struct ItemMetadata {
     /// The parent of a note, attachment or annotation
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_item_key: Option<String>,
+    /// When it was added (ISO 8601)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date_added: Option<String>,
+    /// When it was last changed (ISO 8601)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date_modified: Option<String>,
     /// The date as Zotero reads it (YYYY, YYYY-MM or YYYY-MM-DD)

@@ -152,9 +152,11 @@ pub type FieldText = Text<{ limits::FIELD_BYTES }, true>;
 pub type FieldValue = NonBlank<{ limits::FIELD_BYTES }, true>;
 
 impl<const MAX: usize, const BYTES: bool> Text<MAX, BYTES> {
+    /// The text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+    /// The text, owned.
     pub fn into_string(self) -> String {
         self.0
     }
@@ -173,9 +175,11 @@ impl<const MAX: usize, const BYTES: bool> From<NonBlank<MAX, BYTES>> for String 
 }
 
 impl<const MAX: usize, const BYTES: bool> NonBlank<MAX, BYTES> {
+    /// The text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+    /// The text, owned.
     pub fn into_string(self) -> String {
         self.0
     }
@@ -236,6 +240,7 @@ impl<const MAX: usize, const BYTES: bool> JsonSchema for NonBlank<MAX, BYTES> {
 pub struct Base64(String);
 
 impl Base64 {
+    /// The base64 text.
     pub fn into_string(self) -> String {
         self.0
     }
@@ -320,9 +325,11 @@ impl Visitor<'_> for WholeNumber {
 pub struct FieldMap(Vec<(String, String)>);
 
 impl FieldMap {
+    /// The fields and values, in the order given.
     pub fn entries(&self) -> &[(String, String)] {
         &self.0
     }
+    /// No field given.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -29,12 +29,14 @@ fn key_text<S: serde::Serializer>(k: &zotero_api::ObjectKey, s: S) -> Result<S::
 }
 
 impl ObjectKey {
+    /// The key, or what it must be.
     pub fn parse(key: &str) -> Result<Self, String> {
         zotero_api::ObjectKey::parse(key)
             .map(Self)
             .map_err(|e| format!("must be {e}"))
     }
 
+    /// The key as text.
     pub fn as_str(&self) -> &str {
         self.0.as_str()
     }

@@ -16,7 +16,9 @@ use crate::text::quote;
 pub struct Limit(u32);
 
 impl Limit {
+    /// The most results one page may hold.
     pub const MAX: u32 = 100;
+    /// The number.
     pub fn get(self) -> u32 {
         self.0
     }
@@ -52,6 +54,7 @@ inline_schema!(Limit, "Limit", { "type": "integer", "minimum": 1, "maximum": 100
 pub struct Start(u64);
 
 impl Start {
+    /// The number.
     pub fn get(self) -> u64 {
         self.0
     }
@@ -85,6 +88,7 @@ inline_schema!(Start, "Start", { "type": "integer", "minimum": 0 });
 pub struct SortKey(String);
 
 impl SortKey {
+    /// The key as text.
     pub fn into_string(self) -> String {
         self.0
     }

@@ -22,9 +22,11 @@ use crate::text::quote;
 pub struct Tag(String);
 
 impl Tag {
+    /// The tag.
     pub fn as_str(&self) -> &str {
         &self.0
     }
+    /// The tag, owned.
     pub fn into_string(self) -> String {
         self.0
     }
@@ -69,18 +71,21 @@ pub struct ExcludeTags(Vec<Tag>);
 pub struct Tags(Vec<Tag>);
 
 impl FilterTags {
+    /// The tags as text.
     pub fn into_strings(self) -> Vec<String> {
         self.0.into_iter().map(Tag::into_string).collect()
     }
 }
 
 impl ExcludeTags {
+    /// The tags as text.
     pub fn into_strings(self) -> Vec<String> {
         self.0.into_iter().map(Tag::into_string).collect()
     }
 }
 
 impl Tags {
+    /// The tags as text.
     pub fn into_strings(self) -> Vec<String> {
         self.0.into_iter().map(Tag::into_string).collect()
     }

@@ -20,6 +20,8 @@ pub struct ListTags;
 /// How tags are ordered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum TagOrder {
     #[default]
     Name,

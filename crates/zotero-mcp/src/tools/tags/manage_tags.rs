@@ -54,6 +54,7 @@ pub struct ManageTagsParams {
 pub struct ManageTagsData {
     /// The tag
     pub tag: String,
+    /// The action taken, as asked
     pub action: TagAction,
     /// rename: the new name
     #[serde(skip_serializing_if = "Option::is_none")]
