@@ -6,13 +6,30 @@
 
 use rmcp::model::{ListResourcesResult, ReadResourceResult, Resource, ResourceContents};
 use rmcp::model::{ResourceTemplate, Role};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{json, Value};
 use zotero_api::{LibraryRef, ObjectKey};
 
-use crate::mcp::envelope::ToolError;
+use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::notes::markdown::{close_open_fence, cut_chars, escape_lines, escape_text, link_to};
-use crate::tools::params::{quote, COMMON_STYLES, STYLES_URL};
-use crate::tools::{ToolContext, ToolName};
+use crate::tools::collections::list_collections::{ListCollections, ListCollectionsParams};
+use crate::tools::files::get_item_fulltext::{
+    GetItemFulltext, GetItemFulltextData, GetItemFulltextParams, MaxChars,
+};
+use crate::tools::items::get_item_metadata::{
+    GetItemMetadata, GetItemMetadataParams, MetadataFormat,
+};
+use crate::tools::items::list_items::{ListItems, ListItemsParams};
+use crate::tools::notes::get_annotations::{
+    GetAnnotations, GetAnnotationsData, GetAnnotationsParams,
+};
+use crate::tools::notes::get_notes::{GetNotes, GetNotesData, GetNotesParams};
+use crate::tools::output::Item;
+use crate::tools::params::{
+    quote, ItemSort, LibraryParam, Limit, NoteChars, NoteLimit, ObjectKey as ObjectKeyParam,
+    SortDirection, Start, COMMON_STYLES, STYLES_URL,
+};
+use crate::tools::{self, ToolContext};
 
 pub const JSON: &str = "application/json";
 pub const TEXT: &str = "text/plain";
@@ -223,120 +240,144 @@ fn styles_resource() -> Resource {
         .with_mime_type(JSON)
 }
 
-fn args(v: Value) -> Option<Map<String, Value>> {
-    match v {
-        Value::Object(m) => Some(m),
-        _ => None,
-    }
-}
-
-fn to_json(v: &Value) -> String {
-    serde_json::to_string_pretty(v).unwrap_or_default()
-}
-
 fn contents(uri: &str, mime: &str, text: String) -> ReadResourceResult {
     ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)])
 }
 
-/// `data` with a `read_on` saying how to go on when the tool's page has a next one.
-fn with_read_on(mut data: Value, read_on: impl FnOnce(u64) -> String) -> Value {
-    if let Some(next) = data.get("next_start").and_then(Value::as_u64) {
-        if let Value::Object(m) = &mut data {
-            m.insert("read_on".into(), Value::from(read_on(next)));
-        }
+/// A tool's answer as pretty JSON, as the tool's `data` (keys in the order a call's answer
+/// has them), with a `read_on` when it has one.
+fn json_text<T: Serialize>(data: &T, read_on: Option<String>) -> Result<String, ToolError> {
+    let mut value = serde_json::to_value(data).map_err(|e| {
+        ToolError::new(
+            ErrorCode::Internal,
+            format!("a resource could not write its answer: {e}"),
+        )
+    })?;
+    if let (Some(read_on), Value::Object(m)) = (read_on, &mut value) {
+        m.insert("read_on".into(), Value::from(read_on));
     }
-    data
+    Ok(serde_json::to_string_pretty(&value).unwrap_or_default())
 }
 
 /// Reads the resource at `raw`.
 pub async fn read(raw: &str, ctx: &ToolContext) -> Result<ReadResourceResult, ToolError> {
     let (library, view, key) = match Uri::parse(raw)? {
         Uri::Styles => {
-            let text = to_json(&json!({
-                "styles": COMMON_STYLES,
-                "default": "apa",
-                "note": format!("zotero_cite takes any style id of {STYLES_URL}, these and thousands more"),
-            }));
+            let text = json_text(
+                &json!({
+                    "styles": COMMON_STYLES,
+                    "default": "apa",
+                    "note": format!("zotero_cite takes any style id of {STYLES_URL}, these and thousands more"),
+                }),
+                None,
+            )?;
             return Ok(contents(raw, JSON, text));
         }
         Uri::Object { library, view, key } => (library, view, key),
     };
     let lib = library.to_string();
-    let k = key.as_str();
+    let k = key.as_str().to_string();
+    let item_key = ObjectKeyParam::from(key);
+    let in_library = Some(LibraryParam(library));
     let text = match view {
         View::Item => {
-            let data = ToolName::GetItemMetadata
-                .call(ctx, args(json!({"item_key": k, "library": lib})))
-                .await?;
-            to_json(&data)
+            let params = GetItemMetadataParams {
+                item_key,
+                format: MetadataFormat::default(),
+                include_abstract: true,
+                library: in_library,
+            };
+            json_text(&tools::run::<GetItemMetadata>(params, ctx).await?, None)?
         }
         View::FullText => {
-            let data = ToolName::GetItemFulltext
-                .call(
-                    ctx,
-                    args(json!({"item_key": k, "library": lib, "max_chars": FULLTEXT_CHARS})),
-                )
-                .await?;
-            fulltext_text(&data, k, &lib)
+            let params = GetItemFulltextParams {
+                item_key,
+                offset: Start::default(),
+                max_chars: MaxChars::of::<FULLTEXT_CHARS>(),
+                library: in_library,
+            };
+            let data = tools::run::<GetItemFulltext>(params, ctx).await?;
+            fulltext_text(&data, &k, &lib)
         }
         View::Notes => {
-            let data = ToolName::GetNotes
-                .call(
-                    ctx,
-                    args(json!({
-                        "item_key": k, "library": lib, "limit": NOTES, "max_chars": NOTE_CHARS
-                    })),
-                )
-                .await?;
-            notes_markdown(&data, k, &lib)
+            let params = GetNotesParams {
+                item_key,
+                limit: NoteLimit::of::<NOTES>(),
+                start: Start::default(),
+                max_chars: NoteChars::of::<NOTE_CHARS>(),
+                offset: Start::default(),
+                library: in_library,
+            };
+            let data = tools::run::<GetNotes>(params, ctx).await?;
+            notes_markdown(&data, &k, &lib)
         }
         View::AnnotationsMarkdown | View::AnnotationsJson => {
-            let data = ToolName::GetAnnotations
-                .call(
-                    ctx,
-                    args(json!({"item_key": k, "library": lib, "limit": ANNOTATIONS})),
-                )
-                .await?;
+            let params = GetAnnotationsParams {
+                item_key,
+                types: Default::default(),
+                colors: Default::default(),
+                tags: Default::default(),
+                limit: Limit::of::<ANNOTATIONS>(),
+                start: Start::default(),
+                max_chars: Default::default(),
+                library: in_library,
+            };
+            let data = tools::run::<GetAnnotations>(params, ctx).await?;
             if view == View::AnnotationsJson {
-                to_json(&with_read_on(data, |next| {
+                let read_on = data.next_start.map(|next| {
                     format!(
                         "the first {ANNOTATIONS} annotations; zotero_get_annotations with \
                          item_key {k}, library {lib} and start {next} reads on"
                     )
-                }))
+                });
+                json_text(&data, read_on)?
             } else {
-                annotations_markdown(&data, k, &lib)
+                annotations_markdown(&data, &k, &lib)
             }
         }
         View::Collection => {
-            let data = ToolName::ListItems
-                .call(
-                    ctx,
-                    args(json!({
-                        "collection_key": k, "library": lib, "limit": COLLECTION_ITEMS
-                    })),
-                )
-                .await?;
-            to_json(&with_read_on(data, |next| {
+            let params = ListItemsParams {
+                collection_key: Some(item_key),
+                limit: Limit::of::<COLLECTION_ITEMS>(),
+                library: in_library,
+                ..list_items_params()
+            };
+            let data = tools::run::<ListItems>(params, ctx).await?;
+            let read_on = data.next_start.map(|next| {
                 format!(
                     "the first {COLLECTION_ITEMS} items; zotero_list_items with collection_key \
                      {k}, library {lib} and start {next} reads on"
                 )
-            }))
+            });
+            json_text(&data, read_on)?
         }
     };
     Ok(contents(raw, view.mime_type(), text))
 }
 
-fn str_of<'a>(v: &'a Value, field: &str) -> &'a str {
-    v.get(field).and_then(Value::as_str).unwrap_or_default()
+/// `zotero_list_items`'s parameters when none is given.
+fn list_items_params() -> ListItemsParams {
+    ListItemsParams {
+        collection_key: None,
+        tags: None,
+        exclude_tags: None,
+        item_type: None,
+        since: None,
+        trashed: None,
+        top_only: None,
+        sort: ItemSort::default(),
+        direction: None,
+        limit: Limit::default(),
+        start: Start::default(),
+        library: None,
+    }
 }
 
 /// The full text's first page, and how to read on when there is more.
-fn fulltext_text(data: &Value, key: &str, lib: &str) -> String {
-    let mut text = str_of(data, "text").to_string();
-    if let Some(next) = data.get("next_offset").and_then(Value::as_u64) {
-        let total = data.get("total_chars").and_then(Value::as_u64).unwrap_or(0);
+fn fulltext_text(data: &GetItemFulltextData, key: &str, lib: &str) -> String {
+    let mut text = data.text.clone();
+    if let Some(next) = data.next_offset {
+        let total = data.total_chars;
         text.push_str(&format!(
             "\n\n[Cut here: this is the first {next} of {total} characters. Read on with \
              zotero_get_item_fulltext {{\"item_key\": \"{key}\", \"library\": \"{lib}\", \
@@ -347,38 +388,33 @@ fn fulltext_text(data: &Value, key: &str, lib: &str) -> String {
 }
 
 /// The notes as one Markdown document, bounded as a whole.
-fn notes_markdown(data: &Value, key: &str, lib: &str) -> String {
-    let notes = data
-        .get("notes")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let total = data.get("total").and_then(Value::as_u64).unwrap_or(0);
+fn notes_markdown(data: &GetNotesData, key: &str, lib: &str) -> String {
+    let total = data.total;
     let mut out = format!("# Notes of {key}\n\n");
-    if notes.is_empty() {
+    if data.notes.is_empty() {
         out.push_str("No notes.\n");
         return out;
     }
     let mut shown = 0u64;
-    for n in &notes {
+    for n in &data.notes {
         // The title is the note's first line as plain text, decoded: a note can start with
         // anything, `[x](javascript:…)` or `&lt;img onerror=…&gt;` included.
-        let mut part = format!("## {}\n\n", escape_text(str_of(n, "title")));
-        let mut meta = vec![link_to("Open in Zotero", str_of(n, "zotero_url"))];
-        if let Some(d) = n.get("date_modified").and_then(Value::as_str) {
+        let mut part = format!("## {}\n\n", escape_text(&n.title));
+        let mut meta = vec![link_to("Open in Zotero", &n.zotero_url)];
+        if let Some(d) = &n.date_modified {
             meta.push(format!("modified {}", escape_text(d)));
         }
-        meta.extend(tags_line(n));
+        meta.extend(tags_line(&n.tags));
         part.push_str(&format!("{}\n\n", meta.join(" · ")));
         // A note cut inside its code must not make the next notes code too.
-        part.push_str(&close_open_fence(str_of(n, "markdown").trim_end()));
+        part.push_str(&close_open_fence(n.markdown.trim_end()));
         part.push_str("\n\n");
-        if let Some(next) = n.get("next_offset").and_then(Value::as_u64) {
+        if let Some(next) = n.next_offset {
             part.push_str(&format!(
                 "_\\[Cut at {next} of {} characters: zotero_get_notes with item_key {}, \
                  library {lib} and offset {next} reads on.\\]_\n\n",
-                n.get("total_chars").and_then(Value::as_u64).unwrap_or(0),
-                escape_text(str_of(n, "note_key")),
+                n.total_chars,
+                escape_text(&n.note_key),
             ));
         }
         part.push_str("---\n\n");
@@ -398,14 +434,8 @@ fn notes_markdown(data: &Value, key: &str, lib: &str) -> String {
 }
 
 /// "tags: a, b" of a note or annotation, each tag escaped; nothing without tags.
-fn tags_line(v: &Value) -> Option<String> {
-    let tags: Vec<String> = v
-        .get("tags")
-        .and_then(Value::as_array)?
-        .iter()
-        .filter_map(Value::as_str)
-        .map(escape_text)
-        .collect();
+fn tags_line(tags: &[String]) -> Option<String> {
+    let tags: Vec<String> = tags.iter().map(|t| escape_text(t)).collect();
     (!tags.is_empty()).then(|| format!("tags: {}", tags.join(", ")))
 }
 
@@ -418,67 +448,60 @@ fn capitalized(s: &str) -> String {
 }
 
 /// The annotations as Markdown, in reading order.
-fn annotations_markdown(data: &Value, key: &str, lib: &str) -> String {
-    let list = data
-        .get("annotations")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let total = data.get("total").and_then(Value::as_u64).unwrap_or(0);
+fn annotations_markdown(data: &GetAnnotationsData, key: &str, lib: &str) -> String {
+    let list = &data.annotations;
+    let total = data.total;
     let mut out = format!("# Annotations of {key}\n\n");
     if list.is_empty() {
         out.push_str("No annotations.\n");
         return out;
     }
     let mut attachment = "";
-    for a in &list {
-        let on = str_of(a, "attachment_key");
+    for a in list {
+        let on = a.attachment_key.as_str();
         if on != attachment {
             out.push_str(&format!("## On attachment {}\n\n", escape_text(on)));
             attachment = on;
         }
-        let mut head = vec![capitalized(str_of(a, "type"))];
-        if let Some(p) = a.get("page_label").and_then(Value::as_str) {
+        let mut head = vec![capitalized(&a.annotation_type)];
+        if let Some(p) = &a.page_label {
             head.push(format!("p. {p}"));
         }
-        match (
-            a.get("color_name").and_then(Value::as_str),
-            a.get("color").and_then(Value::as_str),
-        ) {
-            (Some(name), _) => head.push(name.to_string()),
-            (None, Some(hex)) => head.push(hex.to_string()),
+        match (&a.color_name, &a.color) {
+            (Some(name), _) => head.push(name.clone()),
+            (None, Some(hex)) => head.push(hex.clone()),
             _ => {}
         }
         out.push_str(&format!(
             "### {} \\[{}\\]\n\n",
             escape_text(&head.join(" · ")),
-            escape_text(str_of(a, "annotation_key"))
+            escape_text(&a.annotation_key)
         ));
-        if let Some(t) = a.get("text").and_then(Value::as_str) {
+        if let Some(t) = &a.text {
             let quoted = escape_lines(t, "> ");
             if !quoted.is_empty() {
                 out.push_str(&format!("{quoted}\n"));
             }
         }
-        if let Some(c) = a.get("comment").and_then(Value::as_str) {
+        if let Some(c) = &a.comment {
             let comment = escape_lines(c, "");
             if !comment.is_empty() {
                 out.push_str(&format!("{comment}\n"));
             }
         }
         let mut meta = Vec::new();
-        if a.get("truncated").and_then(Value::as_bool) == Some(true) {
+        if a.truncated {
             meta.push("cut at 1,000 characters (zotero_get_annotations max_chars)".to_string());
         }
-        meta.extend(tags_line(a));
-        if let Some(u) = a.get("zotero_url").and_then(Value::as_str) {
+        meta.extend(tags_line(&a.tags));
+        if let Some(u) = &a.zotero_url {
             meta.push(link_to("Open in Zotero", u));
         }
         if !meta.is_empty() {
             out.push_str(&format!("{}\n\n", meta.join(" · ")));
         }
     }
-    if let Some(next) = data.get("next_start").and_then(Value::as_u64) {
+    if let Some(next) = data.next_start {
         out.push_str(&format!(
             "_\\[{} of {total} annotations shown: zotero_get_annotations with item_key {key}, \
              library {lib} and start {next} reads on.\\]_\n",
@@ -507,27 +530,22 @@ pub async fn list(
         })?,
     };
     let library = ctx.svc.default_library;
-    let data = ToolName::ListItems
-        .call(
-            ctx,
-            args(json!({
-                "library": library.to_string(), "limit": LIST_PAGE, "start": start,
-                "sort": "dateModified", "direction": "desc"
-            })),
-        )
-        .await?;
+    let params = ListItemsParams {
+        library: Some(LibraryParam(library)),
+        limit: Limit::of::<LIST_PAGE>(),
+        start: Start::from(start),
+        sort: ItemSort::default(),
+        direction: Some(SortDirection::Desc),
+        ..list_items_params()
+    };
+    let data = tools::run::<ListItems>(params, ctx).await?;
     let mut resources = Vec::new();
     if start == 0 {
         resources.push(styles_resource());
     }
-    for item in data
-        .get("items")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let key = str_of(item, "item_key");
-        let title = str_of(item, "title");
+    for item in &data.items {
+        let key = item.item_key.as_str();
+        let title = item.title.as_str();
         let (name, _) = cut_chars(if title.is_empty() { key } else { title }, NAME_CHARS);
         resources.push(
             Resource::new(uri(library, View::Item, key), name)
@@ -536,36 +554,29 @@ pub async fn list(
         );
     }
     let mut out = ListResourcesResult::with_all_items(resources);
-    out.next_cursor = data
-        .get("next_start")
-        .and_then(Value::as_u64)
-        .map(|n| n.to_string());
+    out.next_cursor = data.next_start.map(|n| n.to_string());
     Ok(out)
 }
 
 /// "journalArticle · Vaswani et al. · 2017": what it is, by whom, when.
-fn item_description(item: &Value) -> String {
-    let mut parts = vec![str_of(item, "item_type").to_string()];
-    let creators = item
-        .get("creators")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if let Some(first) = creators.first() {
-        let name = [str_of(first, "last_name"), str_of(first, "name")]
+fn item_description(item: &Item) -> String {
+    let mut parts = vec![item.item_type.clone()];
+    if let Some(first) = item.creators.first() {
+        let name = [first.last_name.as_deref(), first.name.as_deref()]
             .into_iter()
+            .flatten()
             .find(|s| !s.is_empty())
             .unwrap_or_default();
         let (name, _) = cut_chars(name, 60);
         if !name.is_empty() {
-            parts.push(if creators.len() > 1 {
+            parts.push(if item.creators.len() > 1 {
                 format!("{name} et al.")
             } else {
                 name.to_string()
             });
         }
     }
-    let (date, _) = cut_chars(str_of(item, "date"), 30);
+    let (date, _) = cut_chars(item.date.as_deref().unwrap_or_default(), 30);
     if !date.is_empty() {
         parts.push(date.to_string());
     }
@@ -593,30 +604,45 @@ pub async fn complete(
     library: LibraryRef,
     ctx: &ToolContext,
 ) -> Result<Vec<String>, ToolError> {
-    let lib = library.to_string();
-    let (tool, list, key_field, text_field) = match what {
-        Completable::Item => (ToolName::ListItems, "items", "item_key", "title"),
-        Completable::Collection => (
-            ToolName::ListCollections,
-            "collections",
-            "collection_key",
-            "name",
-        ),
+    let in_library = Some(LibraryParam(library));
+    let pool = Limit::of::<COMPLETION_POOL>();
+    // Each candidate as (key, title or name).
+    let candidates: Vec<(String, String)> = match what {
+        Completable::Item => {
+            let params = ListItemsParams {
+                library: in_library,
+                limit: pool,
+                ..list_items_params()
+            };
+            let data = tools::run::<ListItems>(params, ctx).await?;
+            data.items
+                .into_iter()
+                .map(|i| (i.item_key, i.title))
+                .collect()
+        }
+        Completable::Collection => {
+            let params = ListCollectionsParams {
+                limit: pool,
+                start: Start::default(),
+                parent_key: None,
+                top_only: None,
+                tree: None,
+                library: in_library,
+            };
+            let data = tools::run::<ListCollections>(params, ctx).await?;
+            data.collections
+                .into_iter()
+                .map(|c| (c.collection.collection_key, c.collection.name))
+                .collect()
+        }
     };
-    let data = tool
-        .call(ctx, args(json!({"library": lib, "limit": COMPLETION_POOL})))
-        .await?;
     let typed = typed.trim().to_lowercase();
-    Ok(data
-        .get(list)
-        .and_then(Value::as_array)
+    Ok(candidates
         .into_iter()
-        .flatten()
-        .filter(|o| {
-            str_of(o, key_field).to_lowercase().starts_with(&typed)
-                || str_of(o, text_field).to_lowercase().contains(&typed)
+        .filter(|(key, text)| {
+            key.to_lowercase().starts_with(&typed) || text.to_lowercase().contains(&typed)
         })
-        .map(|o| str_of(o, key_field).to_string())
+        .map(|(key, _)| key)
         .take(COMPLETION_VALUES)
         .collect())
 }
@@ -671,26 +697,40 @@ mod tests {
         }
     }
 
+    fn page(text: &str, next_offset: Option<u64>, total_chars: u64) -> GetItemFulltextData {
+        GetItemFulltextData {
+            item_key: "VASWANI7".into(),
+            item_type: "journalArticle".into(),
+            title: String::new(),
+            zotero_url: String::new(),
+            text: text.into(),
+            offset: 0,
+            next_offset,
+            total_chars,
+            sections: Vec::new(),
+            not_indexed: Vec::new(),
+            unread_attachments: 0,
+        }
+    }
+
     #[test]
     fn a_page_with_a_next_one_says_how_to_read_on() {
-        let more = with_read_on(json!({"items": [], "next_start": 25}), |n| {
-            format!("start {n}")
-        });
+        let more: Value = serde_json::from_str(
+            &json_text(&json!({"items": []}), Some("start 25".into())).unwrap(),
+        )
+        .unwrap();
         assert_eq!(more["read_on"], "start 25");
-        let last = with_read_on(json!({"items": []}), |n| format!("start {n}"));
+        let last: Value =
+            serde_json::from_str(&json_text(&json!({"items": []}), None).unwrap()).unwrap();
         assert!(last.get("read_on").is_none());
-        let text = fulltext_text(
-            &json!({"text": "abc", "next_offset": 3, "total_chars": 10}),
-            "VASWANI7",
-            "group:1",
-        );
+        let text = fulltext_text(&page("abc", Some(3), 10), "VASWANI7", "group:1");
         assert!(text.starts_with("abc\n\n[Cut here: this is the first 3 of 10"));
         assert!(
             text.contains("\"library\": \"group:1\", \"offset\": 3}"),
             "{text}"
         );
         assert_eq!(
-            fulltext_text(&json!({"text": "abc"}), "VASWANI7", "user"),
+            fulltext_text(&page("abc", None, 3), "VASWANI7", "user"),
             "abc"
         );
     }

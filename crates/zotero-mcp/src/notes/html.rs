@@ -611,12 +611,12 @@ fn fate(node: &Rc<Node>, block_context: bool, report: &mut Report) -> Fate {
         let value: &str = &a.value;
         let keep = a.name.ns == ns!()
             && match (local, attr) {
-                ("a", "href") => match link_scheme(value) {
-                    Ok(()) => {
+                ("a", "href") => match refused_scheme(value) {
+                    None => {
                         kept.push(attribute("href", value.trim()));
                         continue;
                     }
-                    Err(scheme) => {
+                    Some(scheme) => {
                         report.add(RemovedKind::UrlScheme, &scheme);
                         continue;
                     }
@@ -728,21 +728,21 @@ fn attribute_name(a: &Attribute) -> String {
     }
 }
 
-/// Whether a URL has an allowed scheme; if not, the scheme it has (`none` if it has none,
-/// `invalid` if what stands before `:` is not a scheme).
-fn link_scheme(url: &str) -> Result<(), String> {
+/// The scheme of a URL whose scheme is not allowed (`none` if it has none, `invalid` if
+/// what stands before `:` is not a scheme); `None` for an allowed one.
+fn refused_scheme(url: &str) -> Option<String> {
     let url = url.trim();
     let Some((scheme, _)) = url.split_once(':') else {
-        return Err("none".to_string());
+        return Some("none".to_string());
     };
     if LINK_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
-        return Ok(());
+        return None;
     }
     let valid = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
         && scheme
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-    Err(if valid {
+    Some(if valid {
         scheme.to_ascii_lowercase()
     } else if scheme.contains('/') {
         "none".to_string()

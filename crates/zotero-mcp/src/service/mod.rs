@@ -3,8 +3,11 @@
 //! (attaching a file). Below it nothing knows MCP; above it a tool is its parameters, one
 //! call here and its answer.
 
+pub mod collections;
 pub mod identify;
 pub mod index;
+pub mod items;
+pub mod search;
 
 use std::sync::Arc;
 

@@ -4,6 +4,8 @@
 //! `tools!` lists every tool once, so a tool cannot be listed but not callable (or the
 //! reverse).
 
+#![deny(missing_docs)]
+
 pub mod cite;
 pub mod collections;
 pub mod files;
@@ -24,12 +26,10 @@ pub use collections::{
 pub use files::{attach_arxiv_pdf, get_item_fulltext, upload_attachment};
 pub use identify::add_by_identifier;
 pub use index::{search_database_status, semantic_search, update_search_database};
-use items::item_markdown;
 pub use items::{
     create_item, get_item, get_item_children, get_item_metadata, get_sort_values, list_items,
     list_libraries, search_items, trash_items, update_item,
 };
-use notes::note_content;
 pub use notes::{create_note, get_annotations, get_notes, update_note};
 pub use support::{changes, confirm, output, parse, publish};
 pub use tags::{list_tags, manage_tags};
@@ -59,6 +59,17 @@ pub fn checked<T: ZoteroTool>(args: Option<Map<String, Value>>) -> Result<T::Par
     Ok(params)
 }
 
+/// Typed `Params` → `T::validate` → `run` → the typed `Data`: how the server's own readers
+/// (resources, completions) call a tool, with the checks a client's call gets, and reading
+/// the answer by its fields, so that a renamed output field fails to compile there.
+pub async fn run<T: ZoteroTool>(
+    params: T::Params,
+    ctx: &ToolContext,
+) -> Result<T::Data, ToolError> {
+    T::validate(&params)?;
+    T::run(params, ctx).await
+}
+
 /// Arguments → checked `Params` → `run` → the `data` JSON. Nothing reaches Zotero before the
 /// arguments passed both checks.
 async fn call<T: ZoteroTool>(
@@ -81,6 +92,7 @@ macro_rules! tools {
     ($($variant:ident => $tool:ty,)+) => {
         /// Every tool, so that dispatch is checked by the compiler.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[allow(missing_docs)] // One variant per tool of the table, named as its type.
         pub enum ToolName {
             $($variant,)+
         }
@@ -89,30 +101,35 @@ macro_rules! tools {
             /// In the seed's order, which is the order of `tools/list`.
             pub const ALL: &'static [ToolName] = &[$(ToolName::$variant,)+];
 
+            /// The name clients call it by.
             pub fn name(self) -> &'static str {
                 match self {
                     $(ToolName::$variant => <$tool as ZoteroTool>::NAME,)+
                 }
             }
 
+            /// The set `ZOTERO_TOOLSETS` picks it by.
             pub fn set(self) -> ToolSet {
                 match self {
                     $(ToolName::$variant => <$tool as ZoteroTool>::SET,)+
                 }
             }
 
+            /// What it may do, as MCP annotations.
             pub fn hints(self) -> Hints {
                 match self {
                     $(ToolName::$variant => <$tool as ZoteroTool>::HINTS,)+
                 }
             }
 
+            /// The tool as `tools/list` publishes it.
             pub fn definition(self) -> Definition {
                 match self {
                     $(ToolName::$variant => definition::<$tool>(),)+
                 }
             }
 
+            /// Calls it with a client's arguments and answers its `data` as JSON.
             pub async fn call(
                 self,
                 ctx: &ToolContext,
@@ -160,6 +177,7 @@ tools! {
 }
 
 impl ToolName {
+    /// The tool called `name`, if there is one.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|t| t.name() == name)
     }

@@ -25,6 +25,7 @@ pub trait ZoteroTool {
     const TITLE: &'static str;
     /// What it does and when to use it, for the model choosing a tool.
     const DESCRIPTION: &'static str;
+    /// What it may do, published as MCP annotations.
     const HINTS: Hints;
     /// `ZOTERO_TOOLSETS` picks tools by this.
     const SET: ToolSet;
@@ -41,6 +42,7 @@ pub trait ZoteroTool {
         Ok(())
     }
 
+    /// Does what the checked `params` ask.
     fn run(
         params: Self::Params,
         ctx: &ToolContext,
@@ -91,6 +93,7 @@ impl Hints {
 
 /// What a running tool call gets.
 pub struct ToolContext {
+    /// The service: the Zotero client and this server's defaults.
     pub svc: Arc<ZoteroService>,
     /// Cancelled when the MCP client cancels the call.
     pub cancel: CancellationToken,
@@ -103,12 +106,17 @@ pub struct ToolContext {
 /// A tool as `tools/list` publishes it (the server turns it into rmcp's `Tool`).
 #[derive(Debug, Clone)]
 pub struct Definition {
+    /// The name clients call it by.
     pub name: &'static str,
+    /// A short human-readable name.
     pub title: &'static str,
+    /// What it does and when to use it.
     pub description: &'static str,
+    /// The schema of its arguments.
     pub input_schema: Map<String, Value>,
     /// The envelope around the `data` schema.
     pub output_schema: Map<String, Value>,
+    /// What it may do.
     pub hints: Hints,
 }
 

@@ -22,11 +22,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use super::shape::Shape;
-
-/// The methods this server answers (its capabilities are tools). rmcp turns invalid params
-/// of any of them into a custom request, which would be answered "method not found".
-pub const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+use super::shape::{Shape, SERVED_METHODS};
 
 /// The served methods that the 2026-07-28 lifecycle removed. A request that declares that
 /// lifecycle in its `_meta` goes to rmcp whatever its params, which answers it "method not

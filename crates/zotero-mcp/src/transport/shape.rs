@@ -8,7 +8,9 @@ use rmcp::model::{ErrorCode, RequestId};
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
-use super::jsonrpc::SERVED_METHODS;
+/// The methods this server answers (its capabilities are tools). rmcp turns invalid params
+/// of any of them into a custom request, which would be answered "method not found".
+pub const SERVED_METHODS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
 
 /// The shape of a JSON text, read without keeping `params`, `result` or `error`.
 pub enum Shape {

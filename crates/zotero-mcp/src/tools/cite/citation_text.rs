@@ -13,6 +13,8 @@ use crate::notes::markdown::{escape_lines, safe_converted};
 
 /// How a citation or bibliography is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum TextFormat {
     Text,
     Html,

@@ -12,11 +12,13 @@ use crate::tools::params::{
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_export` tool.
 pub struct Export;
 
 /// The most exported text one answer carries (bytes): well under 100 KB once in JSON.
 pub const MAX_EXPORT_BYTES: usize = 60_000;
 
+/// The arguments of `zotero_export`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExportParams {
@@ -49,6 +51,7 @@ fn format_or_default<'de, D: serde::Deserializer<'de>>(
     Ok(Option::<ExportFormatParam>::deserialize(d)?.unwrap_or(ExportFormatParam::Bibtex))
 }
 
+/// What `zotero_export` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ExportData {

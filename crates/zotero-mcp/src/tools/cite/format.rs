@@ -14,6 +14,7 @@ use crate::tools::params::{
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_cite` tool.
 pub struct Cite;
 
 /// Items one call may cite. Zotero renders at most 150 items into one bibliography (more
@@ -27,6 +28,8 @@ const MAX_CITATION_BYTES: usize = 1_200;
 /// How the citations are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum CiteFormat {
     // Plain text, one entry a line
     #[default]
@@ -40,6 +43,8 @@ pub enum CiteFormat {
 /// What is made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum CiteMode {
     // A reference list of the items, sorted or numbered as the style says
     #[default]
@@ -48,6 +53,7 @@ pub enum CiteMode {
     Citation,
 }
 
+/// The arguments of `zotero_cite`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CiteParams {
@@ -81,6 +87,7 @@ pub struct CitationOut {
     pub citation: String,
 }
 
+/// What `zotero_cite` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CiteData {
@@ -89,7 +96,9 @@ pub struct CiteData {
     /// The locale asked for; absent when Zotero's default was used
     #[serde(skip_serializing_if = "Option::is_none")]
     pub locale: Option<String>,
+    /// The format asked for
     pub format: CiteFormat,
+    /// bibliography or citation, as asked
     pub mode: CiteMode,
     /// The bibliography (mode bibliography)
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,8 +11,10 @@ use zotero_api::collections::CollectionRef;
 use zotero_api::edit::{Edit, ObjectKind};
 use zotero_api::Library;
 
+/// The `zotero_add_item_to_collection` tool.
 pub struct AddItemToCollection;
 
+/// The arguments of `zotero_add_item_to_collection`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddItemToCollectionParams {
@@ -30,6 +32,7 @@ pub struct AddItemToCollectionParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_add_item_to_collection` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AddItemToCollectionData {

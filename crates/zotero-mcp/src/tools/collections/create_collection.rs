@@ -5,13 +5,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
+use crate::service::collections::refused;
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
-use crate::tools::update_collection::refused;
 use zotero_api::collection_writes::Created;
 
+/// The `zotero_create_collection` tool.
 pub struct CreateCollection;
 
+/// The arguments of `zotero_create_collection`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateCollectionParams {
@@ -31,7 +33,9 @@ pub struct CreateCollectionParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct TrashedNamesake {
+    /// 8-character key
     pub collection_key: String,
+    /// Name
     pub name: String,
 }
 
@@ -47,11 +51,13 @@ pub enum CreateStatus {
     WouldCreate,
 }
 
+/// What `zotero_create_collection` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CreateCollectionData {
     /// true: nothing was written
     pub dry_run: bool,
+    /// created, or already_exists
     pub status: CreateStatus,
     /// This call created the collection
     pub created: bool,

@@ -11,8 +11,10 @@ use crate::tools::params::{library, null_is_default, LibraryParam, Limit, Object
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::collection_tree::{CollectionScope, TreeNode, TREE_MAX};
 
+/// The `zotero_list_collections` tool.
 pub struct ListCollections;
 
+/// The arguments of `zotero_list_collections`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListCollectionsParams {
@@ -37,6 +39,7 @@ pub struct ListCollectionsParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CollectionEntry {
+    /// The collection (its fields inline)
     #[serde(flatten)]
     pub collection: Collection,
     /// tree only: the subcollections, each shaped like this one; absent for none
@@ -71,6 +74,7 @@ impl CollectionEntry {
     }
 }
 
+/// What `zotero_list_collections` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ListCollectionsData {

@@ -11,8 +11,10 @@ use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{Edit, ObjectKind};
 
+/// The `zotero_remove_item_from_collection` tool.
 pub struct RemoveItemFromCollection;
 
+/// The arguments of `zotero_remove_item_from_collection`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveItemFromCollectionParams {
@@ -30,6 +32,7 @@ pub struct RemoveItemFromCollectionParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_remove_item_from_collection` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RemoveItemFromCollectionData {

@@ -4,18 +4,20 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::ToolError;
+use crate::service::collections::Deletion;
 use crate::tools::changes::{self, ObjectResult};
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
-use zotero_api::collection_writes::{CollectionChange, DeletePlan, Refusal};
-use zotero_api::edit::{field_value, EditStatus, ObjectKind};
+use zotero_api::collection_writes::CollectionChange;
+use zotero_api::edit::ObjectKind;
 use zotero_api::model::Collection;
 
+/// The `zotero_update_collection` tool.
 pub struct UpdateCollection;
 
+/// The arguments of `zotero_update_collection`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateCollectionParams {
@@ -51,7 +53,9 @@ impl UpdateCollectionParams {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Subcollection {
+    /// 8-character key
     pub collection_key: String,
+    /// Name
     pub name: String,
     /// The collection it was in
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,11 +76,13 @@ impl From<&Collection> for Subcollection {
     }
 }
 
+/// What `zotero_update_collection` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct UpdateCollectionData {
     /// true: nothing was written
     pub dry_run: bool,
+    /// The collection asked for
     pub collection_key: String,
     /// Rename or move: the outcome (status, new version, each field before → after)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -157,11 +163,16 @@ impl ZoteroTool for UpdateCollection {
         p: UpdateCollectionParams,
         ctx: &ToolContext,
     ) -> Result<UpdateCollectionData, ToolError> {
-        if p.deleting() {
-            return delete(p, ctx).await;
-        }
         let lib = ctx.svc.library(library(p.library))?;
         let key = p.collection_key.key().clone();
+        if p.deleting() {
+            let confirm = |question| ctx.confirm(UpdateCollection::NAME, question);
+            let deletion = ctx
+                .svc
+                .delete_collection(&lib, &key, p.dry_run, confirm, &ctx.cancel)
+                .await?;
+            return Ok(UpdateCollectionData::deletion(&key, p.dry_run, deletion));
+        }
         let field = if p.name.is_some() {
             "name"
         } else {
@@ -175,25 +186,14 @@ impl ZoteroTool for UpdateCollection {
                 (None, false) => None,
             },
         };
-        let outcome = lib
-            .update_collection(&key, &change, p.dry_run, &ctx.cancel)
-            .await?
-            .map_err(|r| refused(r, field))?;
-        // As it is after the write (in a dry run: would be).
-        let mut data = outcome.data.clone().unwrap_or_default();
-        if outcome.status == EditStatus::WouldChange {
-            for c in &outcome.changes {
-                data.insert(c.field.clone(), c.after.clone());
-            }
-        }
+        let changed = ctx
+            .svc
+            .change_collection(&lib, &key, &change, field, p.dry_run, &ctx.cancel)
+            .await?;
         let result = changes::single(
-            ObjectResult::from_outcome(ObjectKind::Collection, outcome),
+            ObjectResult::from_outcome(ObjectKind::Collection, changed.outcome),
             "collection",
         )?;
-        let name = data.get("name").and_then(Value::as_str).map(str::to_string);
-        let parent_key = field_value(&data, "parentCollection")
-            .as_str()
-            .map(str::to_string);
         let summary = match result.status {
             changes::Status::Changed => format!("collection {key} changed"),
             changes::Status::WouldChange => format!("collection {key} would change"),
@@ -203,8 +203,8 @@ impl ZoteroTool for UpdateCollection {
             dry_run: p.dry_run,
             collection_key: key.to_string(),
             result: Some(result),
-            name,
-            parent_key,
+            name: changed.name,
+            parent_key: changed.parent_key,
             zotero_url: Some(lib.name().collection_url(&key)),
             deleted: None,
             already_gone: false,
@@ -215,18 +215,12 @@ impl ZoteroTool for UpdateCollection {
     }
 }
 
-/// Deletes the collection after asking the user (when the client can be asked); a
-/// collection already gone is a success, a key never used is not.
-async fn delete(
-    p: UpdateCollectionParams,
-    ctx: &ToolContext,
-) -> Result<UpdateCollectionData, ToolError> {
-    let lib = ctx.svc.library(library(p.library))?;
-    let key = p.collection_key.key().clone();
-    let Some(plan) = lib.plan_collection_delete(&key, &ctx.cancel).await? else {
-        if lib.collection_was_deleted(&key, &ctx.cancel).await? {
-            return Ok(UpdateCollectionData {
-                dry_run: p.dry_run,
+impl UpdateCollectionData {
+    /// The answer to a delete.
+    fn deletion(key: &zotero_api::ObjectKey, dry_run: bool, d: Deletion) -> Self {
+        match d {
+            Deletion::Gone => UpdateCollectionData {
+                dry_run,
                 collection_key: key.to_string(),
                 result: None,
                 name: None,
@@ -237,166 +231,30 @@ async fn delete(
                 subcollections: None,
                 items_filed: None,
                 summary: format!("collection {key} had been deleted already; nothing was written"),
-            });
-        }
-        return Err(refused(
-            Refusal::NotFound(key.to_string()),
-            "collection_key",
-        ));
-    };
-    if p.dry_run {
-        let summary = format!(
-            "would delete {}; {}",
-            what(&plan),
-            items_stay(plan.items_filed(), "would stay")
-        );
-        return Ok(deletion(&p, &plan, false, false, summary));
-    }
-    ctx.confirm(UpdateCollection::NAME, question(&plan)).await?;
-    let done = lib.delete_collection(plan, &ctx.cancel).await?;
-    let summary = if done.already_gone {
-        format!("collection {key} was deleted by someone else meanwhile; nothing was written")
-    } else {
-        format!(
-            "deleted {}; {}",
-            what(&done.plan),
-            items_stay(done.plan.items_filed(), "stay")
-        )
-    };
-    Ok(deletion(&p, &done.plan, true, done.already_gone, summary))
-}
-
-fn deletion(
-    p: &UpdateCollectionParams,
-    plan: &DeletePlan,
-    deleted: bool,
-    already_gone: bool,
-    summary: String,
-) -> UpdateCollectionData {
-    UpdateCollectionData {
-        dry_run: p.dry_run,
-        collection_key: plan.key.to_string(),
-        result: None,
-        name: Some(plan.collection.name.clone()),
-        parent_key: plan.collection.parent_key.clone(),
-        zotero_url: None,
-        deleted: Some(deleted),
-        already_gone,
-        subcollections: Some(
-            plan.subcollections
-                .iter()
-                .map(Subcollection::from)
-                .collect(),
-        ),
-        items_filed: Some(plan.items_filed()),
-        summary,
-    }
-}
-
-/// Subcollection names shown in a question, at most.
-const NAMES_SHOWN: usize = 10;
-
-/// "'Name' (KEY) and its 2 subcollections ('A', 'B')".
-fn what(plan: &DeletePlan) -> String {
-    let c = &plan.collection;
-    let trash = if c.in_trash {
-        ", in Zotero's trash,"
-    } else {
-        ""
-    };
-    let mut s = format!("the collection '{}' ({}){trash}", c.name, c.collection_key);
-    let n = plan.subcollections.len();
-    if n > 0 {
-        let mut names: Vec<String> = plan
-            .subcollections
-            .iter()
-            .take(NAMES_SHOWN)
-            .map(|c| format!("'{}'", c.name))
-            .collect();
-        if n > NAMES_SHOWN {
-            names.push(format!("{} more", n - NAMES_SHOWN));
-        }
-        let noun = if n == 1 {
-            "subcollection"
-        } else {
-            "subcollections"
-        };
-        s.push_str(&format!(" and its {n} {noun} ({})", names.join(", ")));
-    }
-    s
-}
-
-fn items_stay(items: u64, verb: &str) -> String {
-    match items {
-        0 => "no items are filed in them".to_string(),
-        1 => format!("the 1 item filed in them {verb}s in the library"),
-        n => format!("the {n} items filed in them {verb} in the library"),
-    }
-}
-
-/// The question put to the user before deleting.
-fn question(plan: &DeletePlan) -> String {
-    let items = match plan.items_filed() {
-        0 => "No items are filed in them.".to_string(),
-        1 => "1 item is filed in them; it stays in the library, only its membership goes."
-            .to_string(),
-        n => format!(
-            "{n} items are filed in them; they stay in the library, only their membership goes."
-        ),
-    };
-    format!(
-        "Delete {} for good? {items} This cannot be undone.",
-        what(plan)
-    )
-}
-
-/// The error for a write refused before anything was written; `field` is the argument a
-/// taken name is blamed on (name for a rename, parent_key for a move).
-pub(super) fn refused(r: Refusal, field: &str) -> ToolError {
-    match r {
-        Refusal::NotFound(k) => ToolError::new(
-            ErrorCode::NotFound,
-            format!("no collection with key {k} in this library; list them with zotero_list_collections"),
-        )
-        .with_detail("field", "collection_key")
-        .with_detail("key", k),
-        Refusal::ParentNotFound(k) => ToolError::new(
-            ErrorCode::NotFound,
-            format!("'parent_key': no collection with key {k} in this library; list them with zotero_list_collections"),
-        )
-        .with_detail("field", "parent_key")
-        .with_detail("key", k),
-        Refusal::ParentInTrash(c) => ToolError::invalid(
-            "parent_key",
-            format!(
-                "'parent_key': the collection '{}' ({}) is in Zotero's trash; restore it in Zotero (Trash → Restore to Library) or choose another parent",
-                c.name, c.collection_key
-            ),
-        ),
-        Refusal::IntoItself => ToolError::invalid(
-            "parent_key",
-            "'parent_key' is the collection itself: a collection cannot be moved into itself; give another collection, or top_level: true",
-        ),
-        Refusal::IntoDescendant(c) => ToolError::invalid(
-            "parent_key",
-            format!(
-                "'parent_key': '{}' ({}) is inside the collection being moved, and a collection cannot be moved into its own subcollection; nothing was written",
-                c.name, c.collection_key
-            ),
-        ),
-        Refusal::NameTaken(c) => {
-            let place = match &c.parent_key {
-                Some(p) => format!("in collection {p}"),
-                None => "at the top level".to_string(),
-            };
-            ToolError::invalid(
-                field,
-                format!(
-                    "'{field}': the collection '{}' ({}) {place} has that name already (names are compared in any case); choose another name, or use that collection; nothing was written",
-                    c.name, c.collection_key
+            },
+            Deletion::Of {
+                plan,
+                deleted,
+                already_gone,
+                summary,
+            } => UpdateCollectionData {
+                dry_run,
+                collection_key: plan.key.to_string(),
+                result: None,
+                name: Some(plan.collection.name.clone()),
+                parent_key: plan.collection.parent_key.clone(),
+                zotero_url: None,
+                deleted: Some(deleted),
+                already_gone,
+                subcollections: Some(
+                    plan.subcollections
+                        .iter()
+                        .map(Subcollection::from)
+                        .collect(),
                 ),
-            )
-            .with_detail("sibling_key", c.collection_key)
+                items_filed: Some(plan.items_filed()),
+                summary,
+            },
         }
     }
 }
@@ -404,7 +262,7 @@ pub(super) fn refused(r: Refusal, field: &str) -> ToolError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn field(args: Value) -> String {
         let e = crate::tools::checked::<UpdateCollection>(args.as_object().cloned()).unwrap_err();
@@ -445,40 +303,5 @@ mod tests {
         let ok = |v: Value| crate::tools::checked::<UpdateCollection>(v.as_object().cloned());
         assert!(ok(json!({"collection_key": k, "delete": true, "dry_run": true})).is_ok());
         assert!(ok(json!({"collection_key": k, "name": "x", "top_level": true})).is_ok());
-    }
-
-    #[test]
-    fn the_question_names_what_goes_and_what_stays() {
-        let c = |key: &str, name: &str, items: u64| Collection {
-            collection_key: key.into(),
-            name: name.into(),
-            parent_key: None,
-            version: 3,
-            num_items: Some(items),
-            in_trash: false,
-        };
-        let mut plan = DeletePlan {
-            key: zotero_api::ObjectKey::parse("RDLSTUP3").unwrap(),
-            collection: c("RDLSTUP3", "Reading List", 2),
-            subcollections: vec![c("TRNSFM52", "Transformers", 2)],
-        };
-        let q = question(&plan);
-        assert!(
-            q.contains("'Reading List' (RDLSTUP3) and its 1 subcollection ('Transformers')"),
-            "{q}"
-        );
-        assert!(
-            q.contains("4 items are filed in them; they stay in the library"),
-            "{q}"
-        );
-        assert!(q.contains("cannot be undone"), "{q}");
-        plan.subcollections = (0..12)
-            .map(|i| c("TRNSFM52", &format!("s{i}"), 0))
-            .collect();
-        let q = question(&plan);
-        assert!(
-            q.contains("its 12 subcollections ('s0',") && q.contains("'s9', 2 more)"),
-            "{q}"
-        );
     }
 }

@@ -9,8 +9,10 @@ use crate::tools::params::{given, library, Arxiv, FieldText, LibraryParam, Objec
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_sources::{PrepareOptions, SourceSpec};
 
+/// The `zotero_attach_arxiv_pdf` tool.
 pub struct AttachArxivPdf;
 
+/// The arguments of `zotero_attach_arxiv_pdf`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AttachArxivPdfParams {
@@ -28,9 +30,11 @@ pub struct AttachArxivPdfParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_attach_arxiv_pdf` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AttachArxivPdfData {
+    /// The attachment made (or found already there)
     #[serde(flatten)]
     pub attached: Attached,
     /// The id as fetched (with its version when one was given)

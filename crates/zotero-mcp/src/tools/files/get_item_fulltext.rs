@@ -12,6 +12,7 @@ use crate::mcp::envelope::ToolError;
 use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_item_fulltext` tool.
 pub struct GetItemFulltext;
 
 /// How many characters one page holds: 1 to 100,000, 50,000 unless given.
@@ -20,8 +21,16 @@ pub struct GetItemFulltext;
 pub struct MaxChars(u64);
 
 impl MaxChars {
+    /// Characters of a page unless given.
     pub const DEFAULT: u64 = 50_000;
+    /// The most characters a page may hold.
     pub const MAX: u64 = 100_000;
+
+    /// `N` characters, checked against 1 to 100,000 when compiled.
+    pub const fn of<const N: u64>() -> Self {
+        const { assert!(N >= 1 && N <= MaxChars::MAX) };
+        Self(N)
+    }
 
     /// The page this asks for from `offset`. UTF-8 bytes are bounded too, at 1.5 per
     /// character asked for (75,000 by default): text of 2 to 4 bytes a character comes in
@@ -64,6 +73,7 @@ impl JsonSchema for MaxChars {
     }
 }
 
+/// The arguments of `zotero_get_item_fulltext`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemFulltextParams {
@@ -83,6 +93,8 @@ pub struct GetItemFulltextParams {
 /// What kind of document an attachment is.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum Kind {
     Pdf,
     Epub,
@@ -133,6 +145,7 @@ impl From<TextSource> for Source {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct FulltextSection {
+    /// The attachment the text is from
     #[serde(flatten)]
     pub source: Source,
     /// Where its part (header, then text) starts in the whole text, in characters
@@ -170,6 +183,7 @@ impl From<Section> for FulltextSection {
     }
 }
 
+/// What `zotero_get_item_fulltext` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetItemFulltextData {

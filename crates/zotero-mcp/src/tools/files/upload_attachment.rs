@@ -11,6 +11,7 @@ use crate::tools::params::{
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_sources::{PrepareOptions, SourceSpec};
 
+/// The `zotero_upload_attachment` tool.
 pub struct UploadAttachment;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -21,6 +22,7 @@ pub struct UploadAttachment;
     { "required": ["item_key", "file_url"] },
     { "required": ["item_key", "file_bytes_base64", "filename"] }
 ]))]
+/// The arguments of `zotero_upload_attachment`.
 pub struct UploadAttachmentParams {
     /// Parent item
     pub item_key: ObjectKey,

@@ -11,11 +11,13 @@ use crate::tools::add_item_to_collection::collection_target;
 use crate::tools::params::{library, limits, LibraryParam, List, NonBlank, ObjectKey, Tags, Text};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_add_by_identifier` tool.
 pub struct AddByIdentifier;
 
 /// The most identifiers one call takes.
 pub const MAX_IDENTIFIERS: usize = 20;
 
+/// The arguments of `zotero_add_by_identifier`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddByIdentifierParams {
@@ -65,6 +67,8 @@ pub enum Status {
 /// What happened to the PDF.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum Pdf {
     Attached,
     AlreadyAttached,
@@ -76,6 +80,7 @@ pub enum Pdf {
     Failed,
 }
 
+/// What became of one identifier.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct IdentifierResult {
@@ -84,6 +89,7 @@ pub struct IdentifierResult {
     /// doi, arxiv, isbn, pmid or pmcid, when recognised
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<&'static str>,
+    /// What happened to it
     pub status: Status,
     /// The item created, found or shared
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -118,6 +124,7 @@ pub struct IdentifierResult {
     pub zotero_url: Option<String>,
 }
 
+/// What `zotero_add_by_identifier` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct AddByIdentifierData {

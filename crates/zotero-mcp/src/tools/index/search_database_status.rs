@@ -10,8 +10,10 @@ use crate::service::index::{self as search_index, BUILD_COMMAND};
 use crate::tools::semantic_search::SearchLibrary;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_search_database_status` tool.
 pub struct SearchDatabaseStatus;
 
+/// The arguments of `zotero_get_search_database_status`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchDatabaseStatusParams {
@@ -20,12 +22,13 @@ pub struct SearchDatabaseStatusParams {
     pub library: Option<SearchLibrary>,
 }
 
+/// What `zotero_get_search_database_status` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SearchDatabaseStatusData {
-    // Whether any library asked about has an index
+    /// Whether any library asked about has an index
     pub initialized: bool,
-    // The directory of the index files (ZOTERO_INDEX_DIR)
+    /// The directory of the index files (ZOTERO_INDEX_DIR)
     pub index_dir: String,
     /// The sentence model this server has loaded; absent: not loaded yet (the first update
     /// or search by meaning loads it) or none configured
@@ -35,8 +38,9 @@ pub struct SearchDatabaseStatusData {
     /// id@revision or a directory; "none": search by words only
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embedding_model_setting: Option<String>,
+    /// Each indexed library
     pub libraries: Vec<LibraryStatus>,
-    // The command that builds or updates an index
+    /// The command that builds or updates an index
     pub command: String,
 }
 
@@ -44,10 +48,13 @@ pub struct SearchDatabaseStatusData {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ModelOut {
+    /// The model's id
     pub id: String,
+    /// The model's revision
     pub revision: String,
     /// "file=hash" for each file the model was loaded from
     pub file_hashes: Vec<String>,
+    /// Dimensions of its vectors
     pub dims: usize,
 }
 
@@ -78,7 +85,9 @@ pub struct LibraryStatus {
     pub items: u64,
     /// Objects indexed (items, notes, annotations, full texts)
     pub documents: u64,
+    /// Passages indexed
     pub chunks: u64,
+    /// Passages that have a vector
     pub chunks_with_vectors: u64,
     /// The library version everything is indexed up to
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,8 +95,10 @@ pub struct LibraryStatus {
     /// The library's version now; absent when Zotero could not be asked
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current_version: Option<u64>,
+    /// Whether the library changed since the index was updated
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale: Option<bool>,
+    /// Library versions the index is behind
     #[serde(skip_serializing_if = "Option::is_none")]
     pub versions_behind: Option<u64>,
     /// When it was last updated (ISO 8601)
@@ -96,7 +107,9 @@ pub struct LibraryStatus {
     /// The model of its vectors; absent: none yet
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<ModelOut>,
+    /// Size of the index file
     pub size_bytes: u64,
+    /// Whether attachments' full text is indexed
     pub fulltext_included: bool,
     /// What to do: the command to build or update it, or why it cannot be read
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -11,11 +11,13 @@ use serde_json::Value;
 use zotero_api::LibraryRef;
 use zotero_index::{Filters, Mode, SearchQuery};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
-use crate::service::index::{self as search_index, Freshness};
+use crate::mcp::envelope::ToolError;
+use crate::service::index::Freshness;
+use crate::service::search::{LibraryHit, Scope};
 use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_semantic_search` tool.
 pub struct SemanticSearch;
 
 /// Longest query (characters).
@@ -23,6 +25,8 @@ pub const QUERY_CHARS: usize = 1_000;
 
 /// `all`, or one library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum SearchLibrary {
     All,
     One(LibraryRef),
@@ -58,6 +62,8 @@ impl JsonSchema for SearchLibrary {
 /// Ranking: words and meaning fused, meaning only, or words only.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum SearchMode {
     #[default]
     Hybrid,
@@ -168,6 +174,7 @@ impl JsonSchema for FiltersArg {
     }
 }
 
+/// The arguments of `zotero_semantic_search`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SemanticSearchParams {
@@ -199,19 +206,20 @@ pub struct SemanticSearchParams {
     pub filters: Option<FiltersArg>,
 }
 
+/// What `zotero_semantic_search` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SemanticSearchData {
-    // Best first, one per item
+    /// Best first, one per item
     pub results: Vec<HitOut>,
-    // The ranking used
+    /// The ranking used
     pub mode: SearchMode,
-    // Whether meaning (vectors) took part in the ranking
+    /// Whether meaning (vectors) took part in the ranking
     pub semantic_used: bool,
     /// Why the search was by words only, when it was
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    // How fresh each library's index is and how much of it has vectors
+    /// How fresh each library's index is and how much of it has vectors
     pub index: Vec<Freshness>,
 }
 
@@ -219,14 +227,18 @@ pub struct SemanticSearchData {
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct HitOut {
+    /// 8-character key
     pub item_key: String,
     /// user or group:<id>
     pub library: String,
+    /// Title
     pub title: String,
     /// Creators, "Last, First; …"
     pub creators: String,
+    /// Year of publication
     #[serde(skip_serializing_if = "Option::is_none")]
     pub year: Option<i32>,
+    /// Zotero item type
     pub item_type: String,
     /// 0 to 1 (1: first by every signal used)
     #[schemars(schema_with = "crate::service::index::number_schema")]
@@ -241,6 +253,7 @@ pub struct HitOut {
     pub matched: Vec<String>,
     /// Up to three matching passages (at most 400 characters each)
     pub passages: Vec<PassageOut>,
+    /// Opens the item in the Zotero app: zotero://select/…
     pub zotero_url: String,
 }
 
@@ -253,6 +266,7 @@ pub struct PassageOut {
     /// The object it is from: the item, a note, an annotation, or for full text the
     /// attachment
     pub key: String,
+    /// The passage (at most 400 characters)
     pub text: String,
     /// For full text: pass key as item_key and this as offset to zotero_get_item_fulltext
     /// to read on from here
@@ -303,156 +317,75 @@ impl ZoteroTool for SemanticSearch {
         p: SemanticSearchParams,
         ctx: &ToolContext,
     ) -> Result<SemanticSearchData, ToolError> {
-        let dir = ctx.svc.search.dir()?.to_path_buf();
-        let peer = p.filters.map(|f| f.0).unwrap_or_default();
-        let mut tags: Vec<String> = p.tags.map(FilterTags::into_strings).unwrap_or(peer.tags);
+        let scope = match p.library {
+            Some(SearchLibrary::All) => Scope::All,
+            Some(SearchLibrary::One(l)) => Scope::One(l),
+            None => Scope::One(ctx.svc.default_library),
+        };
+        let mode = p.mode;
+        let found = ctx
+            .svc
+            .index_search(p.into_query(), scope, &ctx.cancel)
+            .await?;
+        Ok(SemanticSearchData {
+            results: found.hits.into_iter().map(HitOut::from).collect(),
+            mode,
+            semantic_used: found.semantic_used,
+            note: found.note,
+            index: found.index,
+        })
+    }
+}
+
+impl SemanticSearchParams {
+    /// The query for the index: the arguments of its own win over the peer `filters`.
+    fn into_query(self) -> SearchQuery {
+        let peer = self.filters.map(|f| f.0).unwrap_or_default();
+        let mut tags: Vec<String> = self.tags.map(FilterTags::into_strings).unwrap_or(peer.tags);
         tags.dedup();
-        let filters = Filters {
-            item_type: p.item_type.map(NonBlank::into_string).or(peer.item_type),
-            collection_key: p
+        let mut query = SearchQuery::new(self.query.as_str()).mode(self.mode.into());
+        query.filters = Filters {
+            item_type: self.item_type.map(NonBlank::into_string).or(peer.item_type),
+            collection_key: self
                 .collection_key
                 .map(|k| k.key().to_string())
                 .or(peer.collection_key),
             tags,
-            year_from: p.year_from.or(peer.year_from),
-            year_to: p.year_to.or(peer.year_to),
-            include_trashed: p.include_trashed,
+            year_from: self.year_from.or(peer.year_from),
+            year_to: self.year_to.or(peer.year_to),
+            include_trashed: self.include_trashed,
         };
-        let mut query = SearchQuery::new(p.query.as_str()).mode(p.mode.into());
-        query.filters = filters;
-        query.limit = usize::try_from(p.limit.get()).unwrap_or(10);
-        let libraries = match p.library {
-            Some(SearchLibrary::All) => {
-                let found = search_index::indexed_libraries(&dir);
-                if found.is_empty() {
-                    return Err(search_index::no_index(ctx.svc.default_library));
-                }
-                found
-            }
-            Some(SearchLibrary::One(l)) => vec![l],
-            None => vec![ctx.svc.default_library],
-        };
-        // The model is loaded (from the cache, never downloaded) only when meaning is asked.
-        let (encoder, model_note) = if matches!(p.mode, SearchMode::Keyword) {
-            (None, None)
-        } else {
-            match ctx.svc.search.encoder_for_search().await {
-                Ok(e) => (e, None),
-                Err(why) => (None, Some(why)),
-            }
-        };
-        if matches!(p.mode, SearchMode::Semantic) && encoder.is_none() {
-            return Err(ToolError::new(
-                ErrorCode::Validation,
-                format!(
-                    "mode semantic needs the sentence model, and there is none: {}; use mode \
-                     keyword or hybrid meanwhile",
-                    model_note.as_deref().unwrap_or(
-                        "ZOTERO_EMBEDDING_MODEL is none (set it to a model to search by meaning)"
-                    )
-                ),
-            )
-            .with_detail("field", "mode"));
-        }
-        // The libraries' versions now are asked while the index is searched, so that the
-        // round trip to Zotero adds nothing to the search's own time.
-        let versions: Vec<_> = libraries
-            .iter()
-            .map(|&lib| {
-                let (svc, cancel) = (ctx.svc.clone(), ctx.cancel.clone());
-                tokio::spawn(async move {
-                    search_index::current_version(&svc, lib, None, &cancel).await
+        query.limit = usize::try_from(self.limit.get()).unwrap_or(10);
+        query
+    }
+}
+
+impl From<LibraryHit> for HitOut {
+    fn from(LibraryHit { library, hit: h }: LibraryHit) -> Self {
+        HitOut {
+            zotero_url: zotero_api::ObjectKey::parse(&h.item_key)
+                .map(|k| library.zotero_url(&k))
+                .unwrap_or_default(),
+            item_key: h.item_key,
+            library: library.to_string(),
+            title: h.title,
+            creators: h.creators,
+            year: h.year,
+            item_type: h.item_type,
+            score: h.score,
+            keyword_rank: h.keyword_rank,
+            semantic_rank: h.semantic_rank,
+            matched: h.matched.iter().map(|m| m.as_str().to_string()).collect(),
+            passages: h
+                .passages
+                .into_iter()
+                .map(|ps| PassageOut {
+                    matched: ps.matched.as_str().to_string(),
+                    key: ps.doc_key,
+                    text: ps.text,
+                    fulltext_offset: ps.fulltext_offset,
                 })
-            })
-            .collect();
-        let searched = {
-            let dir = dir.clone();
-            let libraries = libraries.clone();
-            let vectors = ctx.svc.search.vector_cache().clone();
-            tokio::task::spawn_blocking(move || {
-                let mut out = Vec::new();
-                for lib in libraries {
-                    let Some(index) = search_index::open_existing(&dir, lib)
-                        .map_err(search_index::index_error)?
-                    else {
-                        return Err(search_index::no_index(lib));
-                    };
-                    let answer = index
-                        .search_cached(encoder.as_deref(), &query, &vectors)
-                        .map_err(search_index::index_error)?;
-                    // Not the whole status: counting its items takes as long as a search.
-                    let indexed = index.library_version().map_err(search_index::index_error)?;
-                    out.push((lib, answer, indexed));
-                }
-                Ok(out)
-            })
-            .await
-            .map_err(|e| {
-                ToolError::new(ErrorCode::Internal, format!("the search stopped: {e}"))
-            })??
-        };
-        let mut results = Vec::new();
-        let mut index = Vec::new();
-        let mut semantic_used = false;
-        let mut note = None;
-        for ((lib, answer, indexed), version) in searched.into_iter().zip(versions) {
-            semantic_used |= answer.semantic_used;
-            if note.is_none() {
-                note = match (&model_note, answer.semantic_used) {
-                    (Some(why), false) => {
-                        Some(format!("searched by words only, no sentence model: {why}"))
-                    }
-                    _ => answer.semantic_note.clone(),
-                };
-            }
-            let current = version.await.ok().flatten();
-            index.push(search_index::freshness_of(
-                lib,
-                indexed,
-                answer.coverage,
-                current,
-            ));
-            for h in answer.hits {
-                results.push(HitOut {
-                    zotero_url: zotero_api::ObjectKey::parse(&h.item_key)
-                        .map(|k| lib.zotero_url(&k))
-                        .unwrap_or_default(),
-                    item_key: h.item_key,
-                    library: lib.to_string(),
-                    title: h.title,
-                    creators: h.creators,
-                    year: h.year,
-                    item_type: h.item_type,
-                    score: (h.score * 10_000.0).round() / 10_000.0,
-                    keyword_rank: h.keyword_rank,
-                    semantic_rank: h.semantic_rank,
-                    matched: h.matched.iter().map(|m| m.as_str().to_string()).collect(),
-                    passages: h
-                        .passages
-                        .into_iter()
-                        .map(|ps| PassageOut {
-                            matched: ps.matched.as_str().to_string(),
-                            key: ps.doc_key,
-                            text: ps.text,
-                            fulltext_offset: ps.fulltext_offset,
-                        })
-                        .collect(),
-                });
-            }
+                .collect(),
         }
-        // Several libraries: their hits merged by score (each index's scores are on the
-        // same 0-1 scale), then cut to the limit.
-        results.sort_by(|a, b| b.score.total_cmp(&a.score));
-        results.truncate(usize::try_from(p.limit.get()).unwrap_or(10));
-        if semantic_used {
-            note = None;
-        }
-        Ok(SemanticSearchData {
-            results,
-            mode: p.mode,
-            semantic_used,
-            note,
-            index,
-        })
     }
 }

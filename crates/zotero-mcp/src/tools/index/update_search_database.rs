@@ -14,12 +14,14 @@ use crate::service::index::{
 use crate::tools::params::{null_is_default, LibraryParam};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_update_search_database` tool.
 pub struct UpdateSearchDatabase;
 
 fn yes() -> bool {
     true
 }
 
+/// The arguments of `zotero_update_search_database`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateSearchDatabaseParams {

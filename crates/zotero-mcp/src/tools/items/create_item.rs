@@ -14,8 +14,10 @@ use crate::tools::params::{
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::write::NewItem;
 
+/// The `zotero_create_item` tool.
 pub struct CreateItem;
 
+/// The arguments of `zotero_create_item`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateItemParams {
@@ -47,6 +49,7 @@ pub struct CreateItemParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_create_item` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CreateItemData {

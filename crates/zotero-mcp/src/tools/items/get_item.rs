@@ -8,8 +8,10 @@ use crate::tools::output::ItemWithAttachments;
 use crate::tools::params::{library, LibraryParam, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_item` tool.
 pub struct GetItem;
 
+/// The arguments of `zotero_get_item`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemParams {
@@ -20,6 +22,7 @@ pub struct GetItemParams {
     pub library: Option<LibraryParam>,
 }
 
+/// What `zotero_get_item` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetItemData {

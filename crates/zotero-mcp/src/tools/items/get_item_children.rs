@@ -15,8 +15,10 @@ use crate::tools::params::{
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_item_children` tool.
 pub struct GetItemChildren;
 
+/// The arguments of `zotero_get_item_children`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetItemChildrenParams {
@@ -36,6 +38,7 @@ pub struct GetItemChildrenParams {
     pub library: Option<LibraryParam>,
 }
 
+/// What `zotero_get_item_children` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetItemChildrenData {

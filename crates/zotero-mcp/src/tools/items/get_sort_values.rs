@@ -7,6 +7,7 @@ use crate::mcp::envelope::ToolError;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::client::{DEFAULT_SORT, FALLBACK_SORT, SORT_VALUES};
 
+/// The `zotero_get_sort_values` tool.
 pub struct GetSortValues;
 
 /// No arguments; any field is refused.
@@ -14,6 +15,7 @@ pub struct GetSortValues;
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
 
+/// What `zotero_get_sort_values` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SortValuesData {

@@ -14,8 +14,10 @@ use crate::tools::params::{
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::items::{ItemFilter, ItemListing};
 
+/// The `zotero_list_items` tool.
 pub struct ListItems;
 
+/// The arguments of `zotero_list_items`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListItemsParams {
@@ -52,6 +54,7 @@ pub struct ListItemsParams {
     pub library: Option<LibraryParam>,
 }
 
+/// What `zotero_list_items` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ListItemsData {

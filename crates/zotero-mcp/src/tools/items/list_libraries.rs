@@ -8,8 +8,10 @@ use crate::mcp::envelope::ToolError;
 use crate::tools::get_sort_values::NoParams;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_list_libraries` tool.
 pub struct ListLibraries;
 
+/// What `zotero_list_libraries` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct LibrariesData {
@@ -17,6 +19,7 @@ pub struct LibrariesData {
     pub libraries: Vec<LibraryEntry>,
 }
 
+/// One library the key can read.
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct LibraryEntry {

@@ -15,8 +15,10 @@ use crate::tools::params::{
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::client::SearchQuery;
 
+/// The `zotero_search_items` tool.
 pub struct SearchItems;
 
+/// The arguments of `zotero_search_items`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchItemsParams {
@@ -50,6 +52,7 @@ pub struct SearchItemsParams {
     pub library: Option<LibraryParam>,
 }
 
+/// What `zotero_search_items` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct SearchItemsData {

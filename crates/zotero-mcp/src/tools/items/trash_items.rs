@@ -11,11 +11,13 @@ use crate::tools::params::{library, limits, LibraryParam, List, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{Edit, ObjectKind};
 
+/// The `zotero_trash_items` tool.
 pub struct TrashItems;
 
 /// Trashing more items than this at once asks the user first (when the client can ask).
 pub const CONFIRM_ABOVE: usize = 10;
 
+/// The arguments of `zotero_trash_items`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrashItemsParams {
@@ -32,6 +34,7 @@ pub struct TrashItemsParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_trash_items` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct TrashItemsData {

@@ -4,18 +4,20 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::ToolError;
+use crate::service::items::ItemUpdate;
 use crate::tools::changes::{single, Change, ObjectResult, Status};
 use crate::tools::params::{
     library, limits, FieldMap, FieldText, LibraryParam, List, ObjectKey, Tags, Version,
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
-use zotero_api::edit::{Edit, ObjectKind, SetEdit};
+use zotero_api::edit::{ObjectKind, SetEdit};
 
+/// The `zotero_update_item` tool.
 pub struct UpdateItem;
 
+/// The arguments of `zotero_update_item`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateItemParams {
@@ -58,6 +60,7 @@ pub struct UpdateItemParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_update_item` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct UpdateItemData {
@@ -75,17 +78,6 @@ pub struct UpdateItemData {
     /// Opens the item in the Zotero desktop app
     pub zotero_url: String,
 }
-
-/// The seed's argument names and the Zotero fields each may land in (a type-specific field
-/// stands in for its base field: `caseName` is a case's title).
-const NAMED: [(&str, &[&str]); 6] = [
-    ("title", &["title", "caseName", "nameOfAct", "subject"]),
-    ("date", &["date", "dateDecided", "dateEnacted", "issueDate"]),
-    ("doi", &["DOI"]),
-    ("url", &["url"]),
-    ("abstract", &["abstractNote"]),
-    ("extra", &["extra"]),
-];
 
 impl ZoteroTool for UpdateItem {
     const NAME: &'static str = "zotero_update_item";
@@ -157,133 +149,43 @@ impl ZoteroTool for UpdateItem {
     async fn run(p: UpdateItemParams, ctx: &ToolContext) -> Result<UpdateItemData, ToolError> {
         let lib = ctx.svc.library(library(p.library))?;
         let key = p.item_key.key().clone();
-        let found = lib
-            .read_objects(ObjectKind::Item, std::slice::from_ref(&key), &ctx.cancel)
-            .await?;
-        let Some(item) = found.get(key.as_str()) else {
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!("no item with key {key} in this library"),
-            )
-            .with_detail("field", "item_key"));
+        let creators = match &p.creators {
+            Some(c) => Some(crate::tools::create_item::creators(c)?),
+            None => None,
         };
-        let item_type = item
-            .data
-            .get("itemType")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        match item_type.as_str() {
-            "note" => {
-                return Err(ToolError::invalid(
-                    "item_key",
-                    format!("{key} is a note: change its text with zotero_update_note"),
-                ))
-            }
-            "annotation" => {
-                return Err(ToolError::invalid(
-                    "item_key",
-                    format!("{key} is an annotation, which this server does not change"),
-                ))
-            }
-            _ => {}
-        }
-        let link_mode = item.data.get("linkMode").and_then(Value::as_str);
-        let settable = lib
-            .settable_fields(&item_type, link_mode, &ctx.cancel)
-            .await?;
-
-        let mut edit = Edit::new(key.clone());
-        edit.expect_version = p.version.map(Version::get);
-        for (arg, value) in named_values(&p) {
-            let targets = NAMED
-                .iter()
-                .find(|(name, _)| *name == arg)
-                .map(|(_, t)| *t)
-                .unwrap_or_default();
-            let Some(field) = targets.iter().find(|f| settable.iter().any(|s| s == *f)) else {
-                return Err(ToolError::invalid(
-                    arg,
-                    format!(
-                        "an item of type {item_type} has no field for '{arg}'; its fields: {}",
-                        settable.join(", ")
-                    ),
-                ));
-            };
-            edit.set.insert((*field).to_string(), Value::from(value));
-        }
-        if let Some(fields) = &p.fields {
-            for (name, value) in fields.entries() {
-                let at = format!("fields.{}", crate::tools::params::quote(name));
-                if !settable.iter().any(|s| s == name) {
-                    return Err(ToolError::invalid(
-                        &at,
-                        not_settable(name, &item_type, &settable),
-                    ));
-                }
-                if edit.set.contains_key(name) {
-                    return Err(ToolError::invalid(
-                        &at,
-                        format!("'{name}' is given twice (also as a named argument)"),
-                    ));
-                }
-                edit.set.insert(name.clone(), Value::from(value.as_str()));
-            }
-        }
-        if let Some(creators) = &p.creators {
-            let wire: Vec<Value> = crate::tools::create_item::creators(creators)?
-                .iter()
-                .map(zotero_api::write::creator_to_wire)
-                .collect();
-            edit.set.insert("creators".into(), Value::Array(wire));
-        }
-        edit.tags = SetEdit {
-            add: p.add_tags.map(Tags::into_strings).unwrap_or_default(),
-            remove: p.remove_tags.map(Tags::into_strings).unwrap_or_default(),
-            replace: p.tags.map(Tags::into_strings),
-            ..SetEdit::default()
-        };
-        let keys = |l: Option<List<ObjectKey, { limits::BATCH }>>| -> Vec<String> {
-            l.map(|l| l.iter().map(|k| k.to_string()).collect())
+        let keys = |l: &Option<List<ObjectKey, { limits::BATCH }>>| -> Vec<String> {
+            l.as_ref()
+                .map(|l| l.iter().map(|k| k.to_string()).collect())
                 .unwrap_or_default()
         };
-        edit.collections = SetEdit {
-            add: keys(p.add_collections),
-            remove: keys(p.remove_collections),
-            ..SetEdit::default()
+        let update = ItemUpdate {
+            key: key.clone(),
+            named: named_values(&p),
+            fields: p.fields.as_ref().map(FieldMap::entries).unwrap_or_default(),
+            creators,
+            tags: SetEdit {
+                add: p
+                    .add_tags
+                    .clone()
+                    .map(Tags::into_strings)
+                    .unwrap_or_default(),
+                remove: p
+                    .remove_tags
+                    .clone()
+                    .map(Tags::into_strings)
+                    .unwrap_or_default(),
+                replace: p.tags.clone().map(Tags::into_strings),
+                ..SetEdit::default()
+            },
+            collections: SetEdit {
+                add: keys(&p.add_collections),
+                remove: keys(&p.remove_collections),
+                ..SetEdit::default()
+            },
+            expect_version: p.version.map(Version::get),
+            dry_run: p.dry_run,
         };
-        if !edit.collections.add.is_empty() {
-            // A key that names no collection would be refused by Zotero for the whole item:
-            // say which before writing.
-            let wanted: Vec<zotero_api::ObjectKey> = edit
-                .collections
-                .add
-                .iter()
-                .filter_map(|k| zotero_api::ObjectKey::parse(k).ok())
-                .collect();
-            let there = lib
-                .read_objects(ObjectKind::Collection, &wanted, &ctx.cancel)
-                .await?;
-            if let Some(missing) = wanted.iter().find(|k| !there.contains_key(k.as_str())) {
-                return Err(ToolError::new(
-                    ErrorCode::NotFound,
-                    format!(
-                        "no collection with key {missing} in this library; list them with zotero_list_collections"
-                    ),
-                )
-                .with_detail("field", "add_collections"));
-            }
-        }
-
-        let outcomes = lib
-            .edit_objects(ObjectKind::Item, vec![edit], p.dry_run, &ctx.cancel, None)
-            .await?;
-        let Some(outcome) = outcomes.into_iter().next() else {
-            return Err(ToolError::new(
-                ErrorCode::Internal,
-                "the edit answered no outcome",
-            ));
-        };
+        let outcome = ctx.svc.update_item(&lib, update, &ctx.cancel).await?;
         let result = single(
             ObjectResult::from_outcome(ObjectKind::Item, outcome),
             "item",
@@ -313,45 +215,4 @@ fn named_values(p: &UpdateItemParams) -> Vec<(&'static str, &str)> {
         .into_iter()
         .filter_map(|(name, v)| v.as_ref().map(|v| (name, v.as_str())))
         .collect()
-}
-
-/// Why `name` cannot be set here, and what to use instead.
-fn not_settable(name: &str, item_type: &str, settable: &[String]) -> String {
-    let instead = match name {
-        "creators" => Some("the creators argument"),
-        "tags" => Some("add_tags, remove_tags or tags"),
-        "collections" => Some("add_collections or remove_collections"),
-        "deleted" => Some("zotero_trash_items"),
-        "note" => Some("zotero_update_note"),
-        "itemType" => Some("a new item (the type cannot be changed here)"),
-        "key" | "version" | "dateAdded" | "dateModified" => Some("nothing: Zotero sets it"),
-        _ => None,
-    };
-    let name = crate::tools::params::quote(name);
-    match instead {
-        Some(i) => format!("'{name}' cannot be set in fields; use {i}"),
-        None => {
-            let mut fields: Vec<&str> = settable.iter().map(String::as_str).collect();
-            fields.sort_unstable();
-            format!(
-                "'{name}' is not a field of item type {item_type}; its fields: {}",
-                fields.join(", ")
-            )
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_field_that_cannot_be_set_says_what_to_use() {
-        let settable = vec!["title".to_string(), "volume".to_string()];
-        assert!(not_settable("tags", "book", &settable).contains("add_tags"));
-        assert!(not_settable("deleted", "book", &settable).contains("zotero_trash_items"));
-        let msg = not_settable("volumen", "book", &settable);
-        assert!(msg.contains("not a field of item type book"), "{msg}");
-        assert!(msg.contains("title, volume"), "{msg}");
-    }
 }

@@ -7,15 +7,17 @@ use serde_json::Value;
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::notes::html::{Removed, MAX_NOTE_CHARS};
-use crate::tools::note_content::{cut, sanitize, ContentFormat, ANSWER_HTML_CHARS};
+use crate::tools::notes::note_content::{cut, sanitize, ContentFormat, ANSWER_HTML_CHARS};
 use crate::tools::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Tags};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{field_value, ObjectKind};
 use zotero_api::write::NewNote;
 use zotero_api::Library;
 
+/// The `zotero_create_note` tool.
 pub struct CreateNote;
 
+/// The arguments of `zotero_create_note`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateNoteParams {
@@ -38,6 +40,7 @@ pub struct CreateNoteParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_create_note` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct CreateNoteData {

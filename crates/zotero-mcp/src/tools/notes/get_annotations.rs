@@ -16,8 +16,10 @@ use crate::tools::params::{
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_annotations` tool.
 pub struct GetAnnotations;
 
+/// The arguments of `zotero_get_annotations`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetAnnotationsParams {
@@ -48,6 +50,7 @@ pub struct GetAnnotationsParams {
     pub library: Option<LibraryParam>,
 }
 
+/// What `zotero_get_annotations` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetAnnotationsData {

@@ -14,8 +14,10 @@ use crate::tools::params::{
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
+/// The `zotero_get_notes` tool.
 pub struct GetNotes;
 
+/// The arguments of `zotero_get_notes`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetNotesParams {
@@ -38,6 +40,7 @@ pub struct GetNotesParams {
     pub library: Option<LibraryParam>,
 }
 
+/// What `zotero_get_notes` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetNotesData {

@@ -11,13 +11,17 @@ use serde_json::Value;
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::notes::html::{Removed, MAX_NOTE_CHARS};
 use crate::tools::changes::{self, ObjectResult};
-use crate::tools::note_content::{cut_value, excerpts, sanitize, ContentFormat, ANSWER_HTML_CHARS};
+use crate::tools::notes::note_content::{
+    cut_value, excerpts, sanitize, ContentFormat, ANSWER_HTML_CHARS,
+};
 use crate::tools::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Version};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{Edit, ObjectKind};
 
+/// The `zotero_update_note` tool.
 pub struct UpdateNote;
 
+/// The arguments of `zotero_update_note`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateNoteParams {
@@ -39,6 +43,7 @@ pub struct UpdateNoteParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_update_note` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct UpdateNoteData {

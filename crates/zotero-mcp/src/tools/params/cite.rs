@@ -10,7 +10,8 @@ use serde::de::{self, Deserializer};
 use serde::Deserialize;
 use zotero_api::export::ExportFormat;
 
-use super::{quote, WholeNumber};
+use super::base::WholeNumber;
+use crate::text::quote;
 
 /// Where the ids of Zotero's citation styles are listed.
 pub const STYLES_URL: &str = "https://www.zotero.org/styles";
@@ -46,10 +47,12 @@ const STYLE_MAX: usize = 128;
 pub struct StyleId(String);
 
 impl StyleId {
+    /// The style id.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
+    /// The style id, or what it must be.
     pub fn parse(raw: &str) -> Result<StyleId, String> {
         let id = [
             "https://www.zotero.org/styles/",
@@ -114,6 +117,7 @@ impl JsonSchema for StyleId {
 pub struct Locale(String);
 
 impl Locale {
+    /// The locale, e.g. en-US.
     pub fn into_string(self) -> String {
         self.0
     }
@@ -157,7 +161,9 @@ impl JsonSchema for Locale {
 pub struct ExportLimit(u64);
 
 impl ExportLimit {
+    /// The most items one export may hold.
     pub const MAX: u64 = 50;
+    /// The number.
     pub fn get(self) -> u64 {
         self.0
     }
@@ -194,6 +200,8 @@ impl JsonSchema for ExportLimit {
 /// A format Zotero exports, by its API name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum ExportFormatParam {
     Bibtex,
     Biblatex,
@@ -215,6 +223,7 @@ pub enum ExportFormatParam {
 }
 
 impl ExportFormatParam {
+    /// zotero-api's format.
     pub fn format(self) -> ExportFormat {
         match self {
             ExportFormatParam::Bibtex => ExportFormat::Bibtex,

@@ -1,6 +1,9 @@
 //! The seed's creator: `creator_type` and either `first_name` + `last_name` or `name`.
 
-use super::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::base::{bounded, bounded_opt, limits};
 
 /// A creator in the seed's shape (`$defs/creator`): `creator_type` with `first_name` and
 /// `last_name`, or `name` alone. Which of the two forms is checked by [`Creator::check`], so a
@@ -19,6 +22,8 @@ pub struct Creator {
         deserialize_with = "bounded_opt::<{ limits::CREATOR_NAME }, _>"
     )]
     #[schemars(length(max = limits::CREATOR_NAME))]
+    #[allow(missing_docs)]
+    // a `///` here would be published in every creator's schema; the name says it
     pub first_name: Option<String>,
     #[serde(
         default,
@@ -26,6 +31,8 @@ pub struct Creator {
         deserialize_with = "bounded_opt::<{ limits::CREATOR_NAME }, _>"
     )]
     #[schemars(length(max = limits::CREATOR_NAME))]
+    #[allow(missing_docs)]
+    // a `///` here would be published in every creator's schema; the name says it
     pub last_name: Option<String>,
     /// One-field name (organisations)
     #[serde(

@@ -11,10 +11,14 @@ use serde::Deserialize;
 use zotero_api::client::{FALLBACK_SORT, SORT_VALUES};
 use zotero_api::items::{Direction, ItemTypeFilter, QuickSearchMode};
 
-use super::{check_len, limits, quote, Start};
+use super::base::{check_len, limits};
+use super::paging::Start;
+use crate::text::quote;
 
 /// How the quick search matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum QMode {
     #[serde(rename = "titleCreatorYear")]
     TitleCreatorYear,
@@ -34,6 +38,8 @@ impl From<QMode> for QuickSearchMode {
 /// Sort direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum SortDirection {
     Asc,
     Desc,
@@ -54,6 +60,7 @@ impl From<SortDirection> for Direction {
 pub struct ItemSort(String);
 
 impl ItemSort {
+    /// The sort key as text.
     pub fn into_string(self) -> String {
         self.0
     }
@@ -97,6 +104,7 @@ impl JsonSchema for ItemSort {
 pub struct Version(u64);
 
 impl Version {
+    /// The version.
     pub fn get(self) -> u64 {
         self.0
     }
@@ -133,6 +141,7 @@ const ITEM_TYPE_EXPR: usize = 1_400;
 pub struct ItemTypes(ItemTypeFilter);
 
 impl ItemTypes {
+    /// The filter for zotero-api.
     pub fn into_filter(self) -> ItemTypeFilter {
         self.0
     }
@@ -245,12 +254,15 @@ impl JsonSchema for ItemTypes {
 pub struct TagConditions(Vec<String>);
 
 impl TagConditions {
+    /// The conditions as text.
     pub fn into_strings(self) -> Vec<String> {
         self.0
     }
+    /// How many conditions.
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// No condition given.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -9,7 +9,8 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use zotero_api::children::{ANNOTATION_COLORS, ANNOTATION_TYPES};
 
-use super::{quote, WholeNumber};
+use super::base::WholeNumber;
+use crate::text::quote;
 
 /// A whole number from `MIN` to `MAX`, `DEFAULT` unless given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -17,8 +18,15 @@ use super::{quote, WholeNumber};
 pub struct Count<const MIN: u64, const MAX: u64, const DEFAULT: u64>(u64);
 
 impl<const MIN: u64, const MAX: u64, const DEFAULT: u64> Count<MIN, MAX, DEFAULT> {
+    /// The number.
     pub fn get(self) -> u64 {
         self.0
+    }
+
+    /// `N`, checked against `MIN..=MAX` when compiled.
+    pub const fn of<const N: u64>() -> Self {
+        const { assert!(N >= MIN && N <= MAX) };
+        Self(N)
     }
 }
 
@@ -59,6 +67,8 @@ pub type AnnotationChars = Count<50, 10_000, 1_000>;
 /// What a child of an item is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum ChildKind {
     Attachment,
     Note,
@@ -66,6 +76,7 @@ pub enum ChildKind {
 }
 
 impl ChildKind {
+    /// The kind of a child of this item type, if it is one.
     pub fn of(item_type: &str) -> Option<ChildKind> {
         match item_type {
             "attachment" => Some(ChildKind::Attachment),
@@ -79,6 +90,8 @@ impl ChildKind {
 /// An annotation type as Zotero names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum AnnotationType {
     Highlight,
     Underline,
@@ -89,6 +102,7 @@ pub enum AnnotationType {
 }
 
 impl AnnotationType {
+    /// The type as Zotero names it.
     pub fn name(self) -> &'static str {
         match self {
             AnnotationType::Highlight => "highlight",
@@ -111,6 +125,7 @@ const _: () = assert!(ANNOTATION_TYPES.len() == 6);
 pub struct AnnotationColor(String);
 
 impl AnnotationColor {
+    /// The colour, or what it must be.
     pub fn parse(s: &str) -> Result<Self, String> {
         let t = s.trim();
         let is_hex =
@@ -137,6 +152,7 @@ impl AnnotationColor {
             })
     }
 
+    /// The colour as lower-case #rrggbb.
     pub fn hex(&self) -> &str {
         &self.0
     }

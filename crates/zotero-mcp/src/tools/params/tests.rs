@@ -1,5 +1,9 @@
 //! The checked parameter types: what each accepts, refuses, and the schema it publishes.
+use super::keys::*;
+use super::paging::*;
+use super::tags::*;
 use super::*;
+use serde::Deserialize;
 use serde_json::json;
 
 fn de<T: for<'de> Deserialize<'de>>(v: serde_json::Value) -> Result<T, String> {

@@ -36,6 +36,7 @@ impl From<FieldChange> for Change {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ConflictOut {
+    /// The field's Zotero name
     pub field: String,
     /// Its value when this call read the object
     pub before: Value,
@@ -84,6 +85,7 @@ pub enum Status {
 pub struct ObjectResult {
     /// The object's key
     pub key: String,
+    /// What happened to it
     pub status: Status,
     /// Its version after this call, when known
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -103,6 +105,7 @@ pub struct ObjectResult {
 }
 
 impl ObjectResult {
+    /// The result of one object's edit.
     pub fn from_outcome(kind: ObjectKind, o: EditOutcome) -> Self {
         let noun = kind.noun();
         let key = o.key.to_string();
@@ -221,8 +224,11 @@ pub fn single(result: ObjectResult, noun: &str) -> Result<ObjectResult, ToolErro
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct Counts {
+    /// Objects written
     pub changed: usize,
+    /// Objects already as asked
     pub unchanged: usize,
+    /// Objects a dry run would write
     pub would_change: usize,
     /// Not written, for the reasons in each result (conflict, stale, not found, failed,
     /// not attempted)
@@ -230,6 +236,7 @@ pub struct Counts {
 }
 
 impl Counts {
+    /// The counts of these results.
     pub fn of(results: &[ObjectResult]) -> Self {
         let mut c = Counts::default();
         for r in results {

@@ -76,6 +76,7 @@ impl Item {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ItemWithAttachments {
+    /// The item (its fields inline)
     #[serde(flatten)]
     pub item: Item,
     /// The item's attachments
@@ -83,6 +84,7 @@ pub struct ItemWithAttachments {
 }
 
 impl ItemWithAttachments {
+    /// The item of `library` with what it carries.
     pub fn new(mut i: zotero_api::model::Item, library: LibraryRef) -> Self {
         let attachments = i.attachments.take().unwrap_or_default();
         Self {
@@ -188,6 +190,7 @@ pub struct Attached {
 }
 
 impl Attached {
+    /// The upload to `parent` as tools answer it.
     pub fn new(parent: &str, up: zotero_api::upload::Uploaded) -> Self {
         Self {
             attachment_key: up.attachment_key,

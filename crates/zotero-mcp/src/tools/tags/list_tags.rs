@@ -14,17 +14,21 @@ use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::items::{Direction, ItemFilter};
 use zotero_api::tags::{TagEntry, TagListing, TagSort};
 
+/// The `zotero_list_tags` tool.
 pub struct ListTags;
 
 /// How tags are ordered.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
+#[allow(missing_docs)]
 pub enum TagOrder {
     #[default]
     Name,
     Count,
 }
 
+/// The arguments of `zotero_list_tags`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListTagsParams {
@@ -82,6 +86,7 @@ impl From<TagEntry> for Tag {
     }
 }
 
+/// What `zotero_list_tags` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ListTagsData {

@@ -11,6 +11,7 @@ use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{EditOutcome, ObjectKind};
 use zotero_api::tag_changes::{unsearchable, TagChange};
 
+/// The `zotero_manage_tags` tool.
 pub struct ManageTags;
 
 /// How many item keys an answer lists.
@@ -28,6 +29,7 @@ pub enum TagAction {
     Delete,
 }
 
+/// The arguments of `zotero_manage_tags`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ManageTagsParams {
@@ -46,11 +48,13 @@ pub struct ManageTagsParams {
     pub dry_run: bool,
 }
 
+/// What `zotero_manage_tags` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ManageTagsData {
     /// The tag
     pub tag: String,
+    /// The action taken, as asked
     pub action: TagAction,
     /// rename: the new name
     #[serde(skip_serializing_if = "Option::is_none")]
