@@ -301,3 +301,56 @@ async fn no_key_crosses_backends_even_at_trace_level() {
 fn server_log(server: &Server) -> String {
     server.stderr().join("\n")
 }
+
+#[tokio::test]
+async fn a_file_goes_up_in_three_local_steps() {
+    use base64::Engine;
+    let (emu, key) = zotero10().await;
+    let server = in_process(&local_env(&emu, &key, false)).await;
+    let content = b"plain text, with + and spaces".to_vec();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(&content);
+    let a = server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": "VASWANI7", "file_bytes_base64": encoded,
+                   "filename": "my notes+1.txt"}),
+        )
+        .await;
+    let d = a.expect_ok().clone();
+    let att = d["attachment_key"].as_str().unwrap().to_string();
+    let f = emu.file(&att).expect("the file is registered");
+    assert_eq!(f.bytes.as_deref(), Some(&content[..]), "bytes unchanged (sent as octet-stream)");
+    assert_eq!(f.filename, "my notes+1.txt", "spaces as %20, + as %2B");
+    let steps: Vec<String> = local_writes(&emu)
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    let uploads: Vec<Recorded> = emu
+        .local_requests()
+        .into_iter()
+        .filter(|r| r.path.starts_with("/api/local/uploads/"))
+        .collect();
+    assert_eq!(uploads.len(), 1, "{steps:?}");
+    assert_eq!(uploads[0].header("content-type"), Some("application/octet-stream"));
+    assert!(uploads[0].header("zotero-api-key").is_none(), "no key with the bytes");
+    assert!(!steps.iter().any(|s| s.starts_with("PATCH") && s.ends_with("/file")), "full upload only");
+    assert!(emu.requests().is_empty(), "nothing reached the web API or its storage");
+}
+
+#[tokio::test]
+async fn group_writes_go_to_the_desktop_too() {
+    use zotero_emulator::{GroupSpec, Library};
+    let (emu, key) = zotero10().await;
+    emu.add_group(GroupSpec::new(4242, "Lab"), Library::from_fixtures());
+    let server = in_process(&local_env(&emu, &key, false)).await;
+    let a = server
+        .call(
+            "zotero_create_item",
+            json!({"item_type": "book", "title": "Group book", "library": "group:4242"}),
+        )
+        .await;
+    let d = a.expect_ok().clone();
+    assert!(local_writes(&emu).iter().any(|r| r.path.starts_with("/api/groups/4242/items")));
+    let k = d["item_key"].as_str().unwrap();
+    assert!(emu.library(zotero_emulator::LibraryId::Group(4242)).item(k).is_some());
+}
