@@ -193,6 +193,16 @@ impl ZoteroClient {
         }
     }
 
+    /// What the desktop app answers to `GET /api/` (`None` when it is not configured).
+    pub async fn probe_desktop(&self, cancel: &CancellationToken) -> Option<DesktopProbe> {
+        Some(probe(self.local_http()?, cancel).await)
+    }
+
+    /// Whether a local key is configured for the database with this server ID.
+    pub fn has_local_key_for(&self, server_id: &str) -> bool {
+        self.local_writes().key_for(server_id).is_some()
+    }
+
     /// Whether writes go to the desktop app (without probing: as last decided).
     pub fn writes_locally_configured(&self) -> bool {
         let c = self.local_writes();
@@ -339,5 +349,93 @@ impl Library<'_> {
             });
         }
         Ok(resp)
+    }
+}
+
+/// What `POST /api/local/authorize` came to.
+#[derive(Debug)]
+pub enum KeyRequest {
+    /// A key: `remember` for "Always Allow" (or a dismissed dialog), not for "Allow" (one
+    /// write, spent when it is checked).
+    Granted { key: ApiKey, remember: bool },
+    /// "Deny" (`403 {"denied":true}`).
+    Denied,
+    /// More than 5 prompts a minute: ask again after this many seconds.
+    TooManyPrompts { retry_after_secs: u64 },
+    /// The local API is turned off.
+    Off,
+    /// No such endpoint: Zotero 9 or older.
+    NotSupported,
+    /// Another database answered than the one probed.
+    DatabaseChanged,
+}
+
+/// Asks Zotero for a key: the person answers a modal dialog in Zotero, and the answer waits
+/// for them (the client's timeout bounds the wait). Sent once: a repeat would open a second
+/// dialog.
+pub async fn request_key(
+    http: &HttpClient,
+    server_id: &str,
+    app_name: &str,
+    cancel: &CancellationToken,
+) -> Result<KeyRequest, ZoteroError> {
+    let body = serde_json::to_vec(&json!({ "appName": app_name })).map_err(|e| {
+        ZoteroError::InvalidRequest {
+            reason: e.to_string(),
+        }
+    })?;
+    let id = HeaderValue::from_str(server_id).map_err(|_| ZoteroError::BadResponse {
+        reason: "Zotero-Server-ID is not a header value".into(),
+        status: 200,
+    })?;
+    let req = ApiRequest::with_body(Method::POST, "/local/authorize", "application/json", body)
+        .header("zotero-server-id", id);
+    let resp = match http.send(&req, cancel).await {
+        Ok(r) => r,
+        // The HTTP layer does not sit through a long Retry-After: the limit, reported.
+        Err(ZoteroError::WaitTooLong { wait_secs, .. }) => {
+            return Ok(KeyRequest::TooManyPrompts {
+                retry_after_secs: wait_secs.clamp(1, 60),
+            })
+        }
+        Err(e) => return Err(e),
+    };
+    let text = String::from_utf8_lossy(&resp.body).into_owned();
+    match resp.status {
+        200 => {
+            let v: Value = parse_json(&resp)?;
+            let key = v
+                .get("key")
+                .and_then(Value::as_str)
+                .filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_alphanumeric()))
+                .ok_or_else(|| ZoteroError::BadResponse {
+                    reason: "the authorization answer has no usable key".into(),
+                    status: 200,
+                })?;
+            let remember = v.get("remember").and_then(Value::as_bool).unwrap_or(false);
+            Ok(KeyRequest::Granted {
+                key: ApiKey::new(key),
+                remember,
+            })
+        }
+        403 if text.contains("Local API is not enabled") => Ok(KeyRequest::Off),
+        403 => Ok(KeyRequest::Denied),
+        429 => {
+            let secs = resp
+                .header("retry-after")
+                .and_then(|r| r.trim().parse::<u64>().ok())
+                .unwrap_or(60)
+                .clamp(1, 60);
+            Ok(KeyRequest::TooManyPrompts {
+                retry_after_secs: secs,
+            })
+        }
+        404 | 400
+            if text.contains("No endpoint found") || text.contains("does not support method") =>
+        {
+            Ok(KeyRequest::NotSupported)
+        }
+        412 if text.contains("Zotero-Server-ID") => Ok(KeyRequest::DatabaseChanged),
+        _ => Err(unexpected(&resp, "ask Zotero for a local API key")),
     }
 }

@@ -15,8 +15,8 @@ use super::FileToUpload;
 use crate::client::Library;
 use crate::error::ZoteroError;
 use crate::http::{host_of, ApiRequest, ApiResponse, ByteStream, UploadRequest};
-use crate::local_writes::WriteRoute;
 use crate::library::ObjectKey;
+use crate::local_writes::WriteRoute;
 use crate::progress::Progress;
 use crate::response::{parse_json, percent_encode, unexpected};
 

@@ -118,6 +118,8 @@ pub struct Config {
     pub http_body_timeout: Duration,
     /// Writes through Zotero 10's desktop app (`config/local_writes.rs`).
     pub local_writes: zotero_api::LocalWrites,
+    /// Where `zotero-mcp authorize` stores local keys (`None`: no config directory).
+    pub local_key_dir: Option<PathBuf>,
 }
 
 /// The bearer token of the HTTP transport: never printed, compared in constant time.
@@ -356,6 +358,7 @@ impl Config {
             parse_positive_secs(&get, "ZOTERO_MCP_HTTP_BODY_TIMEOUT_SECONDS", 120.0)?;
 
         let local_writes = local_writes::parse(&get)?;
+        let local_key_dir = local_writes::config_dir(&get);
         let local_keys: Vec<String> = local_writes
             .key
             .iter()
@@ -411,6 +414,7 @@ impl Config {
             http_body_idle,
             http_body_timeout,
             local_writes,
+            local_key_dir,
         })
     }
 

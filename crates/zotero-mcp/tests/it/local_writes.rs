@@ -319,7 +319,11 @@ async fn a_file_goes_up_in_three_local_steps() {
     let d = a.expect_ok().clone();
     let att = d["attachment_key"].as_str().unwrap().to_string();
     let f = emu.file(&att).expect("the file is registered");
-    assert_eq!(f.bytes.as_deref(), Some(&content[..]), "bytes unchanged (sent as octet-stream)");
+    assert_eq!(
+        f.bytes.as_deref(),
+        Some(&content[..]),
+        "bytes unchanged (sent as octet-stream)"
+    );
     assert_eq!(f.filename, "my notes+1.txt", "spaces as %20, + as %2B");
     let steps: Vec<String> = local_writes(&emu)
         .iter()
@@ -331,10 +335,24 @@ async fn a_file_goes_up_in_three_local_steps() {
         .filter(|r| r.path.starts_with("/api/local/uploads/"))
         .collect();
     assert_eq!(uploads.len(), 1, "{steps:?}");
-    assert_eq!(uploads[0].header("content-type"), Some("application/octet-stream"));
-    assert!(uploads[0].header("zotero-api-key").is_none(), "no key with the bytes");
-    assert!(!steps.iter().any(|s| s.starts_with("PATCH") && s.ends_with("/file")), "full upload only");
-    assert!(emu.requests().is_empty(), "nothing reached the web API or its storage");
+    assert_eq!(
+        uploads[0].header("content-type"),
+        Some("application/octet-stream")
+    );
+    assert!(
+        uploads[0].header("zotero-api-key").is_none(),
+        "no key with the bytes"
+    );
+    assert!(
+        !steps
+            .iter()
+            .any(|s| s.starts_with("PATCH") && s.ends_with("/file")),
+        "full upload only"
+    );
+    assert!(
+        emu.requests().is_empty(),
+        "nothing reached the web API or its storage"
+    );
 }
 
 #[tokio::test]
@@ -350,7 +368,12 @@ async fn group_writes_go_to_the_desktop_too() {
         )
         .await;
     let d = a.expect_ok().clone();
-    assert!(local_writes(&emu).iter().any(|r| r.path.starts_with("/api/groups/4242/items")));
+    assert!(local_writes(&emu)
+        .iter()
+        .any(|r| r.path.starts_with("/api/groups/4242/items")));
     let k = d["item_key"].as_str().unwrap();
-    assert!(emu.library(zotero_emulator::LibraryId::Group(4242)).item(k).is_some());
+    assert!(emu
+        .library(zotero_emulator::LibraryId::Group(4242))
+        .item(k)
+        .is_some());
 }
