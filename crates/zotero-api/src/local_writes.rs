@@ -439,3 +439,56 @@ pub async fn request_key(
         _ => Err(unexpected(&resp, "ask Zotero for a local API key")),
     }
 }
+
+impl Library<'_> {
+    /// Zotero 10 silently turns a creator type the item type lacks into the type's primary
+    /// one (the web API refuses it): when writes go to the desktop, refuse it here, before
+    /// anything is sent, as the web API would (400).
+    pub(crate) async fn check_creator_types_locally(
+        &self,
+        item_type: &str,
+        creators: &Value,
+        cancel: &CancellationToken,
+    ) -> Result<(), ZoteroError> {
+        let Some(list) = creators.as_array().filter(|l| !l.is_empty()) else {
+            return Ok(());
+        };
+        if !matches!(
+            self.client.write_route(cancel).await?,
+            WriteRoute::Local { .. }
+        ) {
+            return Ok(());
+        }
+        let local = self
+            .client
+            .local_http()
+            .ok_or(ZoteroError::LocalApiNotConfigured)?;
+        let path = format!(
+            "/itemTypeCreatorTypes?{}",
+            encode_query(&[("itemType", item_type)])
+        );
+        let resp = local.send(&ApiRequest::get(path), cancel).await?;
+        if resp.status != 200 {
+            return Err(unexpected(&resp, "read the item type's creator types"));
+        }
+        let valid: Vec<String> = parse_json::<Vec<Value>>(&resp)?
+            .iter()
+            .filter_map(|c| c.get("creatorType").and_then(Value::as_str))
+            .map(str::to_string)
+            .collect();
+        for c in list {
+            let t = c.get("creatorType").and_then(Value::as_str).unwrap_or("");
+            if !valid.iter().any(|v| v == t) {
+                return Err(ZoteroError::Rejected {
+                    code: 400,
+                    message: format!(
+                        "'{t}' is not a creator type of item type {item_type}; use one of: {}",
+                        valid.join(", ")
+                    ),
+                    answer: crate::error::UpstreamAnswer::default(),
+                });
+            }
+        }
+        Ok(())
+    }
+}
