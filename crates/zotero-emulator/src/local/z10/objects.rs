@@ -346,11 +346,17 @@ pub(crate) fn delete_tags(st: &mut State, req: &Recorded, lib: LibraryId) -> Ans
     }
     let next = l.version + 1;
     let mut changed = false;
+    let mut found: Vec<&str> = Vec::new();
     for item in &mut l.items {
         let Some(ts) = item["data"]["tags"].as_array_mut() else {
             continue;
         };
         let before = ts.len();
+        for n in &names {
+            if ts.iter().any(|t| t["tag"] == *n) && !found.contains(n) {
+                found.push(n);
+            }
+        }
         ts.retain(|t| !names.iter().any(|n| t["tag"] == *n));
         if ts.len() < before {
             changed = true;
@@ -360,6 +366,10 @@ pub(crate) fn delete_tags(st: &mut State, req: &Recorded, lib: LibraryId) -> Ans
     }
     if changed {
         l.version = next;
+    }
+    // Synced later, the deletion reaches the web's delete log.
+    for n in found {
+        l.log_delete("tags", n);
     }
     Answer::empty(204).header("Last-Modified-Version", l.version)
 }
