@@ -647,7 +647,8 @@ fn item_from_json(
         .filter(Value::is_array)
         .unwrap_or(json!([]));
     d.insert("tags".into(), tags);
-    if !child {
+    // Top-level items (standalone notes and attachments too) can be in collections.
+    if !d.contains_key("parentItem") {
         let cols: Vec<Value> = j
             .get("collections")
             .and_then(Value::as_array)
