@@ -377,3 +377,63 @@ async fn group_writes_go_to_the_desktop_too() {
         .item(k)
         .is_some());
 }
+
+/// Attachments of `VASWANI7` carrying a file named `name`.
+fn attachments_named(emu: &Emulator, name: &str) -> usize {
+    let lib = emu.library(zotero_emulator::LibraryId::USER);
+    lib.items()
+        .iter()
+        .filter(|i| i["data"]["parentItem"] == "VASWANI7" && i["data"]["title"] == name)
+        .count()
+}
+
+#[tokio::test]
+async fn upload_faults_leave_no_orphan_and_a_lost_registration_is_read_back() {
+    use base64::Engine;
+    let (emu, key) = zotero10().await;
+    let server = in_process(&local_env(&emu, &key, false)).await;
+    let upload = |name: &str, content: &[u8]| {
+        json!({"item_key": "VASWANI7", "filename": name,
+               "file_bytes_base64": base64::engine::general_purpose::STANDARD.encode(content)})
+    };
+    // The desktop fails to take the bytes, every attempt (sending them again is harmless):
+    // the attachment item is removed again.
+    emu.inject(
+        Fault::times(FaultKind::ServerError, 3)
+            .local()
+            .on("/api/local/uploads/"),
+    );
+    let a = server
+        .call("zotero_upload_attachment", upload("fails.txt", b"one"))
+        .await;
+    a.expect_err("ZOTERO_UPSTREAM_ERROR");
+    assert_eq!(
+        attachments_named(&emu, "fails.txt"),
+        0,
+        "no orphan attachment"
+    );
+
+    // The registration's answer is lost: the item says the file is there; sent once.
+    emu.inject(
+        Fault::once(FaultKind::Drop)
+            .local()
+            .path_suffix("/file")
+            .body_contains("upload="),
+    );
+    let a = server
+        .call("zotero_upload_attachment", upload("lost.txt", b"two"))
+        .await;
+    let d = a.expect_ok().clone();
+    let att = d["attachment_key"].as_str().unwrap();
+    assert_eq!(emu.file(att).unwrap().bytes.as_deref(), Some(&b"two"[..]));
+    assert_eq!(attachments_named(&emu, "lost.txt"), 1);
+    let registrations = emu
+        .local_requests()
+        .iter()
+        .filter(|r| {
+            r.path.ends_with("/file") && String::from_utf8_lossy(&r.body).contains("upload=")
+        })
+        .count();
+    assert_eq!(registrations, 1, "never resent");
+    assert_eq!(emu.faults_pending(), 0);
+}
