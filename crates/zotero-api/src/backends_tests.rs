@@ -34,6 +34,7 @@ fn config(web: Option<&MockServer>, local: Option<&MockServer>) -> ClientConfig 
         timeout: Duration::from_secs(5),
         read_cache: None,
         local_api_base: local.map(|l| format!("{}/api", l.uri())),
+        local_writes: Default::default(),
     }
 }
 

@@ -126,6 +126,9 @@ pub struct ZoteroClient {
     pub(crate) group_settings: Mutex<HashMap<u64, Arc<GroupSettings>>>,
     /// One upload at a time per library, parent item and file MD5 (see `upload_attachment`).
     pub(crate) upload_turns: KeyedLocks<(LibraryRef, ObjectKey, String)>,
+    /// Zotero 10's local keys and `ZOTERO_WRITE_BACKEND` (`local_writes.rs`).
+    local_writes: crate::local_writes::LocalWrites,
+    local_write_state: crate::local_writes::LocalWriteState,
 }
 
 impl ZoteroClient {
@@ -144,7 +147,17 @@ impl ZoteroClient {
             access: Mutex::new(None),
             group_settings: Mutex::default(),
             upload_turns: KeyedLocks::default(),
+            local_writes: config.local_writes.clone(),
+            local_write_state: Default::default(),
         })
+    }
+
+    pub(crate) fn local_writes(&self) -> &crate::local_writes::LocalWrites {
+        &self.local_writes
+    }
+
+    pub(crate) fn local_write_state(&self) -> &crate::local_writes::LocalWriteState {
+        &self.local_write_state
     }
 
     /// The Web API's client, when the credentials are set; otherwise the error that says
@@ -245,9 +258,18 @@ impl ZoteroClient {
         link_mode: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<serde_json::Map<String, Value>, ZoteroError> {
-        self.templates
-            .template(self.web()?.0, item_type, link_mode, cancel)
-            .await
+        match self.web() {
+            Ok((web, _)) => {
+                self.templates
+                    .template(web, item_type, link_mode, cancel)
+                    .await
+            }
+            // Writing through the desktop app without the web API: its schema endpoints.
+            Err(_) if self.writes_locally_configured() => {
+                self.local_template(item_type, link_mode, cancel).await
+            }
+            Err(e) => Err(e),
+        }
     }
 }
 

@@ -50,6 +50,8 @@ pub struct ClientConfig {
     /// The desktop app's local API (`ZOTERO_LOCAL=1`, `ZOTERO_LOCAL_API_BASE`), without a
     /// trailing slash; `None` when it is not used.
     pub local_api_base: Option<String>,
+    /// Writes through Zotero 10's local API: the keys and `ZOTERO_WRITE_BACKEND`.
+    pub local_writes: crate::local_writes::LocalWrites,
 }
 
 #[cfg(test)]

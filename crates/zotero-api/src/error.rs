@@ -65,6 +65,29 @@ pub enum ZoteroError {
     #[error("the Zotero desktop app's local API is off: turn on Settings → Advanced → \"Allow other applications on this computer to communicate with Zotero\"")]
     LocalApiOff,
 
+    /// Zotero 10 answers with another `Zotero-Server-ID`: another database is open. The
+    /// request was refused; nothing read before it may be used for a write.
+    #[error("the Zotero desktop app has another database open now (its Zotero-Server-ID changed); nothing was written: read what you are changing again, then retry")]
+    LocalDatabaseChanged,
+
+    /// Zotero 10 refused the local key (401): revoked ("Clear Write Authorizations") or a
+    /// one-time key already spent. Never retried: only a person can grant a new one.
+    #[error("Zotero refused the local API key (revoked in Settings → Advanced, or a one-time \"Allow\" key already used); run `zotero-mcp authorize` and answer \"Always Allow\" in Zotero")]
+    LocalKeyRejected,
+
+    /// Writes were to go through the desktop app, and cannot.
+    #[error("writes cannot go through the Zotero desktop app: {reason}")]
+    LocalWritesUnavailable { reason: String },
+
+    /// The desktop app may not change this library (a group where the user's role may not
+    /// edit, `403 Write access denied` / `File editing denied`).
+    #[error("Zotero may not {need} the library {library}: your role in that group does not allow it (ask a group admin)")]
+    LocalWriteDenied {
+        library: String,
+        need: &'static str,
+        answer: Box<UpstreamAnswer>,
+    },
+
     /// The desktop app's local API is asked for, but not configured.
     #[error("the desktop app's local API is not used (set ZOTERO_LOCAL=1)")]
     LocalApiNotConfigured,
@@ -197,6 +220,12 @@ impl ZoteroError {
                     repeated: false,
                     ..
                 }
+                // Refused before anything was applied (local writes are sent once).
+                | ZoteroError::LocalDatabaseChanged
+                | ZoteroError::LocalKeyRejected
+                | ZoteroError::LocalWritesUnavailable { .. }
+                | ZoteroError::LocalWriteDenied { .. }
+                | ZoteroError::LocalApiOff
         )
     }
 }

@@ -355,6 +355,11 @@ impl HttpClient {
         })
     }
 
+    /// The base URL requests go to.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
     /// How long this API's `Backoff` still holds requests back.
     pub fn backoff_remaining(&self) -> Duration {
         self.gate.remaining()

@@ -11,6 +11,7 @@ use crate::error::ZoteroError;
 use crate::http::{ApiRequest, ApiResponse, Consistency, HttpClient};
 use crate::keys::Permissions;
 use crate::library::{LibraryId, LibraryRef};
+use crate::local_writes::WriteRoute;
 
 /// Which backend answers a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +86,11 @@ impl<'a> Library<'a> {
         req: &ApiRequest,
         cancel: &CancellationToken,
     ) -> Result<ApiResponse, ZoteroError> {
+        if req.consistency == Consistency::Current {
+            if let WriteRoute::Local { server_id, key } = self.client.write_route(cancel).await? {
+                return self.send_local_write(req, &server_id, &key, cancel).await;
+            }
+        }
         if let (Backend::Local, Some(local)) = (self.route(req)?, self.client.local_http()) {
             let has_web = self.client.web().is_ok();
             match self.send_to(local, &self.local_prefix(), req, cancel).await {
@@ -157,6 +163,10 @@ impl<'a> Library<'a> {
         files: bool,
         cancel: &CancellationToken,
     ) -> Result<(), ZoteroError> {
+        if let WriteRoute::Local { .. } = self.client.write_route(cancel).await? {
+            // The desktop checks the library itself (403 `Write access denied`).
+            return Ok(());
+        }
         let id = self.web_id()?;
         let mut refused = None;
         for refresh in [false, true] {

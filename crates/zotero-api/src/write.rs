@@ -241,6 +241,15 @@ impl Library<'_> {
         mut object: Map<String, Value>,
         cancel: &CancellationToken,
     ) -> Result<WireObject, ZoteroError> {
+        if kind == ObjectKind::Item {
+            if let (Some(t), Some(creators)) = (
+                object.get("itemType").and_then(Value::as_str),
+                object.get("creators"),
+            ) {
+                self.check_creator_types_locally(t, creators, cancel)
+                    .await?;
+            }
+        }
         let key = new_object_key();
         object.insert("key".into(), Value::from(key.as_str()));
         // A key-based write needs a version; 0 says "this object must not exist yet".

@@ -55,7 +55,7 @@ pub use groups::{FileEditing, GroupSpec, GroupType, LibraryEditing, LibraryReadi
 pub use hf::{git_blob_sha1, sha256_hex, HfFile, HF_CDN_ROOT, HF_ROOT};
 pub use library::{Library, TITLE_WORDS};
 pub use libs::LibraryId;
-pub use local::{DesktopRelease, LOCAL_DATA_DIR};
+pub use local::{DesktopRelease, DialogAnswer, LOCAL_DATA_DIR};
 pub use metadata::{crossref_article, ArxivPaper, MetadataHost};
 pub use storage::StoredFile;
 pub use view::LibraryView;
@@ -364,6 +364,9 @@ pub struct Emulator {
     /// The desktop app's HTTP server; `None` once closed.
     local: Mutex<Option<MockServer>>,
     local_uri: String,
+    /// Zotero 10's raw HTTP/1.0 server (`local/z10/wire.rs`); aborted once closed.
+    local10: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    local10_uri: String,
     state: Arc<Mutex<State>>,
 }
 
@@ -396,10 +399,15 @@ impl Emulator {
         }));
         let server = serve(&state, Server::Web).await;
         let local = serve(&state, Server::Local).await;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let local10_uri = format!("http://{}/api", listener.local_addr().unwrap());
+        let local10 = tokio::spawn(local::z10::wire::serve(listener, state.clone()));
         Emulator {
             server,
             local_uri: format!("{}/api", local.uri()),
             local: Mutex::new(Some(local)),
+            local10: Mutex::new(Some(local10)),
+            local10_uri,
             state,
         }
     }
@@ -411,13 +419,20 @@ impl Emulator {
 
     /// The desktop app's local API base (as `ZOTERO_LOCAL_API_BASE`), e.g.
     /// `http://127.0.0.1:PORT/api`: Zotero 7–9, read-only, over the same libraries.
+    /// With [`DesktopRelease::Zotero10`] it names Zotero 10's own server (HTTP/1.0, writes).
     pub fn local_uri(&self) -> String {
+        if self.state.lock().unwrap().local.release == DesktopRelease::Zotero10 {
+            return self.local10_uri.clone();
+        }
         self.local_uri.clone()
     }
 
     /// Quits the desktop app: its port refuses connections from now on.
     pub fn close_local(&self) {
         drop(self.local.lock().unwrap().take());
+        if let Some(task) = self.local10.lock().unwrap().take() {
+            task.abort();
+        }
     }
 
     /// Every web API request received so far, in order (including those that hit a fault).

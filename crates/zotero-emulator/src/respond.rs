@@ -217,7 +217,11 @@ pub(crate) fn dropped(_: &wiremock::Request) -> std::io::Error {
     std::io::Error::other("the desktop's HTTP server drops browser requests")
 }
 
-fn take_fault(faults: &mut VecDeque<Fault>, r: &Recorded, server: Server) -> Option<FaultKind> {
+pub(crate) fn take_fault(
+    faults: &mut VecDeque<Fault>,
+    r: &Recorded,
+    server: Server,
+) -> Option<FaultKind> {
     let idx = faults
         .iter()
         .position(|f| f.server == server && f.matches(r))?;

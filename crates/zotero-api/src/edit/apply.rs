@@ -237,6 +237,22 @@ impl Library<'_> {
         self.require_write(false, cancel).await?;
         let keys: Vec<ObjectKey> = edits.iter().map(|e| e.key.clone()).collect();
         let first = self.read_objects(kind, &keys, cancel).await?;
+        if kind == ObjectKind::Item {
+            for e in &edits {
+                let (Some(creators), Some(object)) =
+                    (e.set.get("creators"), first.get(e.key.as_str()))
+                else {
+                    continue;
+                };
+                let item_type = object
+                    .data
+                    .get("itemType")
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                self.check_creator_types_locally(item_type, creators, cancel)
+                    .await?;
+            }
+        }
         let mut ledger = Ledger::new(edits.len() as u64, progress);
         let mut pending = plan_edits(edits, &first, &mut ledger);
         ledger.done = ledger.outcomes.len() as u64;

@@ -23,6 +23,9 @@ pub struct UploadRequest<'a> {
     pub content_length: u64,
     /// A fresh body for each attempt.
     pub body: &'a (dyn Fn() -> Result<ByteStream, std::io::Error> + Send + Sync),
+    /// Zotero 10's upload receiver: the `Zotero-Server-ID` (a wrong one is refused; builds
+    /// before 10.0.0 required it). `None` for the web's storage.
+    pub server_id: Option<&'a str>,
 }
 
 impl HttpClient {
@@ -128,12 +131,16 @@ impl HttpClient {
             }
         });
         let body: RequestBody = BodyExt::boxed_unsync(http_body_util::StreamBody::new(frames));
-        let request = Request::builder()
+        let mut builder = Request::builder()
             .method(Method::POST)
             .uri(req.url)
             .header(USER_AGENT, self.user_agent.clone())
             .header(CONTENT_TYPE, req.content_type)
-            .header(hyper::header::CONTENT_LENGTH, req.content_length)
+            .header(hyper::header::CONTENT_LENGTH, req.content_length);
+        if let Some(id) = req.server_id {
+            builder = builder.header("zotero-server-id", id);
+        }
+        let request = builder
             .body(body)
             .map_err(|e| ZoteroError::InvalidRequest {
                 reason: format!("cannot build the upload request: {e}"),

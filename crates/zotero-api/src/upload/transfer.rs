@@ -14,8 +14,9 @@ use tokio_util::sync::CancellationToken;
 use super::FileToUpload;
 use crate::client::Library;
 use crate::error::ZoteroError;
-use crate::http::{ApiRequest, ApiResponse, ByteStream, UploadRequest};
+use crate::http::{host_of, ApiRequest, ApiResponse, ByteStream, UploadRequest};
 use crate::library::ObjectKey;
+use crate::local_writes::WriteRoute;
 use crate::progress::Progress;
 use crate::response::{parse_json, percent_encode, unexpected};
 
@@ -68,13 +69,33 @@ impl Library<'_> {
             let tail = futures_util::stream::once(std::future::ready(Ok(suffix.clone())));
             Ok(Box::pin(head.chain(counted).chain(tail)))
         };
+        let route = self.client.write_route(cancel).await?;
+        let (http, content_type, server_id) = match &route {
+            WriteRoute::Web => (self.client.web()?.0, auth.content_type.as_str(), None),
+            WriteRoute::Local { server_id, .. } => {
+                let local = self
+                    .client
+                    .local_http()
+                    .ok_or(ZoteroError::LocalApiNotConfigured)?;
+                // The bytes go only to the desktop itself, whatever URL it named.
+                if host_of(&auth.url) != host_of(local.base()) {
+                    return Err(ZoteroError::BadResponse {
+                        reason: "the desktop named an upload URL on another host".into(),
+                        status: 200,
+                    });
+                }
+                // Raw bytes: Zotero decodes text, JSON and form bodies as text.
+                (local, "application/octet-stream", Some(server_id.as_str()))
+            }
+        };
         let upload = UploadRequest {
             url: &auth.url,
-            content_type: &auth.content_type,
+            content_type,
             content_length: prefix.len() as u64 + file.size + suffix.len() as u64,
             body: &body,
+            server_id,
         };
-        let resp = self.client.web()?.0.send_upload(&upload, cancel).await?;
+        let resp = http.send_upload(&upload, cancel).await?;
         if !(200..300).contains(&resp.status) {
             return Err(storage_refused(&resp, &auth));
         }

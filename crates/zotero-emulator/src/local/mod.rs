@@ -8,6 +8,9 @@
 mod data;
 mod render;
 mod routes;
+pub(crate) mod z10;
+
+pub use z10::DialogAnswer;
 
 use std::collections::BTreeMap;
 
@@ -42,6 +45,9 @@ pub enum DesktopRelease {
     /// Zotero 7.0 to 9.0.1: no `Host` check; browser requests get
     /// `403 Request not allowed` (unless their content type would need a CORS preflight).
     Zotero7,
+    /// Zotero 10: writes with a key granted in a dialog, `Zotero-Server-ID`, local versions
+    /// (`z10/`), served by a raw HTTP/1.0 server that [`Emulator::local_uri`] then names.
+    Zotero10,
 }
 
 /// What the desktop app holds.
@@ -53,6 +59,8 @@ pub(crate) struct LocalState {
     /// The libraries as they were when the lag began (not synced since); `None`: current.
     pub(crate) snapshot: Option<Snapshot>,
     pub(crate) requests: Vec<Recorded>,
+    /// Zotero 10's keys, dialog, server ID, tokens and uploads.
+    pub(crate) z10: z10::Z10State,
 }
 
 impl Default for LocalState {
@@ -62,6 +70,7 @@ impl Default for LocalState {
             enabled: true,
             snapshot: None,
             requests: Vec::new(),
+            z10: z10::Z10State::default(),
         }
     }
 }
@@ -192,6 +201,13 @@ pub(crate) fn parse_int(s: &str) -> Option<i64> {
 /// server's own URI, `http://127.0.0.1:PORT`.
 pub(crate) fn handle(st: &mut State, server: &str, req: &Recorded) -> Answer {
     let release = st.local.release;
+    if release == DesktopRelease::Zotero10 {
+        // Zotero 10 is served by its own HTTP/1.0 server (`z10::wire`).
+        return bare(
+            503,
+            "The emulated Zotero 10 answers at Emulator::local_uri()\n",
+        );
+    }
     if release == DesktopRelease::Zotero9 && !host_ok(req) {
         return bare(400, "Invalid Host header\n");
     }

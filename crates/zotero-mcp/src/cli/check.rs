@@ -12,7 +12,7 @@ use crate::config::Config;
 /// Exit code 2: nothing is configured; 1: a configured backend failed; 0: all good.
 pub async fn run(config: Config) -> ExitCode {
     let missing = config.missing_credentials();
-    if !missing.is_empty() && !config.local {
+    if !missing.is_empty() && !config.local && !config.writes_locally() {
         eprintln!(
             "zotero-mcp check: set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too), or ZOTERO_LOCAL=1 to read through the Zotero desktop app",
             missing.join(" and ")
@@ -37,11 +37,12 @@ pub async fn run(config: Config) -> ExitCode {
             missing.join(" and ")
         );
     }
-    if config.local {
+    if config.local || config.writes_locally() {
         ok &= local(&config, &client, &cancel).await;
     } else {
         println!("local API: not used (ZOTERO_LOCAL=1 reads through the Zotero desktop app)");
     }
+    ok &= writes(&config, &client, &cancel).await;
     if ok {
         println!("ok");
         ExitCode::SUCCESS
@@ -159,8 +160,13 @@ async fn local(config: &Config, client: &ZoteroClient, cancel: &CancellationToke
     match client.local_libraries(cancel).await {
         Ok(libs) => {
             let groups: Vec<&LibraryInfo> = libs.iter().filter(|l| l.kind == "group").collect();
+            let role = if config.writes_locally() {
+                "reads; writes as below"
+            } else {
+                "read-only here"
+            };
             println!(
-                "local API: {} answers (read-only here); {} group(s)",
+                "local API: {} answers ({role}); {} group(s)",
                 config.local_api_base,
                 groups.len()
             );
@@ -174,6 +180,64 @@ async fn local(config: &Config, client: &ZoteroClient, cancel: &CancellationToke
                 "zotero-mcp check: the local API at {} did not answer: {e} (is Zotero running?)",
                 config.local_api_base
             );
+            false
+        }
+    }
+}
+
+/// Which backend writes, and why (never the key).
+async fn writes(config: &Config, client: &ZoteroClient, cancel: &CancellationToken) -> bool {
+    use zotero_api::{DesktopProbe, WriteBackend, WriteRoute};
+    if config.read_only {
+        println!("writes:    off (ZOTERO_READ_ONLY=1)");
+        return true;
+    }
+    let route = client.write_route(cancel).await;
+    let why_web = async {
+        if config.local_writes.backend == WriteBackend::Web {
+            return "ZOTERO_WRITE_BACKEND=web".to_string();
+        }
+        if !config.local_writes.has_key() {
+            return "no local API key: `zotero-mcp authorize` lets the Zotero 10 desktop app write without a web key".to_string();
+        }
+        match client.probe_desktop(cancel).await {
+            None => "the desktop app is not used".to_string(),
+            Some(DesktopProbe::Zotero10 { server_id }) if !client.has_local_key_for(&server_id) => {
+                format!("no local key for the open Zotero database ({server_id}); run `zotero-mcp authorize`")
+            }
+            Some(DesktopProbe::Zotero10 { .. }) => "the desktop app was not usable".to_string(),
+            Some(DesktopProbe::Off) => {
+                "the desktop's local API is off (Settings → Advanced)".to_string()
+            }
+            Some(DesktopProbe::ReadOnlyRelease) => {
+                "this Zotero is 9 or older: upgrade to Zotero 10 to write locally".to_string()
+            }
+            Some(DesktopProbe::Unreachable { .. }) => {
+                "the Zotero desktop app does not answer (not running?)".to_string()
+            }
+        }
+    };
+    match route {
+        Ok(WriteRoute::Local { server_id, .. }) => {
+            println!(
+                "writes:    through the Zotero desktop app at {} (Zotero 10, database {server_id}, local API key set)",
+                config.local_api_base
+            );
+            true
+        }
+        Ok(WriteRoute::Web) if client.has_web() => {
+            println!("writes:    web API ({})", why_web.await);
+            true
+        }
+        Ok(WriteRoute::Web) => {
+            println!(
+                "writes:    none: {} (or set ZOTERO_API_KEY and ZOTERO_USER_ID)",
+                why_web.await
+            );
+            true
+        }
+        Err(e) => {
+            eprintln!("zotero-mcp check: writes cannot go anywhere: {e}");
             false
         }
     }

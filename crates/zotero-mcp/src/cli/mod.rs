@@ -2,6 +2,7 @@
 //! the configuration, build the search index (`update-db`, `db-status`), or print the tool
 //! list.
 
+pub mod authorize;
 pub mod check;
 pub mod index;
 
@@ -83,6 +84,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ask the Zotero 10 desktop app for a local API key (a person answers a dialog in
+    /// Zotero) and store it for this Zotero database, so that writes go through the desktop
+    /// app without a web API key.
+    Authorize {
+        /// Print the key on stdout (for ZOTERO_LOCAL_API_KEY in a container) instead of
+        /// storing it.
+        #[arg(long)]
+        print: bool,
+        /// The name Zotero's dialog shows.
+        #[arg(long, default_value = "zotero-mcp")]
+        app_name: String,
+        /// How many seconds to wait for the answer (1 to 3600).
+        #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        wait: u64,
+    },
     /// Print the tools this server lists: as JSON (the default), or as Markdown.
     Tools {
         /// JSON output: every tool as `tools/list` gives it (the default).
@@ -137,6 +153,18 @@ pub fn main() -> ExitCode {
             }
         },
         Some(Command::Check) => run(crate::cli::check::run(config)),
+        Some(Command::Authorize {
+            print,
+            app_name,
+            wait,
+        }) => run(crate::cli::authorize::run(
+            config,
+            crate::cli::authorize::Authorize {
+                print,
+                app_name,
+                wait: std::time::Duration::from_secs(wait),
+            },
+        )),
         Some(Command::UpdateDb {
             library,
             full,

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 mod index;
+pub mod local_writes;
 mod tools;
 mod uploads;
 
@@ -118,6 +119,10 @@ pub struct Config {
     pub http_body_idle: Duration,
     /// `ZOTERO_MCP_HTTP_BODY_TIMEOUT_SECONDS`: how long a whole request body may take (120 s).
     pub http_body_timeout: Duration,
+    /// Writes through Zotero 10's desktop app (`config/local_writes.rs`).
+    pub local_writes: zotero_api::LocalWrites,
+    /// Where `zotero-mcp authorize` stores local keys (`None`: no config directory).
+    pub local_key_dir: Option<PathBuf>,
 }
 
 /// The bearer token of the HTTP transport: never printed, compared in constant time.
@@ -356,15 +361,25 @@ impl Config {
         let http_body_timeout =
             parse_positive_secs(&get, "ZOTERO_MCP_HTTP_BODY_TIMEOUT_SECONDS", 120.0)?;
 
+        let local_writes = local_writes::parse(&get)?;
+        let local_key_dir = local_writes::config_dir(&get);
+        let local_keys: Vec<String> = local_writes
+            .key
+            .iter()
+            .chain(local_writes.stored.iter().map(|(_, k)| k))
+            .map(|k| k.expose().to_string())
+            .collect();
         let secrets = zotero_net::Secrets::new(
-            [
-                api_key.as_ref().map(|k| k.expose().to_string()),
-                ncbi_api_key.as_ref().map(|k| k.expose().to_string()),
-                get("ZOTERO_MCP_HTTP_TOKEN"),
-                get("HF_TOKEN"),
-            ]
-            .into_iter()
-            .flatten(),
+            local_keys
+                .into_iter()
+                .map(Some)
+                .chain([
+                    api_key.as_ref().map(|k| k.expose().to_string()),
+                    ncbi_api_key.as_ref().map(|k| k.expose().to_string()),
+                    get("ZOTERO_MCP_HTTP_TOKEN"),
+                    get("HF_TOKEN"),
+                ])
+                .flatten(),
         );
         Ok(Config {
             api_key,
@@ -403,6 +418,8 @@ impl Config {
             http_max_buffered_bytes,
             http_body_idle,
             http_body_timeout,
+            local_writes,
+            local_key_dir,
         })
     }
 
@@ -430,14 +447,21 @@ impl Config {
             retry: self.retry.clone(),
             timeout: self.timeout,
             read_cache: self.read_cache.clone(),
-            local_api_base: self.local.then(|| self.local_api_base.clone()),
+            local_api_base: (self.local || self.writes_locally())
+                .then(|| self.local_api_base.clone()),
+            local_writes: self.local_writes.clone(),
         }
+    }
+
+    /// A local key is set and writes may go to the desktop app (which it then also reads).
+    pub fn writes_locally(&self) -> bool {
+        self.local_writes.has_key() && self.local_writes.backend != zotero_api::WriteBackend::Web
     }
 
     /// The desktop app's local API alone, without the Web API's credentials: nothing can
     /// be written, so the server runs read-only.
     pub fn local_only(&self) -> bool {
-        self.local && !self.missing_credentials().is_empty()
+        self.local && !self.missing_credentials().is_empty() && !self.writes_locally()
     }
 
     /// What the upload sources need.

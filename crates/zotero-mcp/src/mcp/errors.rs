@@ -16,7 +16,12 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         | ZoteroError::BadApiKey
         | ZoteroError::LibraryAccess { .. }
         | ZoteroError::LocalApiOff
+        | ZoteroError::LocalKeyRejected
+        | ZoteroError::LocalWritesUnavailable { .. }
+        | ZoteroError::LocalWriteDenied { .. }
         | ZoteroError::LocalApiNotConfigured => ErrorCode::Auth,
+        // Another database opened meanwhile: read again and retry.
+        ZoteroError::LocalDatabaseChanged => ErrorCode::Upstream,
         // A request this client could not build is a defect of the server, not the input.
         ZoteroError::InvalidRequest { .. } => ErrorCode::Internal,
         ZoteroError::Status { answer, .. } => ErrorCode::for_status(answer.status),
@@ -195,7 +200,14 @@ impl From<ZoteroError> for ToolError {
             ZoteroError::BadApiKey => {
                 e.details.insert("variable".into(), json!("ZOTERO_API_KEY"));
             }
+            ZoteroError::LocalWriteDenied { answer, .. } => answer_details(&mut e, answer),
+            ZoteroError::LocalKeyRejected => {
+                e.details
+                    .insert("command".into(), json!("zotero-mcp authorize"));
+            }
             ZoteroError::LocalApiOff
+            | ZoteroError::LocalDatabaseChanged
+            | ZoteroError::LocalWritesUnavailable { .. }
             | ZoteroError::LocalApiNotConfigured
             | ZoteroError::Network { .. }
             | ZoteroError::Timeout { .. }

@@ -534,3 +534,102 @@ pub fn raw_session(env: &[(String, String)], protocol: &str, requests: &[Value])
 pub fn tool_call(name: &str, args: Value) -> Value {
     serde_json::json!({"method": "tools/call", "params": {"name": name, "arguments": args}})
 }
+
+/// The backend a write-path test runs against: the web API, or Zotero 10's local API (the
+/// emulator's `DesktopRelease::Zotero10` with a granted key; the web credentials stay set,
+/// so `ZOTERO_WRITE_BACKEND=auto` must pick the desktop). Write-path tests take one and run
+/// on both ([`on_both_backends!`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Web,
+    Local,
+}
+
+#[allow(dead_code)]
+impl Backend {
+    /// The emulator and the server's variables for this backend.
+    pub async fn start(self) -> (zotero_emulator::Emulator, Vec<(String, String)>) {
+        let emu = zotero_emulator::Emulator::start().await;
+        let mut env = env_for(
+            &emu.uri(),
+            zotero_emulator::USER_ID,
+            zotero_emulator::API_KEY,
+        );
+        if self == Backend::Local {
+            emu.set_desktop_release(zotero_emulator::DesktopRelease::Zotero10);
+            let key = emu.grant_local_key("zotero-mcp", true);
+            env.push(("ZOTERO_LOCAL".into(), "1".into()));
+            env.push(("ZOTERO_LOCAL_API_BASE".into(), emu.local_uri()));
+            env.push(("ZOTERO_LOCAL_API_KEY".into(), key));
+        }
+        (emu, env)
+    }
+
+    /// [`setup`] on this backend.
+    pub async fn setup(self) -> (zotero_emulator::Emulator, Server) {
+        let (emu, env) = self.start().await;
+        let server = in_process(&env).await;
+        (emu, server)
+    }
+
+    /// The requests the backend received, with paths as the web API names them
+    /// (`/users/{USER_ID}/…`), so one assertion fits both.
+    pub fn requests(self, emu: &zotero_emulator::Emulator) -> Vec<zotero_emulator::Recorded> {
+        match self {
+            Backend::Web => emu.requests(),
+            Backend::Local => emu
+                .local_requests()
+                .into_iter()
+                .filter(|r| !r.path.starts_with("/api/local/"))
+                .map(|mut r| {
+                    let rest = r.path.strip_prefix("/api").unwrap_or(&r.path).to_string();
+                    r.path = match rest.strip_prefix("/users/0") {
+                        Some(tail) => format!("/users/{}{tail}", zotero_emulator::USER_ID),
+                        None => rest,
+                    };
+                    r
+                })
+                .collect(),
+        }
+    }
+
+    /// The writes the backend received, as `METHOD path` ([`writes`] for both).
+    pub fn writes(self, emu: &zotero_emulator::Emulator) -> Vec<String> {
+        self.requests(emu)
+            .iter()
+            .filter(|r| r.method != "GET" && r.method != "HEAD")
+            .map(|r| format!("{} {}", r.method, r.path))
+            .collect()
+    }
+
+    /// A fault aimed at this backend (its path filter rewritten to the desktop's paths).
+    pub fn fault(self, mut f: zotero_emulator::Fault) -> zotero_emulator::Fault {
+        if self == Backend::Web {
+            return f;
+        }
+        let user = format!("/users/{}", zotero_emulator::USER_ID);
+        f.path_prefix = f.path_prefix.map(|p| match p.strip_prefix(&user) {
+            Some(tail) => format!("/api/users/0{tail}"),
+            None => format!("/api{p}"),
+        });
+        f.local()
+    }
+}
+
+/// Runs a write-path test `async fn name(backend: Backend)` once per backend: the tests
+/// `name::web` and `name::local`.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),+ $(,)?) => {$(
+        mod $name {
+            #[tokio::test]
+            async fn web() {
+                super::$name($crate::common::Backend::Web).await
+            }
+            #[tokio::test]
+            async fn local() {
+                super::$name($crate::common::Backend::Local).await
+            }
+        }
+    )+};
+}

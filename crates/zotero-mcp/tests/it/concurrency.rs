@@ -274,6 +274,7 @@ async fn a_cancelled_queued_request_gives_its_place_to_the_next() {
         timeout: Duration::from_secs(300),
         read_cache: None,
         local_api_base: None,
+        local_writes: Default::default(),
     };
     let http = HttpClient::new(&config).unwrap();
     proxy.hold();

@@ -40,6 +40,8 @@ mod item_writes;
 mod jsonrpc_framing;
 mod libraries;
 mod listing;
+mod local_authorize;
+mod local_writes;
 mod metadata_hardening;
 mod note_writes;
 mod prop_arguments;
