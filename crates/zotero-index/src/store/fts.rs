@@ -37,6 +37,21 @@ pub(crate) fn fts_text(text: &str) -> String {
     out
 }
 
+/// The English stop words of Lucene's `EnglishAnalyzer` (the BM25 baselines of Anserini,
+/// Pyserini and Elasticsearch's `english` analyzer): words that say nothing of a topic.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+];
+
+/// Whether a query piece is one stop word (case aside, its punctuation around it too).
+fn is_stop_word(piece: &str) -> bool {
+    let word = piece.trim_matches(|c: char| !c.is_alphanumeric());
+    word.chars().all(|c| c.is_ascii_alphabetic())
+        && STOP_WORDS.contains(&word.to_ascii_lowercase().as_str())
+}
+
 /// A user's query as the pieces of an FTS5 expression that cannot be a syntax error nor
 /// mean anything but "any of these words" once joined by OR: each whitespace-separated
 /// piece becomes a quoted string (quotes inside are dropped: the tokenizer separates words
@@ -45,11 +60,24 @@ pub(crate) fn fts_text(text: &str) -> String {
 /// rarer pieces higher. Operators (`AND`, `NEAR`, `-`, `*`, `^`, `:`, parentheses) inside
 /// quotes are plain text; control characters are spaces. Empty when nothing in the query
 /// can match.
+///
+/// Stop words ([`STOP_WORDS`]) are left out when the query has other words, as BM25
+/// baselines do: "the effect of sleep on memory" is searched as "effect sleep memory". They
+/// stay in the index, so that a query of stop words alone ("to be or not") still finds them.
 pub(crate) fn fts_pieces(query: &str) -> Vec<String> {
-    query
+    let pieces: Vec<&str> = query
         .split_whitespace()
         .filter(|p| p.chars().any(char::is_alphanumeric))
         .take(64)
+        .collect();
+    let content: Vec<&str> = pieces
+        .iter()
+        .copied()
+        .filter(|p| !is_stop_word(p))
+        .collect();
+    let pieces = if content.is_empty() { pieces } else { content };
+    pieces
+        .into_iter()
         .map(|p| {
             // FTS5 reads the expression as a C string: a NUL would end it mid-quote.
             let p: String = p
@@ -80,13 +108,32 @@ mod tests {
     #[test]
     fn queries_are_quoted_phrases() {
         assert_eq!(
-            fts_query("a \"b c"),
-            Some("\"a\" OR \" b\" OR \"c\"".to_string())
+            fts_query("z \"b c"),
+            Some("\"z\" OR \" b\" OR \"c\"".to_string())
         );
         assert_eq!(
             fts_query("画像認識"),
             Some("\" 画  像  認  識 \"".to_string())
         );
         assert_eq!(fts_query(" - * ( ) "), None);
+    }
+
+    #[test]
+    fn stop_words_are_left_out_unless_alone() {
+        assert_eq!(
+            fts_query("The effect of sleep on memory"),
+            Some("\"effect\" OR \"sleep\" OR \"memory\"".to_string())
+        );
+        // Punctuation around a stop word does not keep it; a phrase keeps its words.
+        assert_eq!(
+            fts_query("(the) state-of-the-art"),
+            Some("\"state-of-the-art\"".to_string())
+        );
+        assert_eq!(fts_query("The Who"), Some("\"Who\"".to_string()));
+        // Nothing but stop words: searched as they are.
+        assert_eq!(
+            fts_query("to be or not"),
+            Some("\"to\" OR \"be\" OR \"or\" OR \"not\"".to_string())
+        );
     }
 }

@@ -71,6 +71,7 @@ mod write;
 
 pub use document::{default_dir, DocKind, Document, LibraryId, PendingChunk, Status};
 pub(crate) use fts::fts_pieces;
+pub use fts::STOP_WORDS;
 pub use open::Index;
 pub use schema::{check_dir, APPLICATION_ID, SCHEMA_VERSION};
 pub use update::{UpdateLock, Updater};
