@@ -22,7 +22,9 @@ pub mod vcache;
 pub use chunk::{Chunk, ItemMeta, Matched};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
 pub use error::{IndexError, Remedy, Result};
-pub use rank::{Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery};
+pub use rank::{
+    Coverage, Filters, Fusion, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, FUSION,
+};
 pub use store::{
     check_dir, default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status,
     UpdateLock, Updater,

@@ -165,6 +165,36 @@ fn first_in_both_scores_one() {
     }
 }
 
+/// An item found first by words through its title and first by meaning through its
+/// abstract is first by both: fused as an item, not as two chunks found once each (which
+/// put an item whose one chunk is second in both above it).
+#[test]
+fn items_are_fused_not_their_chunks() {
+    // Item 1: chunk 10 (title) first by words, chunk 11 (abstract) first by meaning.
+    // Item 2: chunk 20 second in both.
+    let k = cands(&[(10, 1), (20, 2), (30, 3)]);
+    let s = cands(&[(11, 1), (20, 2), (40, 4)]);
+    for fusion in [FUSION, Fusion::Rrf { k: 60.0, keyword: 1.0, semantic: 1.0 }] {
+        let items = fuse_items(&k, &s, (true, true), fusion);
+        let order: Vec<&str> = items.iter().map(|i| i.item_key.as_str()).collect();
+        assert_eq!(order[..2], ["ITEM1", "ITEM2"], "{fusion:?}");
+        assert!((items[0].score - 1.0).abs() < 1e-12);
+        assert_eq!((items[0].keyword_rank, items[0].semantic_rank), (Some(1), Some(1)));
+        // Its passages: both chunks, the one first by words first (ties by chunk id).
+        let g = group(items, fuse(&k, &s, 2));
+        let ids: Vec<i64> = g[0].chunks.iter().map(|c| c.chunk_id).collect();
+        assert_eq!(ids, [10, 11]);
+    }
+    // By chunks, the second item came first.
+    let by_chunk = fuse(&k, &s, 2);
+    assert_eq!(by_chunk[0].item_key, "ITEM2");
+    // One signal only: its order, with 1 for its first.
+    let items = fuse_items(&k, &[], (true, false), FUSION);
+    let order: Vec<&str> = items.iter().map(|i| i.item_key.as_str()).collect();
+    assert_eq!(order, ["ITEM1", "ITEM2", "ITEM3"]);
+    assert!((items[0].score - 1.0).abs() < 1e-12);
+}
+
 #[test]
 fn blob_dot_is_the_dot_product() {
     for n in [0usize, 1, 7, 8, 9, 384, 389] {
