@@ -465,7 +465,7 @@ fn main() {
     println!("{:<40} nDCG@10 {n:.4}  Recall@100 {r:.4}", "BM25 (reference)");
 
     let enc: Option<&dyn Encoder> = encoder.as_ref().map(|e| e as &dyn Encoder);
-    let mut run = |name: &str, mode: Mode, fusion: Fusion| {
+    let run = |name: &str, mode: Mode, fusion: Fusion| {
         let t = Instant::now();
         let (n, r) = evaluate(&c, &mut |q| {
             let mut query = SearchQuery::new(q).mode(mode).fusion(fusion);
@@ -491,7 +491,7 @@ fn main() {
     run(&format!("hybrid {FUSION:?}"), Mode::Hybrid, FUSION);
     // Other fusions, to see how much the choice matters (BENCH_FUSIONS=1).
     if std::env::var_os("BENCH_FUSIONS").is_some() {
-        for a in [0.3, 0.4, 0.5, 0.6, 0.7] {
+        for a in [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8] {
             let f = Fusion::Convex { keyword: a };
             run(&format!("hybrid {f:?}"), Mode::Hybrid, f);
         }

@@ -3,7 +3,7 @@
 //! One SQLite file per library ([`store`]) holds the indexed objects, their chunks
 //! ([`chunk`]), an FTS5 keyword index and sentence vectors made by an [`encoder::Encoder`]
 //! (the model lives elsewhere; zotero-hub downloads it); [`rank`] answers a query by BM25 and cosine similarity
-//! fused by reciprocal rank, one hit per item. A [`VectorCache`] keeps an int8 copy of the
+//! fused per item, one hit per item. A [`VectorCache`] keeps an int8 copy of the
 //! vectors in memory across searches ([`Index::search_cached`]).
 //!
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or

@@ -74,9 +74,9 @@ pub fn fuse(keyword: &[Candidate], semantic: &[Candidate], signals: usize) -> Ve
 pub enum Fusion {
     /// Weighted reciprocal rank: Σ weight / (k + the item's rank in the signal).
     Rrf { k: f64, keyword: f64, semantic: f64 },
-    /// A convex combination of the signals' scores, each normalized per query to [0, 1]
-    /// over its candidates (min–max; an item a signal did not find counts 0 there):
-    /// `keyword` × BM25 + (1 − `keyword`) × cosine.
+    /// A convex combination of the signals' scores, each divided by its best for the query
+    /// (an item a signal did not find counts 0 there): `keyword` × BM25 / best BM25 +
+    /// (1 − `keyword`) × cosine / best cosine.
     Convex { keyword: f64 },
 }
 
@@ -101,14 +101,15 @@ fn item_best(list: &[Candidate]) -> HashMap<&str, (usize, f64)> {
     best
 }
 
-/// `score` mapped to [0, 1] by the least and greatest score of `list`.
-fn min_max(list: &[Candidate]) -> impl Fn(f64) -> f64 {
-    let (lo, hi) = list.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), c| {
-        (lo.min(c.score), hi.max(c.score))
-    });
+/// `score` mapped to [0, 1] as a share of the best score of `list`: the scale starts at
+/// each signal's least possible useful score (0: BM25 of no word, cosine of nothing in
+/// common, which the scan drops), not at the list's last, so that an item's normalized
+/// score does not depend on how many candidates were read (the limit).
+fn by_max(list: &[Candidate]) -> impl Fn(f64) -> f64 {
+    let hi = list.iter().map(|c| c.score).fold(0.0, f64::max);
     move |score: f64| {
-        if hi > lo {
-            ((score - lo) / (hi - lo)).clamp(0.0, 1.0)
+        if hi > 0.0 {
+            (score / hi).clamp(0.0, 1.0)
         } else {
             1.0
         }
@@ -125,7 +126,7 @@ pub fn fuse_items(
     fusion: Fusion,
 ) -> Vec<FusedItem> {
     let (kw, sem) = (item_best(keyword), item_best(semantic));
-    let (kw_norm, sem_norm) = (min_max(keyword), min_max(semantic));
+    let (kw_norm, sem_norm) = (by_max(keyword), by_max(semantic));
     let mut keys: Vec<&str> = kw.keys().chain(sem.keys()).copied().collect();
     keys.sort_unstable();
     keys.dedup();
