@@ -98,7 +98,12 @@ fn cranfield(dir: &Path) -> Collection {
     let queries: Vec<(String, String)> = cranfield_records(&read(&dir.join("cran.qry")))
         .into_iter()
         .enumerate()
-        .map(|(i, r)| ((i + 1).to_string(), r.get(&'W').cloned().unwrap_or_default()))
+        .map(|(i, r)| {
+            (
+                (i + 1).to_string(),
+                r.get(&'W').cloned().unwrap_or_default(),
+            )
+        })
         .collect();
     let mut qrels: HashMap<String, HashMap<String, f64>> = HashMap::new();
     for line in read(&dir.join("cranqrel")).lines() {
@@ -107,7 +112,11 @@ fn cranfield(dir: &Path) -> Collection {
             continue;
         }
         let code: i64 = f[2].parse().unwrap();
-        let gain = if (1..=4).contains(&code) { (5 - code) as f64 } else { 0.0 };
+        let gain = if (1..=4).contains(&code) {
+            (5 - code) as f64
+        } else {
+            0.0
+        };
         qrels
             .entry(f[0].to_string())
             .or_default()
@@ -226,11 +235,7 @@ fn build(dir: &Path, c: &Collection, encoder: Option<&SentenceEncoder>) -> Index
             }
             b.commit().unwrap();
         }
-        println!(
-            "indexed {} documents in {:.1?}",
-            c.docs.len(),
-            t.elapsed()
-        );
+        println!("indexed {} documents in {:.1?}", c.docs.len(), t.elapsed());
     }
     if let Some(enc) = encoder {
         let t = Instant::now();
@@ -319,7 +324,11 @@ fn tokenize(texts: &[String]) -> Vec<Vec<String>> {
     let mut stmt = db.prepare("SELECT term, doc, offset FROM v").unwrap();
     let rows = stmt
         .query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?, r.get::<_, i64>(2)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, i64>(2)?,
+            ))
         })
         .unwrap();
     for row in rows {
@@ -400,8 +409,7 @@ impl Bm25 {
 }
 
 fn main() {
-    let Some(collection) = std::env::var_os("ZOTERO_RANKING_COLLECTION").map(PathBuf::from)
-    else {
+    let Some(collection) = std::env::var_os("ZOTERO_RANKING_COLLECTION").map(PathBuf::from) else {
         println!(
             "ranking: skipped: set ZOTERO_RANKING_COLLECTION to a BEIR directory or the \
              Cranfield files (see the notes at the top of benches/ranking.rs)"
@@ -420,7 +428,8 @@ fn main() {
     for rel in c.qrels.values_mut() {
         rel.retain(|d, _| ids.contains(d));
     }
-    c.queries.retain(|(id, _)| c.qrels[id].values().any(|&g| g > 0.0));
+    c.queries
+        .retain(|(id, _)| c.qrels[id].values().any(|&g| g > 0.0));
     println!(
         "collection {}: {} documents, {} queries with relevant documents",
         collection.display(),
@@ -462,7 +471,10 @@ fn main() {
             .map(|d| c.docs[d].id.clone())
             .collect()
     });
-    println!("{:<40} nDCG@10 {n:.4}  Recall@100 {r:.4}", "BM25 (reference)");
+    println!(
+        "{:<40} nDCG@10 {n:.4}  Recall@100 {r:.4}",
+        "BM25 (reference)"
+    );
 
     let enc: Option<&dyn Encoder> = encoder.as_ref().map(|e| e as &dyn Encoder);
     let run = |name: &str, mode: Mode, fusion: Fusion| {

@@ -509,7 +509,11 @@ fn stop_words_do_not_rank_unless_alone() {
     let index = items(
         dir.path(),
         &[
-            ("STOPS001", "To be or not to be", "That is the question of it all."),
+            (
+                "STOPS001",
+                "To be or not to be",
+                "That is the question of it all.",
+            ),
             ("SLEEP001", "Sleep in mice", "Mice sleep more."),
         ],
     );
@@ -542,7 +546,10 @@ fn an_item_is_scored_by_its_title_and_abstract_together() {
         docs.push((k, "Cohorts", filler.as_str()));
     }
     let index = items(dir.path(), &docs);
-    assert!(index.status().unwrap().chunks > 2 * 12, "the abstracts are cut in chunks");
+    assert!(
+        index.status().unwrap().chunks > 2 * 12,
+        "the abstracts are cut in chunks"
+    );
     let a = index
         .search(None, &q("sleep hippocampus", Mode::Keyword))
         .unwrap();

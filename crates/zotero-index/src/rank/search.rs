@@ -138,7 +138,10 @@ impl Index {
             .conn
             .prepare_cached("SELECT id, text FROM chunks WHERE doc_id = ?1 ORDER BY id")?;
         let mut out = Vec::new();
-        for c in keyword.iter().filter(|c| kept.contains(c.item_key.as_str())) {
+        for c in keyword
+            .iter()
+            .filter(|c| kept.contains(c.item_key.as_str()))
+        {
             let (doc, kind): (i64, String) =
                 kind_of.query_row([c.chunk_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
             if kind != "item" {

@@ -152,7 +152,14 @@ proptest! {
 fn first_in_both_scores_one() {
     let k = cands(&[(1, 1), (2, 2)]);
     let s = cands(&[(1, 1), (3, 3)]);
-    for fusion in [FUSION, Fusion::Rrf { k: 60.0, keyword: 1.0, semantic: 1.0 }] {
+    for fusion in [
+        FUSION,
+        Fusion::Rrf {
+            k: 60.0,
+            keyword: 1.0,
+            semantic: 1.0,
+        },
+    ] {
         let items = fuse_items(&k, &s, (true, true), fusion);
         assert_eq!(items[0].item_key, "ITEM1");
         assert!((items[0].score - 1.0).abs() < 1e-12, "{fusion:?}");
@@ -174,12 +181,22 @@ fn items_are_fused_not_their_chunks() {
     // Item 2: chunk 20 second in both.
     let k = cands(&[(10, 1), (20, 2), (30, 3)]);
     let s = cands(&[(11, 1), (20, 2), (40, 4)]);
-    for fusion in [FUSION, Fusion::Rrf { k: 60.0, keyword: 1.0, semantic: 1.0 }] {
+    for fusion in [
+        FUSION,
+        Fusion::Rrf {
+            k: 60.0,
+            keyword: 1.0,
+            semantic: 1.0,
+        },
+    ] {
         let items = fuse_items(&k, &s, (true, true), fusion);
         let order: Vec<&str> = items.iter().map(|i| i.item_key.as_str()).collect();
         assert_eq!(order[..2], ["ITEM1", "ITEM2"], "{fusion:?}");
         assert!((items[0].score - 1.0).abs() < 1e-12);
-        assert_eq!((items[0].keyword_rank, items[0].semantic_rank), (Some(1), Some(1)));
+        assert_eq!(
+            (items[0].keyword_rank, items[0].semantic_rank),
+            (Some(1), Some(1))
+        );
         // Its passages: both chunks, the one first by words first (ties by chunk id).
         let g = group(items, fuse(&k, &s, 2));
         let ids: Vec<i64> = g[0].chunks.iter().map(|c| c.chunk_id).collect();

@@ -40,9 +40,9 @@ pub(crate) fn fts_text(text: &str) -> String {
 /// The English stop words of Lucene's `EnglishAnalyzer` (the BM25 baselines of Anserini,
 /// Pyserini and Elasticsearch's `english` analyzer): words that say nothing of a topic.
 pub const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-    "these", "they", "this", "to", "was", "will", "with",
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
 ];
 
 /// Whether a query word is a stop word (case aside).
@@ -77,11 +77,7 @@ pub(crate) fn fts_pieces(query: &str) -> Vec<String> {
         .filter(|w| w.chars().any(char::is_alphanumeric))
         .take(64)
         .collect();
-    let content: Vec<&str> = words
-        .iter()
-        .copied()
-        .filter(|w| !is_stop_word(w))
-        .collect();
+    let content: Vec<&str> = words.iter().copied().filter(|w| !is_stop_word(w)).collect();
     let words = if content.is_empty() { words } else { content };
     words
         .into_iter()
@@ -119,7 +115,10 @@ mod tests {
             fts_query("画像認識"),
             Some("\" 画  像  認  識 \"".to_string())
         );
-        assert_eq!(fts_query("Mu\u{308}ller"), Some("\"Mu\u{308}ller\"".to_string()));
+        assert_eq!(
+            fts_query("Mu\u{308}ller"),
+            Some("\"Mu\u{308}ller\"".to_string())
+        );
         assert_eq!(fts_query(" - * ( ) \0 "), None);
     }
 

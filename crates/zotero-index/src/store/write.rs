@@ -105,9 +105,8 @@ impl Batch<'_> {
         )?;
         let mut keep =
             tx.prepare("INSERT INTO vectors (chunk_id, doc_id, vector) VALUES (?1, ?2, ?3)")?;
-        let mut fts = tx.prepare(
-            "INSERT INTO chunks_fts (rowid, title, meta, body) VALUES (?1, ?2, ?3, ?4)",
-        )?;
+        let mut fts = tx
+            .prepare("INSERT INTO chunks_fts (rowid, title, meta, body) VALUES (?1, ?2, ?3, ?4)")?;
         // An item is one keyword row (see `ItemRecord`), under its first chunk's id.
         let record = (doc.kind == DocKind::Item).then(|| ItemRecord::of(&doc.chunks));
         let mut first_id = None;
@@ -138,7 +137,12 @@ impl Batch<'_> {
             }
         }
         if let (Some(r), Some(id)) = (record, first_id) {
-            fts.execute(params![id, fts_text(&r.title), fts_text(&r.meta), fts_text(&r.body)])?;
+            fts.execute(params![
+                id,
+                fts_text(&r.title),
+                fts_text(&r.meta),
+                fts_text(&r.body)
+            ])?;
         }
         Ok(())
     }
