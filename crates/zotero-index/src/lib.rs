@@ -3,7 +3,7 @@
 //! One SQLite file per library ([`store`]) holds the indexed objects, their chunks
 //! ([`chunk`]), an FTS5 keyword index and sentence vectors made by an [`encoder::Encoder`]
 //! (the model lives elsewhere; zotero-hub downloads it); [`rank`] answers a query by BM25 and cosine similarity
-//! fused by reciprocal rank, one hit per item. A [`VectorCache`] keeps an int8 copy of the
+//! fused per item, one hit per item. A [`VectorCache`] keeps an int8 copy of the
 //! vectors in memory across searches ([`Index::search_cached`]).
 //!
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
@@ -22,7 +22,9 @@ pub mod vcache;
 pub use chunk::{Chunk, ItemMeta, Matched};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
 pub use error::{IndexError, Remedy, Result};
-pub use rank::{Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery};
+pub use rank::{
+    Coverage, Filters, Fusion, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, FUSION,
+};
 pub use store::{
     check_dir, default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status,
     UpdateLock, Updater,

@@ -454,3 +454,110 @@ fn chinese_and_japanese_titles() {
     assert_eq!(find("classification"), ["MIXED001"]);
     assert_eq!(find("bert"), ["MIXED001"]);
 }
+
+/// An index of `docs` (title, abstract) as items, with the stand-in's vectors.
+fn items(dir: &std::path::Path, docs: &[(&str, &str, &str)]) -> zotero_index::Index {
+    let mut index = common::open(dir);
+    {
+        let mut up = index.updater().unwrap();
+        let mut b = up.batch().unwrap();
+        for (key, title, abstract_note) in docs {
+            let meta = ItemMeta {
+                title: title.to_string(),
+                abstract_note: abstract_note.to_string(),
+                item_type: "journalArticle".into(),
+                ..ItemMeta::default()
+            };
+            b.upsert(&Document::item(key, 1, meta, false)).unwrap();
+        }
+        b.commit().unwrap();
+        up.embed_pending(&SynonymEncoder::default(), 16, usize::MAX)
+            .unwrap();
+    }
+    index
+}
+
+#[test]
+fn words_match_by_their_stems_with_diacritics_folded() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = items(
+        dir.path(),
+        &[
+            ("RETRACT1", "Papers retracted in 2020", ""),
+            ("THEOREM1", "A theorem of Gödel", "Incompleteness."),
+            ("OTHER001", "Unrelated title", "Nothing to see."),
+        ],
+    );
+    let find = |text: &str| {
+        let a = index.search(None, &q(text, Mode::Keyword)).unwrap();
+        keys(&a).into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    assert_eq!(find("retraction"), ["RETRACT1"]);
+    assert_eq!(find("retracting"), ["RETRACT1"]);
+    // Stemmed and folded together: "théorèmes" is "theorem", "Goedel" is not "Gödel".
+    assert_eq!(find("théorèmes"), ["THEOREM1"]);
+    assert_eq!(find("GÖDEL"), ["THEOREM1"]);
+    // The passage is centred on the word found by its stem, and says what matched.
+    let a = index.search(None, &q("retraction", Mode::Keyword)).unwrap();
+    assert_eq!(a.hits[0].matched, [Matched::Title]);
+    assert_eq!(a.hits[0].passages[0].text, "Papers retracted in 2020");
+}
+
+#[test]
+fn stop_words_do_not_rank_unless_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = items(
+        dir.path(),
+        &[
+            (
+                "STOPS001",
+                "To be or not to be",
+                "That is the question of it all.",
+            ),
+            ("SLEEP001", "Sleep in mice", "Mice sleep more."),
+        ],
+    );
+    let find = |text: &str| {
+        let a = index.search(None, &q(text, Mode::Keyword)).unwrap();
+        keys(&a).into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    // "the", "of", "it" would find the first item by its many stop words.
+    assert_eq!(find("the effect of it on sleep"), ["SLEEP001"]);
+    // A query of stop words alone still finds them.
+    assert_eq!(find("to be or not"), ["STOPS001"]);
+}
+
+#[test]
+fn an_item_is_scored_by_its_title_and_abstract_together() {
+    let dir = tempfile::tempdir().unwrap();
+    // Long abstracts of one length: each is cut into chunks, the first item's none holding
+    // both query words; the length normalization is the same for all.
+    let filler = "The measurements were repeated across several cohorts. ".repeat(12);
+    let both = format!("{filler} The hippocampus replays the day to the hippocampus. {filler}");
+    let hippo = format!("{filler} Cells and layers of the cortex, seen in detail. {filler}");
+    let mut docs = vec![
+        ("BOTH0001", "Sleep and memory consolidation", both.as_str()),
+        ("HIPPO001", "Hippocampus anatomy", hippo.as_str()),
+        ("SLEEP001", "Sleep", filler.as_str()),
+        ("SLEEP002", "Sleep", filler.as_str()),
+    ];
+    let others: Vec<String> = (0..8).map(|i| format!("OTHER{i:03}")).collect();
+    for k in &others {
+        docs.push((k, "Cohorts", filler.as_str()));
+    }
+    let index = items(dir.path(), &docs);
+    assert!(
+        index.status().unwrap().chunks > 2 * 12,
+        "the abstracts are cut in chunks"
+    );
+    let a = index
+        .search(None, &q("sleep hippocampus", Mode::Keyword))
+        .unwrap();
+    // By its best chunk alone, the short title "Hippocampus anatomy" (a rare word) came
+    // first; as a document, the item with both words does.
+    assert_eq!(keys(&a)[..2], ["BOTH0001", "HIPPO001"]);
+    let hit = &a.hits[0];
+    assert_eq!(hit.keyword_rank, Some(1));
+    assert!(hit.matched.contains(&Matched::Title) && hit.matched.contains(&Matched::Abstract));
+    assert!(hit.passages.iter().any(|p| p.text.contains("hippocampus")));
+}

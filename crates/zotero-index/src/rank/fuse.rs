@@ -1,16 +1,19 @@
-//! Reciprocal rank fusion of the keyword and semantic candidate lists, then one group per
-//! item (its best chunks).
+//! Fusing the keyword and semantic candidate lists: items ranked by both signals at the
+//! item (document) level ([`fuse_items`]), and each item's chunks ordered by reciprocal
+//! rank ([`fuse`]) to choose its passages ([`group`]).
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use super::query::RRF_K;
 
-/// A chunk a signal found, in that signal's order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A chunk (or an item's keyword row) a signal found, in that signal's order.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub chunk_id: i64,
     pub item_key: String,
+    /// The signal's score: BM25 (≥ 0) or cosine; higher is better.
+    pub score: f64,
 }
 
 /// A chunk after fusion.
@@ -66,57 +69,152 @@ pub fn fuse(keyword: &[Candidate], semantic: &[Candidate], signals: usize) -> Ve
     out
 }
 
-/// The chunks of one item after fusion.
+/// How the keyword and semantic lists of items are fused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// Weighted reciprocal rank: Σ weight / (k + the item's rank in the signal).
+    Rrf { k: f64, keyword: f64, semantic: f64 },
+    /// A convex combination of the signals' scores, each divided by its best for the query
+    /// (an item a signal did not find counts 0 there): `keyword` × BM25 / best BM25 +
+    /// (1 − `keyword`) × cosine / best cosine.
+    Convex { keyword: f64 },
+}
+
+/// An item after fusion.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Group {
+pub struct FusedItem {
     pub item_key: String,
-    /// Its best chunk's score.
+    /// In [0, 1]: 1 is first by every signal used.
     pub score: f64,
-    /// The item's place among items in each signal's list.
+    /// The item's place among items in each signal's list (from 1).
     pub keyword_rank: Option<usize>,
     pub semantic_rank: Option<usize>,
-    /// All its chunks, best first.
-    pub chunks: Vec<Fused>,
 }
 
-fn item_ranks(list: &[Candidate]) -> HashMap<&str, usize> {
-    let mut ranks = HashMap::new();
+/// Each item's rank among items and best score in one signal's list (best first).
+fn item_best(list: &[Candidate]) -> HashMap<&str, (usize, f64)> {
+    let mut best = HashMap::new();
     for c in list {
-        let next = ranks.len() + 1;
-        ranks.entry(c.item_key.as_str()).or_insert(next);
+        let next = best.len() + 1;
+        best.entry(c.item_key.as_str()).or_insert((next, c.score));
     }
-    ranks
+    best
 }
 
-/// Groups fused chunks by item: one group per item, best first (ties by item key).
-pub fn group(fused: Vec<Fused>, keyword: &[Candidate], semantic: &[Candidate]) -> Vec<Group> {
-    let (kw, sem) = (item_ranks(keyword), item_ranks(semantic));
-    let mut groups: Vec<Group> = Vec::new();
-    let mut at: HashMap<String, usize> = HashMap::new();
-    // `fused` is best first, so each group's first chunk is its best.
-    for f in fused {
-        match at.get(&f.item_key).and_then(|&i| groups.get_mut(i)) {
-            Some(g) => g.chunks.push(f),
-            None => {
-                at.insert(f.item_key.clone(), groups.len());
-                groups.push(Group {
-                    item_key: f.item_key.clone(),
-                    score: f.score,
-                    keyword_rank: kw.get(f.item_key.as_str()).copied(),
-                    semantic_rank: sem.get(f.item_key.as_str()).copied(),
-                    chunks: vec![f],
-                });
-            }
+/// `score` mapped to [0, 1] as a share of the best score of `list`: the scale starts at
+/// each signal's least possible useful score (0: BM25 of no word, cosine of nothing in
+/// common, which the scan drops), not at the list's last, so that an item's normalized
+/// score does not depend on how many candidates were read (the limit).
+fn by_max(list: &[Candidate]) -> impl Fn(f64) -> f64 {
+    let hi = list.iter().map(|c| c.score).fold(0.0, f64::max);
+    move |score: f64| {
+        if hi > 0.0 {
+            (score / hi).clamp(0.0, 1.0)
+        } else {
+            1.0
         }
     }
-    for g in &mut groups {
-        g.score = g.chunks.iter().map(|c| c.score).fold(0.0, f64::max);
-    }
-    groups.sort_by(|a, b| {
+}
+
+/// Ranks the items of both lists by `fusion`: one entry per item, best first (ties by item
+/// key). `used` says which signals were searched (keyword, semantic): the best possible
+/// score over them is 1. An item counts by its best chunk in each list.
+pub fn fuse_items(
+    keyword: &[Candidate],
+    semantic: &[Candidate],
+    used: (bool, bool),
+    fusion: Fusion,
+) -> Vec<FusedItem> {
+    let (kw, sem) = (item_best(keyword), item_best(semantic));
+    let (kw_norm, sem_norm) = (by_max(keyword), by_max(semantic));
+    let mut keys: Vec<&str> = kw.keys().chain(sem.keys()).copied().collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let weight = |on: bool, w: f64| if on { w.max(0.0) } else { 0.0 };
+    let mut out: Vec<FusedItem> = keys
+        .into_iter()
+        .map(|key| {
+            let k = kw.get(key).copied();
+            let s = sem.get(key).copied();
+            let score = match fusion {
+                Fusion::Rrf {
+                    k: rrf_k,
+                    keyword: wk,
+                    semantic: ws,
+                } => {
+                    let (wk, ws) = (weight(used.0, wk), weight(used.1, ws));
+                    let part = |w: f64, r: Option<(usize, f64)>| {
+                        r.map_or(0.0, |(rank, _)| w / (rrf_k + rank as f64))
+                    };
+                    let best = (wk + ws) / (rrf_k + 1.0);
+                    if best > 0.0 {
+                        (part(wk, k) + part(ws, s)) / best
+                    } else {
+                        0.0
+                    }
+                }
+                Fusion::Convex { keyword: a } => {
+                    let a = a.clamp(0.0, 1.0);
+                    let (wk, ws) = (weight(used.0, a), weight(used.1, 1.0 - a));
+                    let part = |w: f64, r: Option<(usize, f64)>, norm: &dyn Fn(f64) -> f64| {
+                        r.map_or(0.0, |(_, score)| w * norm(score))
+                    };
+                    if wk + ws > 0.0 {
+                        (part(wk, k, &kw_norm) + part(ws, s, &sem_norm)) / (wk + ws)
+                    } else {
+                        0.0
+                    }
+                }
+            };
+            FusedItem {
+                item_key: key.to_string(),
+                score: score.clamp(0.0, 1.0),
+                keyword_rank: k.map(|(r, _)| r),
+                semantic_rank: s.map(|(r, _)| r),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
         b.score
             .partial_cmp(&a.score)
             .unwrap_or(Ordering::Equal)
             .then_with(|| a.item_key.cmp(&b.item_key))
     });
-    groups
+    out
+}
+
+/// The chunks of one item after fusion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub item_key: String,
+    /// The item's fused score.
+    pub score: f64,
+    /// The item's place among items in each signal's list.
+    pub keyword_rank: Option<usize>,
+    pub semantic_rank: Option<usize>,
+    /// Its chunks found, best first.
+    pub chunks: Vec<Fused>,
+}
+
+/// The `items` in their order, each with its chunks of `fused` (best first); an item with
+/// no chunk there is left out.
+pub fn group(items: Vec<FusedItem>, fused: Vec<Fused>) -> Vec<Group> {
+    let mut chunks: HashMap<String, Vec<Fused>> = HashMap::new();
+    // `fused` is best first, so each item's chunks stay in that order.
+    for f in fused {
+        chunks.entry(f.item_key.clone()).or_default().push(f);
+    }
+    items
+        .into_iter()
+        .filter_map(|it| {
+            let chunks = chunks.remove(&it.item_key)?;
+            Some(Group {
+                item_key: it.item_key,
+                score: it.score,
+                keyword_rank: it.keyword_rank,
+                semantic_rank: it.semantic_rank,
+                chunks,
+            })
+        })
+        .collect()
 }

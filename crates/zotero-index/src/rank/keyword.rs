@@ -45,6 +45,11 @@ pub(crate) fn filter_sql(filters: &Filters) -> (String, Vec<Value>) {
     (cond.join(" AND "), params)
 }
 
+/// FTS5's BM25 (k1 = 1.2, b = 0.75, IDF log((N − n + ½)/(n + ½))), negative (lower is
+/// better), with a weight per column (title, meta, body): a word of the title counts as
+/// twice (chosen on the test collection, see the crate's README).
+pub(crate) const BM25: &str = "bm25(chunks_fts, 2.0, 1.0, 1.0)";
+
 const JOINS: &str = "JOIN documents d ON d.id = c.doc_id
     LEFT JOIN documents it ON it.key = c.item_key AND it.kind IN ('item', 'note')";
 
@@ -63,13 +68,13 @@ impl Index {
         cond: &str,
         filter_params: &[Value],
         candidates: usize,
-        rows: u64,
     ) -> Result<Vec<Candidate>> {
         if pieces.is_empty() {
             return Ok(Vec::new());
         }
         if pieces.len() > 1 {
             self.words_view()?;
+            let rows = self.keyword_rows()?;
             let mut rare = Vec::with_capacity(pieces.len());
             for p in pieces {
                 if !self.in_most_rows(p, rows)? {
@@ -87,10 +92,21 @@ impl Index {
         self.keyword_query(&pieces.join(" OR "), cond, filter_params, candidates)
     }
 
+    /// How many rows the keyword index has (an item is one, each other chunk one): read
+    /// from the count of its row sizes, which SQLite counts from the table's pages.
+    pub(crate) fn keyword_rows(&self) -> Result<u64> {
+        let n: i64 = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM chunks_fts_docsize")?
+            .query_row([], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    }
+
     /// Whether the quoted `piece` is one word found in more than half of the `rows`
-    /// chunks. Only a piece of ASCII letters and digits is looked up (it is one token, and
-    /// its token is its lowercase); any other is taken as rare, which costs time, never
-    /// ranking. Needs [`Index::words_view`] first.
+    /// rows of the keyword index. Only a piece of ASCII letters and digits is looked up (it
+    /// is one token, and its token is its lowercase, unless stemming changes it: then it
+    /// is not found and taken as rare, as is any other piece, which costs time, never
+    /// ranking). Needs [`Index::words_view`] first.
     /// Makes `temp.chunks_words`: the keyword index's words and how many rows hold each
     /// (`fts5vocab`), for this connection only (a temporary table: the file is not written).
     pub(crate) fn words_view(&self) -> Result<()> {
@@ -134,8 +150,8 @@ impl Index {
             candidates.saturating_mul(4)
         };
         let sql = format!(
-            "SELECT c.id, c.item_key FROM
-               (SELECT rowid AS id, bm25(chunks_fts) AS score FROM chunks_fts
+            "SELECT c.id, c.item_key, -t.score FROM
+               (SELECT rowid AS id, {BM25} AS score FROM chunks_fts
                 WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?) t
              JOIN chunks c ON c.id = t.id {JOINS}
              WHERE {cond} ORDER BY t.score, t.id LIMIT ?"
@@ -164,9 +180,10 @@ impl Index {
         candidates: usize,
     ) -> Result<Vec<Candidate>> {
         let sql = format!(
-            "SELECT c.id, c.item_key FROM chunks_fts f JOIN chunks c ON c.id = f.rowid {JOINS}
+            "SELECT c.id, c.item_key, -{BM25} AS score
+             FROM chunks_fts f JOIN chunks c ON c.id = f.rowid {JOINS}
              WHERE chunks_fts MATCH ? AND {cond}
-             ORDER BY bm25(chunks_fts), c.id LIMIT ?"
+             ORDER BY score DESC, c.id LIMIT ?"
         );
         let params = std::iter::once(Value::Text(expr.to_string()))
             .chain(filter_params.iter().cloned())
@@ -184,6 +201,7 @@ impl Index {
             Ok(Candidate {
                 chunk_id: r.get(0)?,
                 item_key: r.get(1)?,
+                score: r.get(2)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)

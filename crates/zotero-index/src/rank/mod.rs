@@ -1,18 +1,19 @@
-//! Answering a query: BM25 over the FTS5 table and cosine over the stored vectors, each
-//! giving a ranked list of chunks, fused by reciprocal rank (`k` = [`RRF_K`]), then
-//! grouped by item (one hit per item, its best chunks as passages).
+//! Answering a query: BM25 over the FTS5 table (an item is one row: title, metadata and
+//! abstract; a note, annotation or full text one row per chunk) and cosine over the stored
+//! vectors (one per chunk), each giving a ranked list, fused per item ([`fuse_items`] by
+//! [`FUSION`]: each signal's score over its best, combined with weights), then each item's
+//! chunks ordered by reciprocal rank (`k` = [`RRF_K`]) for its passages.
 //!
-//! Scores: a chunk's fused score is Σ 1/(k + rank) over the signals used, divided by its
-//! highest possible value (first in every signal), so 1.0 means "first by every signal";
-//! an item's score is its best chunk's. Vectors are scanned as they are read (no copy of
+//! Scores: an item's score is in [0, 1], 1.0 meaning "first by every signal used"; an item
+//! counts in each signal by its best row or chunk. Vectors are scanned as they are read (no copy of
 //! the vector table in memory), keeping the best candidates in a heap: ten chunks per hit
 //! asked for, at least [`CANDIDATES`] (several chunks of one long text may come first).
 //! With a [`VectorCache`] ([`Index::search_cached`]) an int8 copy in memory is scanned
 //! instead, for [`crate::vcache::OVERSAMPLE`] times as many, which are then scored exactly
 //! from the stored vectors: the same candidates in the same order, in a few milliseconds.
 //!
-//! The parts: `query` (the question and the answer) and `fuse` (reciprocal rank fusion,
-//! grouping) at the bottom; `keyword` and `semantic` find candidates; `passage` makes a
+//! The parts: `query` (the question and the answer) and `fuse` (fusion of items, order of
+//! chunks, grouping) at the bottom; `keyword` and `semantic` find candidates; `passage` makes a
 //! hit of a group; `search` ([`Index::search`](crate::Index::search)) runs them in order.
 
 mod fuse;
@@ -24,8 +25,8 @@ mod semantic;
 #[cfg(test)]
 mod tests;
 
-pub use fuse::{fuse, group, Candidate, Fused, Group};
+pub use fuse::{fuse, fuse_items, group, Candidate, Fused, FusedItem, Fusion, Group};
 pub use query::{
     Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, CANDIDATES, DEFAULT_LIMIT,
-    MAX_LIMIT, MAX_PASSAGES, PASSAGE_MAX_CHARS, RRF_K,
+    FUSION, MAX_LIMIT, MAX_PASSAGES, PASSAGE_MAX_CHARS, RRF_K,
 };

@@ -113,6 +113,40 @@ pub(crate) fn query_terms(q: &str) -> Vec<Vec<char>> {
         .collect()
 }
 
+/// The words a passage is looked for by: the query's words (stop words left out when
+/// there are others, as the keyword search does), each cut to a stem-like prefix (its first
+/// two thirds, at least four characters), so that "retraction" is found in "retracted" as
+/// the stemming keyword index found it.
+pub(crate) fn passage_terms(q: &str) -> Vec<Vec<char>> {
+    let all = query_terms(q);
+    let is_stop = |t: &Vec<char>| {
+        let w: String = t.iter().collect();
+        crate::store::STOP_WORDS.contains(&w.as_str())
+    };
+    let content: Vec<Vec<char>> = all.iter().filter(|t| !is_stop(t)).cloned().collect();
+    let terms = if content.is_empty() { all } else { content };
+    terms
+        .into_iter()
+        .map(|t| {
+            let keep = if t.len() <= 4 {
+                t.len()
+            } else {
+                (t.len() * 2).div_ceil(3).max(4)
+            };
+            t.into_iter().take(keep).collect()
+        })
+        .collect()
+}
+
+/// Whether `text` holds one of `terms` (folded as [`fold`] does).
+pub(crate) fn mentions(text: &str, terms: &[Vec<char>]) -> bool {
+    let folded: Vec<char> = text.chars().map(fold).collect();
+    terms
+        .iter()
+        .filter(|t| !t.is_empty())
+        .any(|t| folded.windows(t.len()).any(|w| w == t.as_slice()))
+}
+
 /// At most `max` characters of `text` centred on the first query term found (the start when
 /// none is), cut at spaces near the edges; answers where it starts, in characters.
 pub(crate) fn window(text: &str, terms: &[Vec<char>], max: usize) -> (usize, String) {

@@ -3,8 +3,15 @@
 
 use crate::chunk::Matched;
 
-/// The reciprocal rank fusion constant of Cormack et al. (2009).
+use super::fuse::Fusion;
+
+/// The reciprocal rank fusion constant of Cormack et al. (2009), for ordering an item's
+/// chunks.
 pub const RRF_K: f64 = 60.0;
+
+/// How hybrid search fuses the items found by words and by meaning (chosen on the test
+/// collection, see the crate's README).
+pub const FUSION: Fusion = Fusion::Convex { keyword: 0.5 };
 /// The fewest chunks each signal contributes to the fusion (ten per hit asked for when
 /// that is more).
 pub const CANDIDATES: usize = 200;
@@ -38,13 +45,15 @@ pub struct Filters {
     pub include_trashed: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SearchQuery {
     pub text: String,
     pub mode: Mode,
     pub filters: Filters,
     /// How many hits (items); 0 means [`DEFAULT_LIMIT`], more than [`MAX_LIMIT`] is cut.
     pub limit: usize,
+    /// How hybrid search fuses the two signals: [`FUSION`] unless a bench compares others.
+    pub fusion: Fusion,
 }
 
 impl SearchQuery {
@@ -54,11 +63,17 @@ impl SearchQuery {
             mode: Mode::default(),
             filters: Filters::default(),
             limit: DEFAULT_LIMIT,
+            fusion: FUSION,
         }
     }
 
     pub fn mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    pub fn fusion(mut self, fusion: Fusion) -> Self {
+        self.fusion = fusion;
         self
     }
 }

@@ -1,13 +1,15 @@
 //! [`Index::search`]: both signals asked, fused, grouped by item, cut to the limit.
 
+use std::collections::HashSet;
+
 use crate::encoder::Encoder;
 use crate::error::{IndexError, Result};
 use crate::store::{fts_pieces, Index};
 use crate::vcache::VectorCache;
 
-use super::fuse::{fuse, group};
+use super::fuse::{fuse, fuse_items, group, Candidate, FusedItem};
 use super::keyword::filter_sql;
-use super::passage::query_terms;
+use super::passage::{mentions, passage_terms};
 use super::query::{
     Coverage, Mode, SearchAnswer, SearchQuery, CANDIDATES, DEFAULT_LIMIT, MAX_LIMIT,
 };
@@ -74,7 +76,7 @@ impl Index {
 
         let keyword = if want_keyword {
             let pieces = fts_pieces(&query.text);
-            self.keyword_candidates(&pieces, &cond, &filter_params, candidates, chunks_total)?
+            self.keyword_candidates(&pieces, &cond, &filter_params, candidates)?
         } else {
             Vec::new()
         };
@@ -90,11 +92,19 @@ impl Index {
             }
             _ => Vec::new(),
         };
-        let signals = usize::from(want_keyword) + usize::from(encoder.is_some());
-        let groups = group(fuse(&keyword, &semantic, signals), &keyword, &semantic);
-        let terms = query_terms(&query.text);
+        // Items are ranked by both signals at the item level; each item's chunks are then
+        // ordered by reciprocal rank only to choose its passages.
+        let used = (want_keyword, encoder.is_some());
+        let items: Vec<FusedItem> = fuse_items(&keyword, &semantic, used, query.fusion)
+            .into_iter()
+            .take(limit)
+            .collect();
+        let terms = passage_terms(&query.text);
+        let keyword = self.record_chunks(&keyword, &items, &terms)?;
+        let signals = usize::from(used.0) + usize::from(used.1);
+        let groups = group(items, fuse(&keyword, &semantic, signals));
         let mut hits = Vec::new();
-        for g in groups.into_iter().take(limit) {
+        for g in groups {
             hits.push(self.hit(g, &terms)?);
         }
         Ok(SearchAnswer {
@@ -104,5 +114,59 @@ impl Index {
             semantic_note,
             coverage,
         })
+    }
+}
+
+impl Index {
+    /// The keyword candidates of the `items` kept, as chunks: a chunk of a note, an
+    /// annotation or a full text as it is; an item's one keyword row (its title, metadata
+    /// and abstract) as those of its chunks that mention a query word (by `terms`), or
+    /// its first chunk when none does (the words matched by their stems only). In the
+    /// keyword order.
+    fn record_chunks(
+        &self,
+        keyword: &[Candidate],
+        items: &[FusedItem],
+        terms: &[Vec<char>],
+    ) -> Result<Vec<Candidate>> {
+        let kept: HashSet<&str> = items.iter().map(|i| i.item_key.as_str()).collect();
+        let mut kind_of = self.conn.prepare_cached(
+            "SELECT d.id, d.kind FROM chunks c JOIN documents d ON d.id = c.doc_id
+             WHERE c.id = ?1",
+        )?;
+        let mut chunks_of = self
+            .conn
+            .prepare_cached("SELECT id, text FROM chunks WHERE doc_id = ?1 ORDER BY id")?;
+        let mut out = Vec::new();
+        for c in keyword
+            .iter()
+            .filter(|c| kept.contains(c.item_key.as_str()))
+        {
+            let (doc, kind): (i64, String) =
+                kind_of.query_row([c.chunk_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            if kind != "item" {
+                out.push(c.clone());
+                continue;
+            }
+            let all: Vec<(i64, String)> = chunks_of
+                .query_map([doc], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let mut found = all
+                .iter()
+                .filter(|(_, text)| mentions(text, terms))
+                .map(|(id, _)| *id)
+                .peekable();
+            let ids: Vec<i64> = if found.peek().is_some() {
+                found.collect()
+            } else {
+                all.first().map(|(id, _)| *id).into_iter().collect()
+            };
+            out.extend(ids.into_iter().map(|id| Candidate {
+                chunk_id: id,
+                item_key: c.item_key.clone(),
+                score: c.score,
+            }));
+        }
+        Ok(out)
     }
 }

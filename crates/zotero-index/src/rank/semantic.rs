@@ -173,11 +173,12 @@ impl Index {
             .conn
             .prepare_cached("SELECT item_key FROM chunks WHERE id = ?1")?;
         let mut out = Vec::with_capacity(best.len());
-        for Scored(_, id) in best {
+        for Scored(score, id) in best {
             let item_key: String = key_of.query_row([id], |r| r.get(0))?;
             out.push(Candidate {
                 chunk_id: id,
                 item_key,
+                score: f64::from(score),
             });
         }
         Ok(out)

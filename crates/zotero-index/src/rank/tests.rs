@@ -22,9 +22,11 @@ use std::collections::HashSet;
 
 fn cands(v: &[(i64, u8)]) -> Vec<Candidate> {
     v.iter()
-        .map(|&(id, item)| Candidate {
+        .enumerate()
+        .map(|(i, &(id, item))| Candidate {
             chunk_id: id,
             item_key: format!("ITEM{item}"),
+            score: 100.0 - i as f64,
         })
         .collect()
 }
@@ -102,7 +104,8 @@ proptest! {
 fn words_in_most_rows_are_found_by_the_vocabulary() {
     let dir = tempfile::tempdir().unwrap();
     let index = word_index(dir.path(), 200, 7);
-    let (rows, _) = index.counts().unwrap();
+    let rows = index.keyword_rows().unwrap();
+    assert_eq!(rows, 200, "one row per item");
     index.words_view().unwrap();
     assert!(index.in_most_rows("\"w0\"", rows).unwrap());
     assert!(!index.in_most_rows("\"w9\"", rows).unwrap());
@@ -126,13 +129,12 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let index = word_index(dir.path(), 120, seed);
         let pieces: Vec<String> = words.iter().map(|w| format!("\"w{w}\"")).collect();
-        let (rows, _) = index.counts().unwrap();
-        let pruned = index.keyword_candidates(&pieces, "1", &[], candidates, rows).unwrap();
+        let pruned = index.keyword_candidates(&pieces, "1", &[], candidates).unwrap();
         let full = index.keyword_query(&pieces.join(" OR "), "1", &[], candidates).unwrap();
         prop_assert_eq!(pruned.len(), full.len());
         let score: HashMap<i64, f64> = index
             .conn
-            .prepare("SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?1")
+            .prepare(&format!("SELECT rowid, {BM25} FROM chunks_fts WHERE chunks_fts MATCH ?1"))
             .unwrap()
             .query_map([pieces.join(" OR ")], |r| Ok((r.get(0)?, r.get(1)?)))
             .unwrap()
@@ -150,13 +152,64 @@ proptest! {
 fn first_in_both_scores_one() {
     let k = cands(&[(1, 1), (2, 2)]);
     let s = cands(&[(1, 1), (3, 3)]);
-    let f = fuse(&k, &s, 2);
-    assert_eq!(f[0].chunk_id, 1);
-    assert!((f[0].score - 1.0).abs() < 1e-12);
-    let g = group(f, &k, &s);
-    assert_eq!(g[0].item_key, "ITEM1");
-    assert_eq!((g[0].keyword_rank, g[0].semantic_rank), (Some(1), Some(1)));
-    assert_eq!((g[2].keyword_rank, g[2].semantic_rank), (None, Some(2)));
+    for fusion in [
+        FUSION,
+        Fusion::Rrf {
+            k: 60.0,
+            keyword: 1.0,
+            semantic: 1.0,
+        },
+    ] {
+        let items = fuse_items(&k, &s, (true, true), fusion);
+        assert_eq!(items[0].item_key, "ITEM1");
+        assert!((items[0].score - 1.0).abs() < 1e-12, "{fusion:?}");
+        let g = group(items, fuse(&k, &s, 2));
+        assert_eq!(g[0].item_key, "ITEM1");
+        assert_eq!(g[0].chunks[0].chunk_id, 1);
+        assert_eq!((g[0].keyword_rank, g[0].semantic_rank), (Some(1), Some(1)));
+        let third = g.iter().find(|g| g.item_key == "ITEM3").unwrap();
+        assert_eq!((third.keyword_rank, third.semantic_rank), (None, Some(2)));
+    }
+}
+
+/// An item found first by words through its title and first by meaning through its
+/// abstract is first by both: fused as an item, not as two chunks found once each (which
+/// put an item whose one chunk is second in both above it).
+#[test]
+fn items_are_fused_not_their_chunks() {
+    // Item 1: chunk 10 (title) first by words, chunk 11 (abstract) first by meaning.
+    // Item 2: chunk 20 second in both.
+    let k = cands(&[(10, 1), (20, 2), (30, 3)]);
+    let s = cands(&[(11, 1), (20, 2), (40, 4)]);
+    for fusion in [
+        FUSION,
+        Fusion::Rrf {
+            k: 60.0,
+            keyword: 1.0,
+            semantic: 1.0,
+        },
+    ] {
+        let items = fuse_items(&k, &s, (true, true), fusion);
+        let order: Vec<&str> = items.iter().map(|i| i.item_key.as_str()).collect();
+        assert_eq!(order[..2], ["ITEM1", "ITEM2"], "{fusion:?}");
+        assert!((items[0].score - 1.0).abs() < 1e-12);
+        assert_eq!(
+            (items[0].keyword_rank, items[0].semantic_rank),
+            (Some(1), Some(1))
+        );
+        // Its passages: both chunks, the one first by words first (ties by chunk id).
+        let g = group(items, fuse(&k, &s, 2));
+        let ids: Vec<i64> = g[0].chunks.iter().map(|c| c.chunk_id).collect();
+        assert_eq!(ids, [10, 11]);
+    }
+    // By chunks, the second item came first.
+    let by_chunk = fuse(&k, &s, 2);
+    assert_eq!(by_chunk[0].item_key, "ITEM2");
+    // One signal only: its order, with 1 for its first.
+    let items = fuse_items(&k, &[], (true, false), FUSION);
+    let order: Vec<&str> = items.iter().map(|i| i.item_key.as_str()).collect();
+    assert_eq!(order, ["ITEM1", "ITEM2", "ITEM3"]);
+    assert!((items[0].score - 1.0).abs() < 1e-12);
 }
 
 #[test]
@@ -295,26 +348,32 @@ proptest! {
     fn fusion_and_grouping_keep_best_and_never_repeat(
         k in proptest::collection::vec((0i64..60, 0u8..12), 0..80),
         s in proptest::collection::vec((0i64..60, 0u8..12), 0..80),
+        rrf in any::<bool>(),
     ) {
         // A chunk belongs to one item whatever list it is in.
         let fix = |v: Vec<(i64, u8)>| v.into_iter().map(|(id, _)| (id, (id % 12) as u8)).collect::<Vec<_>>();
         let (k, s) = (cands(&fix(k)), cands(&fix(s)));
+        let fusion = if rrf { Fusion::Rrf { k: 60.0, keyword: 1.0, semantic: 0.7 } } else { FUSION };
+        let items = fuse_items(&k, &s, (true, true), fusion);
         let fused = fuse(&k, &s, 2);
-        let groups = group(fused.clone(), &k, &s);
+        let groups = group(items.clone(), fused.clone());
         let mut seen = HashSet::new();
         for g in &groups {
             prop_assert!(seen.insert(g.item_key.clone()), "item twice");
             prop_assert!((0.0..=1.0).contains(&g.score));
-            // The group's first chunk is the item's best fused chunk.
-            let best = fused.iter().filter(|f| f.item_key == g.item_key).map(|f| f.score).fold(0.0, f64::max);
-            prop_assert_eq!(g.chunks[0].score, best);
-            prop_assert_eq!(g.score, best);
+            // The group's chunks are the item's fused chunks, best first.
+            let mine: Vec<i64> = fused.iter().filter(|f| f.item_key == g.item_key).map(|f| f.chunk_id).collect();
+            prop_assert_eq!(g.chunks.iter().map(|c| c.chunk_id).collect::<Vec<_>>(), mine);
         }
         for w in groups.windows(2) {
             prop_assert!(w[0].score >= w[1].score);
         }
-        // Every candidate item is in a group.
-        let items: HashSet<_> = k.iter().chain(&s).map(|c| c.item_key.clone()).collect();
-        prop_assert_eq!(items, seen);
+        // Every candidate item is in a group, in the fused items' order.
+        let all: HashSet<_> = k.iter().chain(&s).map(|c| c.item_key.clone()).collect();
+        prop_assert_eq!(all, seen);
+        prop_assert_eq!(
+            groups.iter().map(|g| g.item_key.clone()).collect::<Vec<_>>(),
+            items.iter().map(|i| i.item_key.clone()).collect::<Vec<_>>()
+        );
     }
 }

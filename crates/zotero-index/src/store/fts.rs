@@ -37,27 +37,51 @@ pub(crate) fn fts_text(text: &str) -> String {
     out
 }
 
+/// The English stop words of Lucene's `EnglishAnalyzer` (the BM25 baselines of Anserini,
+/// Pyserini and Elasticsearch's `english` analyzer): words that say nothing of a topic.
+pub const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it",
+    "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "will", "with",
+];
+
+/// Whether a query word is a stop word (case aside).
+fn is_stop_word(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_alphabetic())
+        && STOP_WORDS.contains(&word.to_ascii_lowercase().as_str())
+}
+
+/// Whether `c` is part of a word for the query's pieces: a letter, a digit, or a
+/// combining mark (a decomposed "ü" is one word, as the tokenizer folds it).
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric()
+        || matches!(c as u32,
+            0x0300..=0x036F | 0x1AB0..=0x1AFF | 0x1DC0..=0x1DFF | 0x20D0..=0x20FF | 0xFE20..=0xFE2F)
+}
+
 /// A user's query as the pieces of an FTS5 expression that cannot be a syntax error nor
-/// mean anything but "any of these words" once joined by OR: each whitespace-separated
-/// piece becomes a quoted string (quotes inside are dropped: the tokenizer separates words
-/// at them anyway), which FTS5 reads as a phrase of the piece's tokens (so
-/// `sleep-deprivation` and a CJK run are phrases); BM25 ranks chunks matching more and
-/// rarer pieces higher. Operators (`AND`, `NEAR`, `-`, `*`, `^`, `:`, parentheses) inside
-/// quotes are plain text; control characters are spaces. Empty when nothing in the query
-/// can match.
+/// mean anything but "any of these words" once joined by OR: the query is cut into words
+/// where the tokenizer cuts it (at spaces, punctuation, quotes, hyphens: `sleep-deprivation`
+/// is "sleep" OR "deprivation", as BM25 baselines tokenize it), each a quoted string; a CJK
+/// run stays one piece, which FTS5 reads as a phrase of its characters. BM25 ranks chunks
+/// matching more and rarer words higher. Operators (`AND`, `NEAR`, `-`, `*`, `^`, `:`,
+/// parentheses) are separators or plain words inside quotes. Empty when nothing in the
+/// query can match.
+///
+/// Stop words ([`STOP_WORDS`]) are left out when the query has other words, as BM25
+/// baselines do: "the effect of sleep on memory" is searched as "effect sleep memory". They
+/// stay in the index, so that a query of stop words alone ("to be or not") still finds them.
 pub(crate) fn fts_pieces(query: &str) -> Vec<String> {
-    query
-        .split_whitespace()
-        .filter(|p| p.chars().any(char::is_alphanumeric))
+    let words: Vec<&str> = query
+        .split(|c: char| !is_word_char(c))
+        .filter(|w| w.chars().any(char::is_alphanumeric))
         .take(64)
-        .map(|p| {
-            // FTS5 reads the expression as a C string: a NUL would end it mid-quote.
-            let p: String = p
-                .chars()
-                .map(|c| if c == '"' || c.is_control() { ' ' } else { c })
-                .collect();
-            format!("\"{}\"", fts_text(&p))
-        })
+        .collect();
+    let content: Vec<&str> = words.iter().copied().filter(|w| !is_stop_word(w)).collect();
+    let words = if content.is_empty() { words } else { content };
+    words
+        .into_iter()
+        .map(|w| format!("\"{}\"", fts_text(w)))
         .collect()
 }
 
@@ -78,15 +102,42 @@ mod tests {
     }
 
     #[test]
-    fn queries_are_quoted_phrases() {
+    fn queries_are_quoted_words() {
         assert_eq!(
-            fts_query("a \"b c"),
-            Some("\"a\" OR \" b\" OR \"c\"".to_string())
+            fts_query("z \"b c"),
+            Some("\"z\" OR \"b\" OR \"c\"".to_string())
+        );
+        assert_eq!(
+            fts_query("sleep-deprivation NEAR(x*)"),
+            Some("\"sleep\" OR \"deprivation\" OR \"NEAR\" OR \"x\"".to_string())
         );
         assert_eq!(
             fts_query("画像認識"),
             Some("\" 画  像  認  識 \"".to_string())
         );
-        assert_eq!(fts_query(" - * ( ) "), None);
+        assert_eq!(
+            fts_query("Mu\u{308}ller"),
+            Some("\"Mu\u{308}ller\"".to_string())
+        );
+        assert_eq!(fts_query(" - * ( ) \0 "), None);
+    }
+
+    #[test]
+    fn stop_words_are_left_out_unless_alone() {
+        assert_eq!(
+            fts_query("The effect of sleep on memory"),
+            Some("\"effect\" OR \"sleep\" OR \"memory\"".to_string())
+        );
+        // Punctuation around a stop word does not keep it.
+        assert_eq!(
+            fts_query("(the) state-of-the-art"),
+            Some("\"state\" OR \"art\"".to_string())
+        );
+        assert_eq!(fts_query("The Who"), Some("\"Who\"".to_string()));
+        // Nothing but stop words: searched as they are.
+        assert_eq!(
+            fts_query("to be or not"),
+            Some("\"to\" OR \"be\" OR \"or\" OR \"not\"".to_string())
+        );
     }
 }

@@ -29,14 +29,19 @@
 //!   vectors without reading text (2.7× faster on 114,000 chunks: 283 → 105 ms) and
 //!   writing a vector does not rewrite and split the pages of chunk rows; `doc_id` lets
 //!   the scan apply filters from a set of allowed documents without a join.
-//! - `chunks_fts`: an FTS5 table, contentless with `rowid` = chunk id (the text is in
-//!   `chunks`; `contentless_delete` lets a chunk's row be removed by id).
+//! - `chunks_fts`: an FTS5 table, contentless (the text is in `chunks`;
+//!   `contentless_delete` lets a row be removed by id), columns `title`, `meta`, `body`.
+//!   An item is one row, under its first chunk's id: its title, metadata and whole
+//!   abstract, so that BM25 scores the document, not each chunk alone. A note, annotation
+//!   or full text is one row per chunk (`body`), `rowid` = chunk id: a long text counts by
+//!   its best passage.
 //!
 //! # Tokenizer
 //!
-//! `unicode61 remove_diacritics 2`: words of any alphabetic script, case- and
+//! `porter unicode61 remove_diacritics 2`: words of any alphabetic script, case- and
 //! diacritic-insensitive ("Müller" = "Muller", "Gödel" = "Godel"; mode 2 also folds
-//! letters with several diacritics). It sees a run of CJK characters as one word, so the
+//! letters with several diacritics), then reduced to their Porter stems ("retracted" =
+//! "retraction"; the stemmer changes only English suffixes). It sees a run of CJK characters as one word, so the
 //! text given to FTS puts a space around each Han, kana and Hangul character
 //! (`fts_text`) and a query's CJK run becomes a phrase of its characters: "画像認識"
 //! finds "深層学習による画像認識", and a one- or two-character query works too, which a
@@ -71,6 +76,7 @@ mod write;
 
 pub use document::{default_dir, DocKind, Document, LibraryId, PendingChunk, Status};
 pub(crate) use fts::fts_pieces;
+pub use fts::STOP_WORDS;
 pub use open::Index;
 pub use schema::{check_dir, APPLICATION_ID, SCHEMA_VERSION};
 pub use update::{UpdateLock, Updater};

@@ -118,8 +118,14 @@ impl Index {
             )));
         }
         if version != SCHEMA_VERSION {
+            let made_by = if (1..SCHEMA_VERSION).contains(&version) {
+                "an older zotero-mcp, whose keyword index ranks differently"
+            } else {
+                "another version of zotero-mcp"
+            };
             return Err(self.corrupt(format!(
-                "it has schema version {version}, this program reads version {SCHEMA_VERSION}"
+                "it was made by {made_by} (schema version {version}, this program reads \
+                 version {SCHEMA_VERSION})"
             )));
         }
         for table in TABLES {

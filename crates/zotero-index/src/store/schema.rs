@@ -15,8 +15,10 @@ use crate::error::{IndexError, Remedy, Result};
 /// Marks a file as a zotero-mcp index (`PRAGMA application_id`): "ZMCP".
 pub const APPLICATION_ID: i32 = 0x5a4d_4350;
 /// The layout of the tables (`PRAGMA user_version`); a file of another version is
-/// refused with [`IndexError::Corrupt`], to be rebuilt.
-pub const SCHEMA_VERSION: i32 = 1;
+/// refused with [`IndexError::Corrupt`], to be rebuilt. Version 2: the keyword index
+/// stems (`porter`) and holds one row per item (title, metadata, abstract in columns)
+/// where version 1 held one per chunk.
+pub const SCHEMA_VERSION: i32 = 2;
 
 pub(crate) const TABLES: &[&str] = &[
     "meta",
@@ -67,7 +69,8 @@ CREATE TABLE vectors (
     vector BLOB NOT NULL
 );
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
-    text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2'
+    title, meta, body, content = '', contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2'
 );
 ";
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+use crate::chunk::{Chunk, Matched};
 use crate::error::{IndexError, Result};
 
 use super::document::{DocKind, Document};
@@ -104,7 +105,11 @@ impl Batch<'_> {
         )?;
         let mut keep =
             tx.prepare("INSERT INTO vectors (chunk_id, doc_id, vector) VALUES (?1, ?2, ?3)")?;
-        let mut fts = tx.prepare("INSERT INTO chunks_fts (rowid, text) VALUES (?1, ?2)")?;
+        let mut fts = tx
+            .prepare("INSERT INTO chunks_fts (rowid, title, meta, body) VALUES (?1, ?2, ?3, ?4)")?;
+        // An item is one keyword row (see `ItemRecord`), under its first chunk's id.
+        let record = (doc.kind == DocKind::Item).then(|| ItemRecord::of(&doc.chunks));
+        let mut first_id = None;
         for c in &doc.chunks {
             let (start, end) = c.span.map_or((None, None), |(s, e)| {
                 (
@@ -126,7 +131,18 @@ impl Batch<'_> {
             if let Some(v) = kept.get(&c.text) {
                 keep.execute(params![id, doc_id, v])?;
             }
-            fts.execute(params![id, fts_text(&c.text)])?;
+            first_id.get_or_insert(id);
+            if record.is_none() {
+                fts.execute(params![id, "", "", fts_text(&c.text)])?;
+            }
+        }
+        if let (Some(r), Some(id)) = (record, first_id) {
+            fts.execute(params![
+                id,
+                fts_text(&r.title),
+                fts_text(&r.meta),
+                fts_text(&r.body)
+            ])?;
         }
         Ok(())
     }
@@ -191,6 +207,57 @@ impl Batch<'_> {
         self.delete_where("kind = ?1", kind.as_str())
             .map_err(|e| e.at(&self.path))
     }
+}
+
+/// An item as one row of the keyword index: its title, metadata and whole abstract in
+/// three columns, so that BM25 scores the document (the title's words and the abstract's
+/// together, one length) rather than each chunk alone, and a column can weigh more.
+struct ItemRecord {
+    title: String,
+    meta: String,
+    body: String,
+}
+
+impl ItemRecord {
+    fn of(chunks: &[Chunk]) -> Self {
+        let join = |m: Matched| {
+            chunks
+                .iter()
+                .filter(|c| c.matched == m)
+                .map(|c| c.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        ItemRecord {
+            title: join(Matched::Title),
+            meta: join(Matched::Metadata),
+            body: unsplit(chunks.iter().filter(|c| c.matched == Matched::Abstract)),
+        }
+    }
+}
+
+/// The text that overlapping passages were cut from, each shared stretch once (by their
+/// character offsets; passages without offsets are joined whole).
+fn unsplit<'a>(passages: impl Iterator<Item = &'a Chunk>) -> String {
+    let mut out = String::new();
+    let mut end: Option<u64> = None;
+    for c in passages {
+        match (c.span, end) {
+            (Some((start, stop)), Some(e)) if start < e => {
+                let skip = usize::try_from(e - start).unwrap_or(usize::MAX);
+                out.extend(c.text.chars().skip(skip));
+                end = Some(stop.max(e));
+            }
+            (span, _) => {
+                if !out.is_empty() && span.is_none() {
+                    out.push('\n');
+                }
+                out.push_str(&c.text);
+                end = span.map(|(_, stop)| stop);
+            }
+        }
+    }
+    out
 }
 
 fn delete_chunks(tx: &Connection, doc_id: i64) -> Result<()> {
