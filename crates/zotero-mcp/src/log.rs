@@ -8,7 +8,7 @@ use crate::config::Config;
 pub fn init(config: &Config) {
     // rmcp logs whole protocol messages at debug level; they can carry tool arguments (file
     // bytes, in later tools), so its lines stop at warn whatever our level.
-    let filter = EnvFilter::new(format!("{},rmcp=warn", config.log_level));
+    let filter = EnvFilter::new(format!("{},rmcp=warn", config.log.level));
     let subscriber = fmt()
         .json()
         .with_env_filter(filter)

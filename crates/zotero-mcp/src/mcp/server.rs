@@ -64,13 +64,14 @@ impl ZoteroServer {
         encoder: crate::service::index::SharedEncoder,
     ) -> Result<Self, String> {
         let svc = Arc::new(ZoteroService::with_encoder(config, encoder)?);
-        let watchers = crate::mcp::subscriptions::Watchers::new(config.subscribe_poll, svc.clone());
+        let watchers =
+            crate::mcp::subscriptions::Watchers::new(config.zotero.subscribe_poll, svc.clone());
         Ok(Self {
             svc,
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
             enabled: Arc::default(),
-            upload_max_bytes: config.upload_max_bytes,
+            upload_max_bytes: config.uploads.max_bytes,
             subscriptions: Arc::new(crate::mcp::subscriptions::Subscriptions::new(
                 watchers.clone(),
             )),

@@ -65,10 +65,10 @@ pub struct Offer {
 impl Offer {
     pub fn new(config: &Config) -> Self {
         Self {
-            read_only: config.read_only,
+            read_only: config.tools.read_only,
             local_only: config.local_only(),
-            sets: config.toolsets.clone(),
-            up_front: config.toolsets_up_front,
+            sets: config.tools.sets.clone(),
+            up_front: config.tools.sets_up_front,
         }
     }
 

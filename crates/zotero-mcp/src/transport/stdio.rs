@@ -18,12 +18,12 @@ const QUEUE: usize = 32;
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub async fn serve(config: Config) -> ExitCode {
     crate::log::init(&config);
-    if config.debug {
+    if config.log.debug {
         tracing::info!(
             version = env!("CARGO_PKG_VERSION"),
-            api_base = %config.api_base,
+            api_base = %config.zotero.api_base,
             credentials = config.missing_credentials().is_empty(),
-            read_cache = config.read_cache.is_some(),
+            read_cache = config.zotero.read_cache.is_some(),
             "server.start"
         );
     }
@@ -34,7 +34,7 @@ pub async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let max = max_message_bytes(config.upload_max_bytes);
+    let max = max_message_bytes(config.uploads.max_bytes);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (line_tx, line_rx) = mpsc::channel(QUEUE);
     let (message_tx, message_rx) = mpsc::channel(QUEUE);
