@@ -34,3 +34,17 @@ pub fn init(config: &Config) {
         tracing::error!(%location, %message, "panic");
     }));
 }
+
+/// With `ZOTERO_MCP_DEBUG`, the line that says a server started and how it is configured
+/// (whether credentials are set, never what they are).
+pub fn server_start(config: &Config) {
+    if config.log.debug {
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            api_base = %config.zotero.api_base,
+            credentials = config.missing_credentials().is_empty(),
+            read_cache = config.zotero.read_cache.is_some(),
+            "server.start"
+        );
+    }
+}

@@ -100,7 +100,7 @@ impl ZoteroServer {
     /// file content.
     /// Sent before the answer it is about, so that a stateless HTTP stream still carries it.
     async fn tell(&self, peer: &Peer<RoleServer>, level: ClientLogLevel, data: Value) {
-        let wanted = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        let wanted = *zotero_net::lock(&self.log_level);
         if wanted.is_none_or(|w| level < w) {
             return;
         }
@@ -541,8 +541,7 @@ impl ServerHandler for ZoteroServer {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(ClientLogLevel::from_mcp(request.level));
+        *zotero_net::lock(&self.log_level) = Some(ClientLogLevel::from_mcp(request.level));
         Ok(())
     }
 

@@ -21,6 +21,7 @@ use zotero_metadata::ArxivEntry;
 use zotero_sources::{PrepareOptions, SourceSpec};
 
 use crate::mcp::envelope::ToolError;
+use crate::service::time::UtcTime;
 use crate::service::ZoteroService;
 
 /// What to add and where.
@@ -395,7 +396,7 @@ fn to_draft(d: &ZoteroItemDraft, collections: Vec<String>) -> Draft {
     let mut fields = d.fields.clone();
     // As Zotero's translators do for what they fetched from the web: when it was fetched.
     if fields.contains_key("url") && !fields.contains_key("accessDate") {
-        fields.insert("accessDate".into(), utc_now());
+        fields.insert("accessDate".into(), UtcTime::now().zotero());
     }
     if !d.extra_lines.is_empty() {
         fields.insert("extra".into(), d.extra_lines.join("\n"));
@@ -740,48 +741,4 @@ fn pdf_name(doi: &str) -> String {
         .take(120)
         .collect();
     format!("{safe}.pdf")
-}
-
-/// Now in UTC as Zotero writes `accessDate`: `YYYY-MM-DD HH:MM:SS`.
-fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m as u32, d as u32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn days_become_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
-        assert_eq!(civil_from_days(20_781), (2026, 11, 24));
-        assert_eq!(utc_now().len(), 19);
-    }
 }

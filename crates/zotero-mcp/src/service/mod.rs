@@ -5,6 +5,7 @@
 
 pub mod identify;
 pub mod index;
+pub mod time;
 
 use std::sync::Arc;
 

@@ -124,15 +124,7 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
         tracing::error!(%message, "cannot start");
         return ExitCode::from(2);
     }
-    if config.log.debug {
-        tracing::info!(
-            version = env!("CARGO_PKG_VERSION"),
-            api_base = %config.zotero.api_base,
-            credentials = config.missing_credentials().is_empty(),
-            read_cache = config.zotero.read_cache.is_some(),
-            "server.start"
-        );
-    }
+    crate::log::server_start(&config);
     let server = match ZoteroServer::new(&config) {
         // Without sessions there is no connection to send a notification on later.
         Ok(s) if !config.http.sessions => s.without_subscriptions(),

@@ -18,15 +18,7 @@ const QUEUE: usize = 32;
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub async fn serve(config: Config) -> ExitCode {
     crate::log::init(&config);
-    if config.log.debug {
-        tracing::info!(
-            version = env!("CARGO_PKG_VERSION"),
-            api_base = %config.zotero.api_base,
-            credentials = config.missing_credentials().is_empty(),
-            read_cache = config.zotero.read_cache.is_some(),
-            "server.start"
-        );
-    }
+    crate::log::server_start(&config);
     let server = match ZoteroServer::new(&config) {
         Ok(s) => s,
         Err(e) => {
