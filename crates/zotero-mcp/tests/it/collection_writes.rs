@@ -6,8 +6,8 @@
 //! trashed collections in listings, dry runs and read-only libraries that write nothing.
 
 use crate::common::{env_for, in_process_as, setup, writes, TestClient};
-use crate::emulator_client::{get, lib};
 use serde_json::{json, Value};
+use zotero_emulator::testing::{get, lib};
 use zotero_emulator::{
     Emulator, Fault, FaultKind, GroupSpec, KeyAccess, Library, ZoteroEdit, API_KEY, USER_ID,
 };
