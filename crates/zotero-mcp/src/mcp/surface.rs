@@ -306,14 +306,11 @@ pub struct Enabled(Mutex<BTreeSet<ToolSet>>);
 
 impl Enabled {
     pub fn get(&self) -> BTreeSet<ToolSet> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        zotero_net::lock(&self.0).clone()
     }
 
     fn add(&self, sets: &BTreeSet<ToolSet>) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(sets.iter().copied());
+        zotero_net::lock(&self.0).extend(sets.iter().copied());
     }
 }
 
