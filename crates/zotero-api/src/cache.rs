@@ -36,7 +36,7 @@ impl ReadCache {
     }
 
     pub fn get(&self, key: &str) -> Option<ApiResponse> {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = zotero_net::lock(&self.inner);
         inner.tick += 1;
         let tick = inner.tick;
         let ttl = self.ttl;
@@ -57,7 +57,7 @@ impl ReadCache {
         if self.max_entries == 0 || self.ttl.is_zero() {
             return;
         }
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = zotero_net::lock(&self.inner);
         inner.tick += 1;
         let tick = inner.tick;
         if !inner.entries.contains_key(&key) && inner.entries.len() >= self.max_entries {
@@ -85,12 +85,12 @@ impl ReadCache {
     }
 
     pub fn clear(&self) {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut inner = zotero_net::lock(&self.inner);
         inner.entries.clear();
     }
 
     pub fn len(&self) -> usize {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = zotero_net::lock(&self.inner);
         inner.entries.len()
     }
 

@@ -94,16 +94,10 @@ pub struct SortFallback {
 
 impl SortFallback {
     fn is_rejected(&self, sort: &str) -> bool {
-        self.rejected
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(sort)
+        zotero_net::lock(&self.rejected).contains(sort)
     }
     fn reject(&self, sort: &str) {
-        self.rejected
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(sort.to_string());
+        zotero_net::lock(&self.rejected).insert(sort.to_string());
     }
 }
 
@@ -205,16 +199,12 @@ impl ZoteroClient {
         refresh: bool,
         cancel: &CancellationToken,
     ) -> Result<Arc<KeyAccess>, ZoteroError> {
-        let cached = self
-            .access
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let cached = zotero_net::lock(&self.access).clone();
         if let (Some(access), false) = (cached, refresh) {
             return Ok(access);
         }
         let access = Arc::new(self.key_info(cancel).await?);
-        *self.access.lock().unwrap_or_else(|p| p.into_inner()) = Some(access.clone());
+        *zotero_net::lock(&self.access) = Some(access.clone());
         Ok(access)
     }
 

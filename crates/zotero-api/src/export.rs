@@ -15,8 +15,10 @@ use crate::http::{ApiRequest, Consistency};
 use crate::library::ObjectKey;
 use crate::response::{encode_query, expect, parse_json, unexpected, ApiResponse};
 
-/// The formats Zotero exports (`format=…`), by their API names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// A format Zotero exports, by its API name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum ExportFormat {
     Bibtex,
     Biblatex,
@@ -487,5 +489,16 @@ mod tests {
         let (t, cut_) = cut("ééé".to_string(), 3);
         assert_eq!((t.as_str(), cut_), ("é", true));
         assert_eq!(cut("ab".into(), 2), ("ab".into(), false));
+    }
+
+    #[test]
+    fn a_format_is_taken_by_its_api_name() {
+        // Tools take the format as Zotero names it: the serde name is the API name.
+        for f in ExportFormat::ALL {
+            let named: ExportFormat =
+                serde_json::from_value(serde_json::json!(f.api_name())).unwrap();
+            assert_eq!(named, f);
+        }
+        assert!(serde_json::from_value::<ExportFormat>(serde_json::json!("pdf")).is_err());
     }
 }

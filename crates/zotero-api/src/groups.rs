@@ -133,11 +133,7 @@ impl ZoteroClient {
         refresh: bool,
         cancel: &CancellationToken,
     ) -> Result<Arc<GroupSettings>, ZoteroError> {
-        let lock = || {
-            self.group_settings
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-        };
+        let lock = || zotero_net::lock(&self.group_settings);
         if let (Some(known), false) = (lock().get(&group).cloned(), refresh) {
             return Ok(known);
         }

@@ -53,7 +53,7 @@ impl<K: Eq + Hash + Clone> KeyedLocks<K> {
     fn entries(&self) -> MutexGuard<'_, HashMap<K, Entry>> {
         // The map is consistent after every statement that changes it: a panic elsewhere
         // while it was locked leaves nothing half-done.
-        self.entries.lock().unwrap_or_else(|p| p.into_inner())
+        zotero_net::lock(&self.entries)
     }
 
     /// How many keys are held or waited for.
@@ -71,7 +71,7 @@ struct User<'a, K: Eq + Hash> {
 
 impl<K: Eq + Hash> Drop for User<'_, K> {
     fn drop(&mut self) {
-        let mut entries = self.locks.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut entries = zotero_net::lock(&self.locks.entries);
         if let Some(entry) = entries.get_mut(&self.key) {
             entry.users = entry.users.saturating_sub(1);
             if entry.users == 0 {

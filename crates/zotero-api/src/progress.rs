@@ -28,7 +28,7 @@ impl Progress {
     /// `sent` bytes of the file are on their way.
     pub(crate) fn sent(&self, sent: u64) {
         let Some(report) = &self.report else { return };
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = zotero_net::lock(&self.last);
         let due = match *last {
             None => sent >= self.step || sent == self.total,
             Some(l) => sent > l && (sent - l >= self.step || sent == self.total),

@@ -6,6 +6,7 @@ use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+use zotero_net::lock;
 
 use crate::error::ZoteroError;
 use crate::http::{ApiRequest, HttpClient};
@@ -79,8 +80,4 @@ impl TemplateCache {
         lock(&self.templates).insert(cache_key, template.clone());
         Ok(template)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

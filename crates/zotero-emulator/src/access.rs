@@ -7,10 +7,17 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
 
-use super::groups::Role;
 use super::library::{Visible, KEYS_CURRENT_JSON};
 use super::libs::LibraryId;
 use super::{Emulator, State, API_KEY, USER_ID};
+
+/// The emulator user's role in a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Owner,
+    Admin,
+    Member,
+}
 
 /// The key's access to the user library (`access.user` of `/keys/current`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

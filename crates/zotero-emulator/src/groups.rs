@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::access::{Creds, Perm};
+use super::access::{Creds, Perm, Role};
 use super::library::Library;
 use super::libs::{Lib, LibInfo, LibraryId};
 use super::params::{self, Action};
@@ -52,14 +52,6 @@ pub enum FileEditing {
     None,
     Members,
     Admins,
-}
-
-/// The emulator user's role in a group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Owner,
-    Admin,
-    Member,
 }
 
 /// A group as [`Emulator::add_group`] creates it.
@@ -239,7 +231,7 @@ pub(crate) fn list(st: &State, creds: Creds, base: &str, req: &Recorded) -> Answ
         }
     });
     let total = groups.len();
-    let shown = super::routes::page(&groups, &p);
+    let shown = super::reads::page(&groups, &p);
     let body = match p.format.as_str() {
         "versions" | "etags" => {
             let m: Map<String, Value> = shown

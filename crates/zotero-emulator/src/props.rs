@@ -3,8 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use super::fail::{isset, php_str, Fail};
 use super::schema::schema;
-use super::validate::{isset, php_str, Fail};
 
 const PREDICATES: &[&str] = &[
     "owl:sameAs",

@@ -9,8 +9,6 @@ use super::libs::LibraryId;
 use super::{collwrites, groups, hf, mappings, metadata, reads, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 
-pub(crate) use super::reads::page;
-
 /// What the request's credentials amount to.
 enum Auth {
     None,

@@ -5,47 +5,11 @@
 use serde_json::{json, Map, Value};
 
 pub(crate) use super::dates::parse_iso8601;
+pub(crate) use super::fail::{isset, php_str, Fail};
 pub(crate) use super::keyorder::KeyOrder;
 use super::props::{check_creators, check_relations};
 use super::schema::{SchemaView, LINK_MODES};
 use super::util::{is_sql_date, is_sql_datetime, is_valid_key, php_is_numeric};
-
-/// A failed write: the HTTP status (or per-object `code`), the message and optional `data`.
-#[derive(Debug, Clone)]
-pub(crate) struct Fail {
-    pub(crate) code: u16,
-    pub(crate) message: String,
-    pub(crate) data: Option<Value>,
-}
-
-impl Fail {
-    pub(crate) fn new(code: u16, message: impl Into<String>) -> Fail {
-        Fail {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-    pub(crate) fn bad(message: impl Into<String>) -> Fail {
-        Fail::new(400, message)
-    }
-}
-
-/// PHP `isset`: present and not null.
-pub(crate) fn isset(obj: &Map<String, Value>, k: &str) -> bool {
-    obj.get(k).is_some_and(|v| !v.is_null())
-}
-
-/// A scalar as PHP would interpolate it into a message.
-pub(crate) fn php_str(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Bool(true) => "1".into(),
-        Value::Bool(false) | Value::Null => String::new(),
-        Value::Number(n) => n.to_string(),
-        _ => "Array".into(),
-    }
-}
 
 /// `processJSONObjectKey` + `checkJSONObjectVersion`. `stored_version` is the version of the
 /// existing item with that key, if any. `require`: 0 = no version needed, 1 = needed when the

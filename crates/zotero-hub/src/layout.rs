@@ -26,7 +26,7 @@ pub(crate) async fn lock(path: &Path, cancel: &CancellationToken, model: &str) -
         .map_err(io_err("cannot open the lock", path))?;
     let mut told = false;
     loop {
-        match crate::flock::try_lock(&f) {
+        match zotero_index::flock::try_lock(&f) {
             Ok(true) => return Ok(f),
             Ok(false) => {}
             Err(err) => {

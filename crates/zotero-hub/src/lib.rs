@@ -31,7 +31,6 @@ pub mod cache;
 pub mod config;
 mod download;
 pub mod error;
-mod flock;
 mod http;
 mod layout;
 pub mod model_dir;

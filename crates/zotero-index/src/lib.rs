@@ -14,7 +14,7 @@ mod cache_key;
 pub mod chunk;
 pub mod encoder;
 pub mod error;
-mod flock;
+pub mod flock;
 pub mod rank;
 pub mod store;
 pub mod vcache;

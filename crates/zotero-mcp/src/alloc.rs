@@ -58,9 +58,7 @@ static KEEPERS: Mutex<usize> = Mutex::new(0);
 pub struct KeepFreedMemory(());
 
 pub fn keep_freed_memory() -> KeepFreedMemory {
-    let mut keepers = KEEPERS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut keepers = zotero_net::lock(&KEEPERS);
     if *keepers == 0 {
         // SAFETY: as in `tune`: a value stored in mimalloc's option table, which mimalloc
         // reads at each purge decision.
@@ -72,9 +70,7 @@ pub fn keep_freed_memory() -> KeepFreedMemory {
 
 impl Drop for KeepFreedMemory {
     fn drop(&mut self) {
-        let mut keepers = KEEPERS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut keepers = zotero_net::lock(&KEEPERS);
         *keepers = keepers.saturating_sub(1);
         if *keepers == 0 {
             // SAFETY: as above; mi_collect(true) purges what the delay kept, from any thread.

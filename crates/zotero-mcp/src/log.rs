@@ -8,7 +8,7 @@ use crate::config::Config;
 pub fn init(config: &Config) {
     // rmcp logs whole protocol messages at debug level; they can carry tool arguments (file
     // bytes, in later tools), so its lines stop at warn whatever our level.
-    let filter = EnvFilter::new(format!("{},rmcp=warn", config.log_level));
+    let filter = EnvFilter::new(format!("{},rmcp=warn", config.log.level));
     let subscriber = fmt()
         .json()
         .with_env_filter(filter)
@@ -33,4 +33,18 @@ pub fn init(config: &Config) {
             .unwrap_or_default();
         tracing::error!(%location, %message, "panic");
     }));
+}
+
+/// With `ZOTERO_MCP_DEBUG`, the line that says a server started and how it is configured
+/// (whether credentials are set, never what they are).
+pub fn server_start(config: &Config) {
+    if config.log.debug {
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            api_base = %config.zotero.api_base,
+            credentials = config.missing_credentials().is_empty(),
+            read_cache = config.zotero.read_cache.is_some(),
+            "server.start"
+        );
+    }
 }

@@ -11,6 +11,7 @@ pub mod error_chain;
 pub mod guard;
 pub mod limit;
 pub mod retry;
+pub mod sync;
 pub mod tls;
 pub mod upstream_text;
 
@@ -26,5 +27,6 @@ pub use retry::{
     backoff_delay, ceil_secs, retry_after, sleep, Attempt, Cancelled, Gate, Retry, RetryError,
     RetryPolicy,
 };
+pub use sync::lock;
 pub use tls::{https_connector, user_agent};
 pub use upstream_text::{SecretString, Secrets};

@@ -85,7 +85,7 @@ impl Gate {
             .and_then(|v| v.trim().parse::<f64>().ok())
             .filter(|s| s.is_finite() && *s > 0.0)?;
         let until = Instant::now() + Duration::from_secs_f64(secs.min(86_400.0));
-        let mut gate = self.until.lock().unwrap_or_else(|p| p.into_inner());
+        let mut gate = crate::sync::lock(&self.until);
         if gate.is_none_or(|g| g < until) {
             *gate = Some(until);
         }
@@ -94,7 +94,7 @@ impl Gate {
 
     /// How long a request must still wait.
     pub fn remaining(&self) -> Duration {
-        let until = *self.until.lock().unwrap_or_else(|p| p.into_inner());
+        let until = *crate::sync::lock(&self.until);
         until.map_or(Duration::ZERO, |u| {
             u.saturating_duration_since(Instant::now())
         })

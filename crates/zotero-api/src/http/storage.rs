@@ -173,15 +173,12 @@ impl Activity {
     }
 
     fn fail(&self, reason: String) {
-        let mut slot = self.source_error.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = zotero_net::lock(&self.source_error);
         slot.get_or_insert(reason);
     }
 
     fn source_error(&self) -> Option<String> {
-        self.source_error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        zotero_net::lock(&self.source_error).clone()
     }
 
     /// Resolves once nothing has happened for `limit`.

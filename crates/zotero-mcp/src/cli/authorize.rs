@@ -55,7 +55,7 @@ fn fail(code: u8, message: &str) -> ExitCode {
 
 /// Runs `zotero-mcp authorize`.
 pub async fn run(config: Config, args: Authorize) -> ExitCode {
-    let base = config.local_api_base.clone();
+    let base = config.zotero.local_api_base.clone();
     let mut client_config = config.client();
     // One attempt (a second request would open a second dialog), waiting as long as the
     // person may take.
@@ -152,7 +152,7 @@ pub async fn run(config: Config, args: Authorize) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    let Some(dir) = config.local_key_dir.clone() else {
+    let Some(dir) = config.zotero.local_key_dir.clone() else {
         return fail(
             exit::FAILED,
             "granted, but there is no config directory (set XDG_CONFIG_HOME or HOME), or run with --print",

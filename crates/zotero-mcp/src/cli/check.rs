@@ -12,7 +12,7 @@ use crate::config::Config;
 /// Exit code 2: nothing is configured; 1: a configured backend failed; 0: all good.
 pub async fn run(config: Config) -> ExitCode {
     let missing = config.missing_credentials();
-    if !missing.is_empty() && !config.local && !config.writes_locally() {
+    if !missing.is_empty() && !config.zotero.local && !config.writes_locally() {
         eprintln!(
             "zotero-mcp check: set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too), or ZOTERO_LOCAL=1 to read through the Zotero desktop app",
             missing.join(" and ")
@@ -26,7 +26,7 @@ pub async fn run(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("file_path: {}", upload_policy(&config.upload_roots));
+    println!("file_path: {}", upload_policy(&config.uploads.roots));
     let cancel = CancellationToken::new();
     let mut ok = true;
     if missing.is_empty() {
@@ -37,7 +37,7 @@ pub async fn run(config: Config) -> ExitCode {
             missing.join(" and ")
         );
     }
-    if config.local || config.writes_locally() {
+    if config.zotero.local || config.writes_locally() {
         ok &= local(&config, &client, &cancel).await;
     } else {
         println!("local API: not used (ZOTERO_LOCAL=1 reads through the Zotero desktop app)");
@@ -100,7 +100,7 @@ fn group_line(l: &LibraryInfo) -> String {
 }
 
 async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken) -> bool {
-    println!("API base:  {}", config.api_base);
+    println!("API base:  {}", config.zotero.api_base);
     // Read now, and kept for the group listing below: one `/keys/current`.
     let info = match client.access(true, cancel).await {
         Ok(i) => i,
@@ -114,10 +114,10 @@ async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken)
     println!("read:      {}", yes_no(user.library));
     println!("write:     {}", yes_no(user.write));
     println!("upload:    {}", yes_no(user.files));
-    if config.user_id != Some(info.user_id) {
+    if config.zotero.user_id != Some(info.user_id) {
         eprintln!(
             "zotero-mcp check: ZOTERO_USER_ID is {} but the key belongs to user {}; set ZOTERO_USER_ID={}",
-            config.user_id.map(|u| u.to_string()).unwrap_or_default(),
+            config.zotero.user_id.map(|u| u.to_string()).unwrap_or_default(),
             info.user_id,
             info.user_id
         );
@@ -135,7 +135,7 @@ async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken)
                 println!("{}", group_line(g));
             }
             // The default library must be one the key reaches.
-            match libs.iter().find(|l| l.library == config.library) {
+            match libs.iter().find(|l| l.library == config.zotero.library) {
                 Some(l) => {
                     println!("default:   {} ({})", l.library, rights(l.permissions));
                     true
@@ -143,7 +143,7 @@ async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken)
                 None => {
                     eprintln!(
                         "zotero-mcp check: ZOTERO_LIBRARY is {} but the key cannot reach that library; use one of the libraries listed above",
-                        config.library
+                        config.zotero.library
                     );
                     false
                 }
@@ -167,7 +167,7 @@ async fn local(config: &Config, client: &ZoteroClient, cancel: &CancellationToke
             };
             println!(
                 "local API: {} answers ({role}); {} group(s)",
-                config.local_api_base,
+                config.zotero.local_api_base,
                 groups.len()
             );
             for g in groups {
@@ -178,7 +178,7 @@ async fn local(config: &Config, client: &ZoteroClient, cancel: &CancellationToke
         Err(e) => {
             eprintln!(
                 "zotero-mcp check: the local API at {} did not answer: {e} (is Zotero running?)",
-                config.local_api_base
+                config.zotero.local_api_base
             );
             false
         }
@@ -188,16 +188,16 @@ async fn local(config: &Config, client: &ZoteroClient, cancel: &CancellationToke
 /// Which backend writes, and why (never the key).
 async fn writes(config: &Config, client: &ZoteroClient, cancel: &CancellationToken) -> bool {
     use zotero_api::{DesktopProbe, WriteBackend, WriteRoute};
-    if config.read_only {
+    if config.tools.read_only {
         println!("writes:    off (ZOTERO_READ_ONLY=1)");
         return true;
     }
     let route = client.write_route(cancel).await;
     let why_web = async {
-        if config.local_writes.backend == WriteBackend::Web {
+        if config.zotero.local_writes.backend == WriteBackend::Web {
             return "ZOTERO_WRITE_BACKEND=web".to_string();
         }
-        if !config.local_writes.has_key() {
+        if !config.zotero.local_writes.has_key() {
             return "no local API key: `zotero-mcp authorize` lets the Zotero 10 desktop app write without a web key".to_string();
         }
         match client.probe_desktop(cancel).await {
@@ -221,7 +221,7 @@ async fn writes(config: &Config, client: &ZoteroClient, cancel: &CancellationTok
         Ok(WriteRoute::Local { server_id, .. }) => {
             println!(
                 "writes:    through the Zotero desktop app at {} (Zotero 10, database {server_id}, local API key set)",
-                config.local_api_base
+                config.zotero.local_api_base
             );
             true
         }

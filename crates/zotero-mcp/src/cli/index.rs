@@ -102,7 +102,7 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let dir = match &config.index_dir {
+    let dir = match &config.index.dir {
         Ok(d) => d.clone(),
         Err(e) => return usage(e),
     };

@@ -1,7 +1,8 @@
 //! The command line: serve MCP on stdio (default) or Streamable HTTP (`serve --http`), `check`
-//! the configuration, build the search index (`update-db`, `db-status`), or print the tool
-//! list.
+//! the configuration, add papers by identifier (`add`), build the search index (`update-db`,
+//! `db-status`), or print the tool list. Every command's printing lives here.
 
+pub mod add;
 pub mod authorize;
 pub mod check;
 pub mod index;
@@ -187,9 +188,9 @@ pub fn main() -> ExitCode {
             tags,
             no_pdf,
             dry_run,
-        }) => run(crate::service::identify::cli_add(
+        }) => run(crate::cli::add::run(
             config,
-            crate::service::identify::CliAdd {
+            crate::cli::add::CliAdd {
                 identifiers,
                 library,
                 collection,

@@ -64,13 +64,14 @@ impl ZoteroServer {
         encoder: crate::service::index::SharedEncoder,
     ) -> Result<Self, String> {
         let svc = Arc::new(ZoteroService::with_encoder(config, encoder)?);
-        let watchers = crate::mcp::subscriptions::Watchers::new(config.subscribe_poll, svc.clone());
+        let watchers =
+            crate::mcp::subscriptions::Watchers::new(config.zotero.subscribe_poll, svc.clone());
         Ok(Self {
             svc,
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
             enabled: Arc::default(),
-            upload_max_bytes: config.upload_max_bytes,
+            upload_max_bytes: config.uploads.max_bytes,
             subscriptions: Arc::new(crate::mcp::subscriptions::Subscriptions::new(
                 watchers.clone(),
             )),
@@ -99,7 +100,7 @@ impl ZoteroServer {
     /// file content.
     /// Sent before the answer it is about, so that a stateless HTTP stream still carries it.
     async fn tell(&self, peer: &Peer<RoleServer>, level: ClientLogLevel, data: Value) {
-        let wanted = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        let wanted = *zotero_net::lock(&self.log_level);
         if wanted.is_none_or(|w| level < w) {
             return;
         }
@@ -540,8 +541,7 @@ impl ServerHandler for ZoteroServer {
         request: rmcp::model::SetLevelRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        *self.log_level.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(ClientLogLevel::from_mcp(request.level));
+        *zotero_net::lock(&self.log_level) = Some(ClientLogLevel::from_mcp(request.level));
         Ok(())
     }
 

@@ -98,7 +98,7 @@ impl Watchers {
     }
 
     fn pollers(&self) -> MutexGuard<'_, HashMap<LibraryRef, Poller>> {
-        self.pollers.lock().unwrap_or_else(|e| e.into_inner())
+        zotero_net::lock(&self.pollers)
     }
 
     /// Follows `library`'s changes (starting its poller if nobody did yet).
@@ -268,7 +268,7 @@ impl Subscriptions {
     }
 
     fn libraries(&self) -> MutexGuard<'_, HashMap<LibraryRef, Watch>> {
-        self.libraries.lock().unwrap_or_else(|e| e.into_inner())
+        zotero_net::lock(&self.libraries)
     }
 
     /// Subscribes `uri` (read now, once for every caller since its library last changed: an

@@ -65,10 +65,10 @@ pub struct Offer {
 impl Offer {
     pub fn new(config: &Config) -> Self {
         Self {
-            read_only: config.read_only,
+            read_only: config.tools.read_only,
             local_only: config.local_only(),
-            sets: config.toolsets.clone(),
-            up_front: config.toolsets_up_front,
+            sets: config.tools.sets.clone(),
+            up_front: config.tools.sets_up_front,
         }
     }
 
@@ -306,14 +306,11 @@ pub struct Enabled(Mutex<BTreeSet<ToolSet>>);
 
 impl Enabled {
     pub fn get(&self) -> BTreeSet<ToolSet> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        zotero_net::lock(&self.0).clone()
     }
 
     fn add(&self, sets: &BTreeSet<ToolSet>) {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend(sets.iter().copied());
+        zotero_net::lock(&self.0).extend(sets.iter().copied());
     }
 }
 

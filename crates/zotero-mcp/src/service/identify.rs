@@ -21,6 +21,7 @@ use zotero_metadata::ArxivEntry;
 use zotero_sources::{PrepareOptions, SourceSpec};
 
 use crate::mcp::envelope::ToolError;
+use crate::service::time::UtcTime;
 use crate::service::ZoteroService;
 
 /// What to add and where.
@@ -395,7 +396,7 @@ fn to_draft(d: &ZoteroItemDraft, collections: Vec<String>) -> Draft {
     let mut fields = d.fields.clone();
     // As Zotero's translators do for what they fetched from the web: when it was fetched.
     if fields.contains_key("url") && !fields.contains_key("accessDate") {
-        fields.insert("accessDate".into(), utc_now());
+        fields.insert("accessDate".into(), UtcTime::now().zotero());
     }
     if !d.extra_lines.is_empty() {
         fields.insert("extra".into(), d.extra_lines.join("\n"));
@@ -740,170 +741,4 @@ fn pdf_name(doi: &str) -> String {
         .take(120)
         .collect();
     format!("{safe}.pdf")
-}
-
-/// `zotero-mcp add`'s arguments.
-pub struct CliAdd {
-    pub identifiers: Vec<String>,
-    pub library: Option<String>,
-    pub collection: Option<String>,
-    pub tags: Vec<String>,
-    pub attach_pdf: bool,
-    pub dry_run: bool,
-}
-
-/// `zotero-mcp add <identifier>…`: adds them and prints one line each (stdout), what went
-/// wrong on stderr; exit 0 when every identifier ended in the library, 1 otherwise, 2 for
-/// a configuration or argument error.
-pub async fn cli_add(config: crate::config::Config, args: CliAdd) -> std::process::ExitCode {
-    use std::process::ExitCode;
-    let svc = match ZoteroService::new(&config) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("zotero-mcp: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let named = match args
-        .library
-        .as_deref()
-        .map(str::parse::<zotero_api::LibraryRef>)
-    {
-        None => None,
-        Some(Ok(l)) => Some(l),
-        Some(Err(_)) => {
-            eprintln!("zotero-mcp: --library takes user or group:<id>");
-            return ExitCode::from(2);
-        }
-    };
-    let lib = match svc.library(named) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("zotero-mcp: {}", e.message);
-            return ExitCode::from(2);
-        }
-    };
-    let cancel = CancellationToken::new();
-    let collection = match &args.collection {
-        None => None,
-        Some(c) => {
-            let target = match zotero_api::ObjectKey::parse(c) {
-                Ok(k) => zotero_api::collections::CollectionRef::Key(k),
-                Err(_) => zotero_api::collections::CollectionRef::Name(c.clone()),
-            };
-            match lib.resolve_collection(&target, &cancel).await {
-                Ok(k) => Some(k),
-                Err(e) => {
-                    eprintln!("zotero-mcp: {e}");
-                    return ExitCode::from(2);
-                }
-            }
-        }
-    };
-    let req = AddRequest {
-        inputs: args.identifiers,
-        collection,
-        tags: args.tags,
-        attach_pdf: args.attach_pdf,
-        dry_run: args.dry_run,
-    };
-    let outcomes = match add_by_identifiers(&svc, lib, req, None, &cancel).await {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("zotero-mcp: {}", e.message);
-            return ExitCode::FAILURE;
-        }
-    };
-    let mut all_in = true;
-    for o in &outcomes {
-        let status = match o.status {
-            AddStatus::Created => "added",
-            AddStatus::AlreadyInLibrary => "already in the library",
-            AddStatus::SameAsEarlier => "same work as above",
-            AddStatus::WouldCreate => "would be added",
-            AddStatus::NotFound => "not found",
-            AddStatus::Failed => "failed",
-            AddStatus::NotAttempted => "not attempted",
-        };
-        all_in &= matches!(
-            o.status,
-            AddStatus::Created
-                | AddStatus::AlreadyInLibrary
-                | AddStatus::SameAsEarlier
-                | AddStatus::WouldCreate
-        );
-        let key = o.item_key.as_deref().unwrap_or("-");
-        let title = o.title.as_deref().unwrap_or("");
-        let pdf = match o.pdf.as_ref().map(|p| &p.status) {
-            Some(PdfStatus::Attached) => ", PDF attached",
-            Some(PdfStatus::AlreadyAttached) => ", PDF already attached",
-            Some(PdfStatus::NoneOpenAccess) => ", no open-access PDF",
-            Some(PdfStatus::Failed) => ", PDF failed",
-            _ => "",
-        };
-        println!(
-            "{}\t{status}\t{key}\t{title}{pdf}",
-            crate::text::quote(&o.input)
-        );
-        if let Some(e) = &o.error {
-            eprintln!("{}: {e}", crate::text::quote(&o.input));
-        }
-        if let Some(PdfOutcome {
-            status: PdfStatus::Failed,
-            reason: Some(r),
-            ..
-        }) = &o.pdf
-        {
-            eprintln!("{}: the PDF: {r}", crate::text::quote(&o.input));
-        }
-    }
-    if all_in {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
-}
-
-/// Now in UTC as Zotero writes `accessDate`: `YYYY-MM-DD HH:MM:SS`.
-fn utc_now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m as u32, d as u32)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn days_become_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
-        assert_eq!(civil_from_days(20_781), (2026, 11, 24));
-        assert_eq!(utc_now().len(), 19);
-    }
 }

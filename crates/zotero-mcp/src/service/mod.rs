@@ -8,6 +8,7 @@ pub mod identify;
 pub mod index;
 pub mod items;
 pub mod search;
+pub mod time;
 
 use std::sync::Arc;
 
@@ -48,17 +49,17 @@ impl ZoteroService {
     ) -> Result<Self, String> {
         Ok(Self {
             search: crate::service::index::SearchSettings::new(
-                config.index_dir.clone(),
+                config.index.dir.clone(),
                 encoder,
-                config.embedding_model.clone(),
-                config.embedding.clone(),
+                config.index.embedding_model.clone(),
+                config.index.embedding.clone(),
             ),
             client: ZoteroClient::new(&config.client())
                 .map_err(|e| format!("cannot build the Zotero client: {e}"))?,
             fetcher: Fetcher::new(&config.sources())
                 .map_err(|e| format!("cannot build the file fetcher: {e}"))?,
-            arxiv_base: config.arxiv_base.clone(),
-            default_library: config.library,
+            arxiv_base: config.uploads.arxiv_base.clone(),
+            default_library: config.zotero.library,
             metadata: zotero_metadata::services::MetadataServices::new(config.metadata())
                 .map_err(|e| format!("cannot build the metadata client: {e}"))?,
         })

@@ -82,8 +82,8 @@ struct Limits {
 
 impl Limits {
     fn new(config: &Config) -> Self {
-        let message = max_message_bytes(config.upload_max_bytes);
-        let buffered = match config.http_max_buffered_bytes {
+        let message = max_message_bytes(config.uploads.max_bytes);
+        let buffered = match config.http.max_buffered_bytes {
             Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
             // Room for the largest message, so that an upload is never refused for want of
             // room while nothing else is being read.
@@ -92,9 +92,9 @@ impl Limits {
         Limits {
             body: message.min(buffered),
             buffered,
-            body_idle: config.http_body_idle,
-            body_total: config.http_body_timeout,
-            connections: config.http_max_connections,
+            body_idle: config.http.body_idle,
+            body_total: config.http.body_timeout,
+            connections: config.http.max_connections,
         }
     }
 }
@@ -104,7 +104,7 @@ type Body = BoxBody<Bytes, Infallible>;
 /// Whether the server may start on `addr` with this configuration: binding beyond loopback
 /// needs `ZOTERO_MCP_HTTP_TOKEN`. The error is the message for the user.
 pub fn check_bind(config: &Config, addr: SocketAddr) -> Result<(), String> {
-    if addr.ip().is_loopback() || config.http_token.is_some() {
+    if addr.ip().is_loopback() || config.http.token.is_some() {
         Ok(())
     } else {
         Err(format!(
@@ -124,18 +124,10 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
         tracing::error!(%message, "cannot start");
         return ExitCode::from(2);
     }
-    if config.debug {
-        tracing::info!(
-            version = env!("CARGO_PKG_VERSION"),
-            api_base = %config.api_base,
-            credentials = config.missing_credentials().is_empty(),
-            read_cache = config.read_cache.is_some(),
-            "server.start"
-        );
-    }
+    crate::log::server_start(&config);
     let server = match ZoteroServer::new(&config) {
         // Without sessions there is no connection to send a notification on later.
-        Ok(s) if !config.http_sessions => s.without_subscriptions(),
+        Ok(s) if !config.http.sessions => s.without_subscriptions(),
         Ok(s) => s,
         Err(e) => {
             tracing::error!(error = %e, "cannot start");
@@ -154,14 +146,14 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
     let max_body = limits.body;
     let cancel = CancellationToken::new();
     let rmcp_config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(config.http_sessions)
+        .with_legacy_session_mode(config.http.sessions)
         .with_json_response(true)
         // Host and Origin are checked by the guard, with this server's rules.
         .disable_allowed_hosts()
         .disable_allowed_origins()
         .with_max_request_body_bytes(max_body)
         .with_cancellation_token(cancel.child_token());
-    let mcp = if config.http_sessions {
+    let mcp = if config.http.sessions {
         let sessions = Arc::new(LocalSessionManager::default());
         Mcp::Sessions {
             service: StreamableHttpService::new(
@@ -170,7 +162,7 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
                 rmcp_config,
             ),
             sessions,
-            max: config.http_max_sessions,
+            max: config.http.max_sessions,
         }
     } else {
         Mcp::Stateless(StreamableHttpService::new(
@@ -186,7 +178,7 @@ pub async fn serve(config: Config, addr: SocketAddr) -> ExitCode {
     let buffered = Budget::new(limits.buffered);
     let connections = Arc::new(Semaphore::new(limits.connections));
     tracing::info!(
-        addr = %bound, path = PATH, auth = guard.token.is_some(), sessions = config.http_sessions,
+        addr = %bound, path = PATH, auth = guard.token.is_some(), sessions = config.http.sessions,
         max_body = limits.body, max_buffered = limits.buffered,
         max_connections = limits.connections, "http.listening"
     );
@@ -644,22 +636,23 @@ impl Refusal {
 
 impl Guard {
     fn new(config: &Config, bound: SocketAddr, max_body: usize) -> Self {
-        let hosts = if config.http_allowed_hosts.iter().any(|h| h == "*") {
+        let hosts = if config.http.allowed_hosts.iter().any(|h| h == "*") {
             None
         } else {
             Some(
                 config
-                    .http_allowed_hosts
+                    .http
+                    .allowed_hosts
                     .iter()
                     .filter_map(|h| authority(h))
                     .collect(),
             )
         };
         Guard {
-            token: config.http_token.clone(),
+            token: config.http.token.clone(),
             bound: Some(bound.ip()).filter(|ip| !ip.is_unspecified()),
             hosts,
-            origins: config.http_allowed_origins.clone(),
+            origins: config.http.allowed_origins.clone(),
             max_body,
         }
     }

@@ -18,15 +18,7 @@ const QUEUE: usize = 32;
 /// Serves MCP on stdin/stdout until the client closes stdin.
 pub async fn serve(config: Config) -> ExitCode {
     crate::log::init(&config);
-    if config.debug {
-        tracing::info!(
-            version = env!("CARGO_PKG_VERSION"),
-            api_base = %config.api_base,
-            credentials = config.missing_credentials().is_empty(),
-            read_cache = config.read_cache.is_some(),
-            "server.start"
-        );
-    }
+    crate::log::server_start(&config);
     let server = match ZoteroServer::new(&config) {
         Ok(s) => s,
         Err(e) => {
@@ -34,7 +26,7 @@ pub async fn serve(config: Config) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let max = max_message_bytes(config.upload_max_bytes);
+    let max = max_message_bytes(config.uploads.max_bytes);
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
     let (line_tx, line_rx) = mpsc::channel(QUEUE);
     let (message_tx, message_rx) = mpsc::channel(QUEUE);

@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use zotero_emulator::{Emulator, GroupSpec, KeyAccess, Library, API_KEY, USER_ID};
 
 use crate::common::{env_for, in_process, Server};
-use crate::emulator_client::{get, lib, send};
+use zotero_emulator::testing::{get, lib, send};
 
 const GROUP: u64 = 6021;
 const VASWANI: &str = "VASWANI7";

@@ -11,8 +11,8 @@ use crate::common::{env_for, in_process_as, setup, writes, Backend, TestClient};
 fn inject(emu: &Emulator, backend: Backend, fault: Fault) {
     emu.inject(backend.fault(fault));
 }
-use crate::emulator_client::{get, lib};
 use serde_json::{json, Value};
+use zotero_emulator::testing::{get, lib};
 use zotero_emulator::{
     Emulator, Fault, FaultKind, GroupSpec, KeyAccess, Library, ZoteroEdit, API_KEY, USER_ID,
 };

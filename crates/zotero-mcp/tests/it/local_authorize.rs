@@ -11,7 +11,7 @@ use serde_json::Value;
 use zotero_emulator::{DesktopRelease, DialogAnswer, Emulator};
 
 use crate::common::BIN;
-use crate::emulator_client::send;
+use zotero_emulator::testing::send;
 
 async fn zotero10() -> Emulator {
     let emu = Emulator::start().await;

@@ -1,6 +1,7 @@
 //! The integration tests: ONE test binary, so the emulator and the harness compile once.
 //! Tool tests drive the built server over stdio against the Zotero emulator
-//! (`zotero-emulator`); the emulator's own self-tests check it against the real API's rules.
+//! (`zotero-emulator`); the emulator's own self-tests live in its crate
+//! (`cargo test -p zotero-emulator`).
 // Test support: failing loudly is the right thing here.
 #![allow(
     clippy::unwrap_used,
@@ -18,16 +19,6 @@ mod common;
 mod concurrency;
 mod docs;
 mod dry_runs;
-mod emulator_changes;
-mod emulator_client;
-mod emulator_faults;
-mod emulator_files;
-mod emulator_hosts;
-mod emulator_libraries;
-mod emulator_metadata;
-mod emulator_schema;
-mod emulator_selftest;
-mod emulator_writes;
 mod fulltext;
 mod http_2026;
 mod http_bounds;

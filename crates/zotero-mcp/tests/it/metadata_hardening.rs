@@ -102,7 +102,7 @@ async fn a_doi_org_redirect_to_a_private_host_is_refused_and_nothing_is_written(
         302,
     );
     let server = in_process_configured(&env(&emu, false), |c| {
-        c.fetch_policy = zotero_net::AddressPolicy::Refuse(private_is_127_0_0_2);
+        c.net.fetch_policy = zotero_net::AddressPolicy::Refuse(private_is_127_0_0_2);
     })
     .await;
     let d = add(

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use zotero_emulator::{Emulator, Fault, FaultKind, GroupSpec, Library, API_KEY, USER_ID};
 
 use crate::common::{env_for, in_process_with_encoder, Server, BIN};
-use crate::emulator_client::{api, create, lib};
+use zotero_emulator::testing::{api, create, lib};
 
 fn env(emu: &Emulator, dir: &std::path::Path) -> Vec<(String, String)> {
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
@@ -394,7 +394,7 @@ async fn an_update_that_fails_midway_resumes_and_ends_like_a_full_build() {
         let items: Vec<Value> = (0..30)
             .map(|i| json!({"itemType": "book", "title": format!("Filler volume {round}-{i}")}))
             .collect();
-        let r = crate::emulator_client::post_items(&emu, &Value::Array(items), &[]).await;
+        let r = zotero_emulator::testing::post_items(&emu, &Value::Array(items), &[]).await;
         assert_eq!(r.status, 200, "{}", r.text());
     }
     let total = emu.items().len();
@@ -747,7 +747,7 @@ async fn update_db_stopped_or_killed_resumes_to_the_same_index() {
         let items: Vec<Value> = (0..40)
             .map(|i| json!({"itemType": "book", "title": format!("Filler volume {round}-{i}")}))
             .collect();
-        let r = crate::emulator_client::post_items(&emu, &Value::Array(items), &[]).await;
+        let r = zotero_emulator::testing::post_items(&emu, &Value::Array(items), &[]).await;
         assert_eq!(r.status, 200, "{}", r.text());
     }
     let dir = tempfile::tempdir().unwrap();

@@ -15,7 +15,7 @@ use zotero_emulator::{
 };
 
 use crate::common::{env_for, in_process, in_process_as, Backend, Server, TestClient};
-use crate::emulator_client::{get, lib, post_items};
+use zotero_emulator::testing::{get, lib, post_items};
 
 const ITEMS: &str = "/users/475425/items";
 

@@ -107,7 +107,7 @@ impl ZoteroTool for Export {
     }
 
     async fn run(p: ExportParams, ctx: &ToolContext) -> Result<ExportData, ToolError> {
-        let format = p.format.format();
+        let format = p.format;
         let lib = ctx.svc.library(library(p.library))?;
         let page = (p.limit.get(), p.start.get());
         let exported = match (&p.item_keys, &p.collection_key) {

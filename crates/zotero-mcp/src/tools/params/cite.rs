@@ -8,7 +8,6 @@ use std::borrow::Cow;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
-use zotero_api::export::ExportFormat;
 
 use super::base::WholeNumber;
 use crate::text::quote;
@@ -197,55 +196,9 @@ impl JsonSchema for ExportLimit {
     }
 }
 
-/// A format Zotero exports, by its API name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
-#[allow(missing_docs)]
-pub enum ExportFormatParam {
-    Bibtex,
-    Biblatex,
-    Bookmarks,
-    Coins,
-    Csljson,
-    Csv,
-    EndnoteXml,
-    Evernote,
-    Mods,
-    RdfBibliontology,
-    RdfDc,
-    RdfZotero,
-    Refer,
-    RefworksTagged,
-    Ris,
-    Tei,
-    Wikipedia,
-}
-
-impl ExportFormatParam {
-    /// zotero-api's format.
-    pub fn format(self) -> ExportFormat {
-        match self {
-            ExportFormatParam::Bibtex => ExportFormat::Bibtex,
-            ExportFormatParam::Biblatex => ExportFormat::Biblatex,
-            ExportFormatParam::Bookmarks => ExportFormat::Bookmarks,
-            ExportFormatParam::Coins => ExportFormat::Coins,
-            ExportFormatParam::Csljson => ExportFormat::Csljson,
-            ExportFormatParam::Csv => ExportFormat::Csv,
-            ExportFormatParam::EndnoteXml => ExportFormat::EndnoteXml,
-            ExportFormatParam::Evernote => ExportFormat::Evernote,
-            ExportFormatParam::Mods => ExportFormat::Mods,
-            ExportFormatParam::RdfBibliontology => ExportFormat::RdfBibliontology,
-            ExportFormatParam::RdfDc => ExportFormat::RdfDc,
-            ExportFormatParam::RdfZotero => ExportFormat::RdfZotero,
-            ExportFormatParam::Refer => ExportFormat::Refer,
-            ExportFormatParam::RefworksTagged => ExportFormat::RefworksTagged,
-            ExportFormatParam::Ris => ExportFormat::Ris,
-            ExportFormatParam::Tei => ExportFormat::Tei,
-            ExportFormatParam::Wikipedia => ExportFormat::Wikipedia,
-        }
-    }
-}
+/// A format Zotero exports, by its API name: zotero-api's own type (its `schema` feature
+/// derives the schema), so the tool takes exactly what the client sends.
+pub use zotero_api::export::ExportFormat as ExportFormatParam;
 
 #[cfg(test)]
 mod tests {
@@ -288,10 +241,13 @@ mod tests {
             assert!(e.contains(STYLES_URL), "{e}");
         }
         assert!(StyleId::parse(&"a".repeat(200)).is_err());
-        let every: Vec<&str> = ExportFormat::ALL.iter().map(|f| f.api_name()).collect();
+        let every: Vec<&str> = ExportFormatParam::ALL
+            .iter()
+            .map(|f| f.api_name())
+            .collect();
         for name in every {
             let p: ExportFormatParam = serde_json::from_value(serde_json::json!(name)).unwrap();
-            assert_eq!(p.format().api_name(), name);
+            assert_eq!(p.api_name(), name);
         }
     }
 }

@@ -1,7 +1,6 @@
-//! Full text: the emulator's `…/items/{k}/fulltext` and `…/fulltext` on the web and local
-//! APIs (`emulator.rs`), `zotero_get_item_fulltext` on a user library, a group and the local
-//! API (`tool.rs`), and paging through any text end to end (`prop.rs`).
+//! Full text: `zotero_get_item_fulltext` on a user library, a group and the local API
+//! (`tool.rs`), and paging through any text end to end (`prop.rs`). The emulator's own
+//! full-text endpoints are checked in its crate (`zotero-emulator/tests/it/fulltext.rs`).
 
-mod emulator;
 mod prop;
 mod tool;

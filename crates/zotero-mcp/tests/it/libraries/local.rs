@@ -7,7 +7,7 @@ use zotero_emulator::{Emulator, API_KEY, USER_ID};
 
 use super::{server, with_groups, LAB, READERS};
 use crate::common::{in_process, Server};
-use crate::emulator_client::{api, lib};
+use zotero_emulator::testing::{api, lib};
 
 /// A server with only the desktop's local API (no key, no user ID).
 async fn local_only(emu: &Emulator) -> Server {

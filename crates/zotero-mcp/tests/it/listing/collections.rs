@@ -6,7 +6,7 @@ use zotero_emulator::{Emulator, Library, LibraryId, API_KEY, USER_ID};
 
 use super::{keys, sorted, Setup, Where, EVERYWHERE};
 use crate::common::{env_for, in_process};
-use crate::emulator_client::{api, lib};
+use zotero_emulator::testing::{api, lib};
 
 fn collection_keys(d: &Value) -> Vec<String> {
     d["collections"]

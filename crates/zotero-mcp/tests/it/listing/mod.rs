@@ -14,7 +14,7 @@ use zotero_emulator::{
 };
 
 use crate::common::{env_for, in_process, Answer, Server};
-use crate::emulator_client::api;
+use zotero_emulator::testing::api;
 
 /// The group of the group setup: the fixtures again, writable by the key.
 pub(super) const GROUP: u64 = 5101;

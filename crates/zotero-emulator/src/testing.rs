@@ -1,11 +1,13 @@
-//! A plain hyper client for the emulator self-tests.
+//! A plain hyper client of the emulator, for its self-tests and for tests elsewhere that
+//! speak to it directly (not through the Zotero client): requests with the emulator's key,
+//! items, templates, the file upload flow.
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
-use zotero_emulator::{Emulator, API_KEY, USER_ID};
+use crate::{Emulator, API_KEY, USER_ID};
 
 pub struct Resp {
     pub status: u16,
@@ -150,11 +152,7 @@ pub async fn file_post(emu: &Emulator, key: &str, form: &str, headers: &[(&str, 
 
 /// Lower-case hex MD5.
 pub fn md5_hex(bytes: &[u8]) -> String {
-    use md5::{Digest, Md5};
-    Md5::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::util::md5_hex(bytes)
 }
 
 /// The authorization form for `bytes`.

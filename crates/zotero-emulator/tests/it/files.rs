@@ -1,11 +1,11 @@
 //! Self-test of the emulator's file upload protocol (authorization, the fake S3 bucket,
 //! registration, quota) and its fault filters, with a plain hyper client.
 
-use crate::emulator_client::{
-    api, auth_form, create, file_post, get, lib, md5_hex, new_attachment, send, upload,
-};
 use bytes::Bytes;
 use serde_json::json;
+use zotero_emulator::testing::{
+    api, auth_form, create, file_post, get, lib, md5_hex, new_attachment, send, upload,
+};
 use zotero_emulator::{Emulator, Fault, FaultKind, RECORDED_BODY_LIMIT};
 
 const NONE_MATCH: (&str, &str) = ("If-None-Match", "*");

@@ -8,7 +8,7 @@ use zotero_emulator::{
 };
 
 use super::{book, created_key, get, glib, post_item, sb, with_group, GROUP};
-use crate::emulator_client::{api, auth_form, lib, upload};
+use zotero_emulator::testing::{api, auth_form, lib, upload};
 
 #[tokio::test]
 async fn group_libraries_have_their_own_objects_and_versions() {

@@ -6,8 +6,8 @@ use bytes::Bytes;
 use serde_json::json;
 use zotero_emulator::{Emulator, FullText, GroupSpec, KeyAccess, Library, LibraryId};
 
-use crate::emulator_client::{api, create, get, lib, send, Resp};
-use crate::emulator_libraries::{glib, sb, with_group, GROUP};
+use crate::libraries::{glib, sb, with_group, GROUP};
+use zotero_emulator::testing::{api, create, get, lib, send, Resp};
 
 async fn lget(emu: &Emulator, path: &str) -> Resp {
     let url = format!("{}{path}", emu.local_uri());

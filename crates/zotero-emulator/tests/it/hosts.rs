@@ -2,8 +2,8 @@
 //! fake arXiv (versions, old-style ids, `.pdf` redirects, HTML pages), with a plain hyper
 //! client.
 
-use crate::emulator_client::send;
 use bytes::Bytes;
+use zotero_emulator::testing::send;
 use zotero_emulator::{Emulator, HostedFile};
 
 #[tokio::test]

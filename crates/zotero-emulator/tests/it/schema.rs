@@ -1,9 +1,9 @@
 //! Self-test of the emulator's schema endpoints: `/items/new` templates, `/itemTypes`, and
 //! `drop_field` (an older schema on one emulator), with a plain hyper client.
 
-use crate::emulator_client::{api, create, get, lib, post_items, send, template};
 use bytes::Bytes;
 use serde_json::{json, Value};
+use zotero_emulator::testing::{api, create, get, lib, post_items, send, template};
 use zotero_emulator::Emulator;
 
 #[tokio::test]
@@ -177,7 +177,7 @@ async fn drop_field_models_an_older_schema_on_one_emulator() {
     assert_eq!((r.status, r.text()), (400, msg.to_string()));
 
     // DOI is still a field (other types have it) until every type has lost it.
-    let has_doi = |r: &crate::emulator_client::Resp| {
+    let has_doi = |r: &zotero_emulator::testing::Resp| {
         r.json()
             .as_array()
             .unwrap()

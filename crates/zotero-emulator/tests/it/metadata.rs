@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::{json, Value};
 
-use crate::emulator_client::{send, Resp};
+use zotero_emulator::testing::{send, Resp};
 use zotero_emulator::{
     crossref_article, ArxivPaper, Emulator, Fault, FaultKind, HostedFile, MetadataHost, RetryAfter,
 };

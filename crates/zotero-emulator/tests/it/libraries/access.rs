@@ -11,7 +11,7 @@ use zotero_emulator::{
 };
 
 use super::{book, created_key, get, get_anonymous, glib, post_item, sb, with_group, GROUP};
-use crate::emulator_client::{api, auth_form, lib};
+use zotero_emulator::testing::{api, auth_form, lib};
 
 fn forbidden() -> (u16, String) {
     (403, "Forbidden".into())

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::emulator_selftest::{get, get_with, items};
+use crate::selftest::{get, get_with, items};
 use zotero_emulator::{Emulator, Fault, FaultKind, RetryAfter, API_KEY};
 
 #[tokio::test]

@@ -1,11 +1,11 @@
 //! Self-test of the Zotero Web API emulator (crates/zotero-emulator/): drives it with a plain hyper
 //! client over HTTP and checks it behaves like api.zotero.org (auth, errors, search, filters,
-//! sorting, paging, derived metadata). The injectable faults: `emulator_faults.rs`.
+//! sorting, paging, derived metadata). The injectable faults: `faults.rs`.
 
 use std::collections::HashSet;
 
-use crate::emulator_client::{send, Resp};
 use bytes::Bytes;
+use zotero_emulator::testing::{send, Resp};
 use zotero_emulator::{Emulator, Library, API_KEY, USER_ID};
 
 /// GET `url` (absolute, or a path on the emulator) with the given headers; an error if the

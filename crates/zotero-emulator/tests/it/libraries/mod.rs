@@ -11,7 +11,7 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 use zotero_emulator::{Emulator, GroupSpec, Library, LibraryId};
 
-use crate::emulator_client::{api, send, Resp};
+use zotero_emulator::testing::{api, send, Resp};
 
 /// The group most tests use: private, owned by the emulator's user.
 pub const GROUP: u64 = 4711;

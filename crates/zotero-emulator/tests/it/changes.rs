@@ -4,9 +4,9 @@
 //! the subcollection cascade, tag deletion, and edits made "in Zotero" between a read and a
 //! write (`FaultKind::EditedElsewhereWith`).
 
-use crate::emulator_client::{api, create, get, lib, post_items};
 use bytes::Bytes;
 use serde_json::{json, Value};
+use zotero_emulator::testing::{api, create, get, lib, post_items};
 use zotero_emulator::{Emulator, Fault, FaultKind, LibraryId, ZoteroEdit};
 
 fn isv(v: u64) -> String {

@@ -1,11 +1,11 @@
 //! Self-test of the emulator's write side (crates/zotero-emulator/): creating items (per-object
 //! failures, versions, write tokens), PATCH/PUT/DELETE with version checks, with a
-//! plain hyper client. Templates and item types: tests/it/emulator_schema.rs; file uploads,
-//! faults and the fake hosts: tests/it/emulator_files.rs.
+//! plain hyper client. Templates and item types: schema.rs; file uploads,
+//! faults and the fake hosts: files.rs.
 
-use crate::emulator_client::{api, create, get, lib, post_items, send, template};
 use bytes::Bytes;
 use serde_json::{json, Value};
+use zotero_emulator::testing::{api, create, get, lib, post_items, send, template};
 use zotero_emulator::Emulator;
 
 #[tokio::test]

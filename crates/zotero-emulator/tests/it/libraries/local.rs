@@ -8,7 +8,7 @@ use zotero_emulator::{
 };
 
 use super::{get, glib, sb, with_group, GROUP};
-use crate::emulator_client::{send, Resp};
+use zotero_emulator::testing::{send, Resp};
 
 /// A request to the local API (`path` below `/api`).
 async fn local(emu: &Emulator, method: &str, path: &str, headers: &[(&str, &str)]) -> Resp {

@@ -6,7 +6,7 @@ use serde_json::json;
 use zotero_emulator::{Emulator, GroupSpec, KeyAccess, Library, LibraryId};
 
 use super::{book, created_key, get, glib, post_item, with_group, GROUP};
-use crate::emulator_client::{api, lib, send, Resp};
+use zotero_emulator::testing::{api, lib, send, Resp};
 
 async fn lget(emu: &Emulator, path: &str) -> Resp {
     let url = format!("{}{path}", emu.local_uri());
