@@ -370,7 +370,7 @@ impl ZoteroTool for SemanticSearch {
             .map(|&lib| {
                 let (svc, cancel) = (ctx.svc.clone(), ctx.cancel.clone());
                 tokio::spawn(async move {
-                    search_index::current_version(&svc, lib, None, &cancel).await
+                    search_index::current_version(&svc.client, lib, None, &cancel).await
                 })
             })
             .collect();
