@@ -24,7 +24,7 @@ pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
 pub use error::{IndexError, Remedy, Result};
 pub use rank::{Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery};
 pub use store::{
-    check_dir, default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status,
-    UpdateLock, Updater,
+    check_dir, default_dir, Batch, DocKind, Document, EmbedPlan, Index, LibraryId, PendingChunk,
+    Status, UpdateLock, Updater,
 };
 pub use vcache::VectorCache;

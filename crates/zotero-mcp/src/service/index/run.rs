@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
-use zotero_index::{Document, Encoder, Index, IndexError, Updater};
+use zotero_index::{Document, EmbedPlan, Encoder, Index, IndexError, Updater};
 
 use super::documents::{document, top_of};
 use super::index_id;
@@ -19,8 +19,6 @@ use super::sync::{Phase, Progress, ProgressCallback, UpdateError, UpdateOptions,
 
 /// Full texts fetched (one request each) per committed transaction.
 const FULLTEXTS_PER_BATCH: usize = 20;
-/// Chunks encoded per committed transaction.
-const VECTORS_PER_BATCH: usize = 32;
 
 /// Whether a phase ran to its end or saw the update cancelled (what it committed stays).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -388,20 +386,34 @@ impl<'a> Run<'a> {
         let total = status.chunks.saturating_sub(status.chunks_with_vectors);
         let mut done = 0u64;
         self.tell(Phase::Vectors, 0, total);
+        if self.cancelled() {
+            return Ok(Flow::Cancelled);
+        }
         // The encoder's big temporaries are reused rather than returned to the kernel and
         // faulted in again at every batch; given back when the update is done.
         let _keep = crate::alloc::keep_freed_memory();
-        loop {
-            if self.cancelled() {
-                return Ok(Flow::Cancelled);
-            }
-            let n = up.embed_pending(encoder, VECTORS_PER_BATCH, VECTORS_PER_BATCH)?;
-            if n == 0 {
-                break;
-            }
+        // Encoder threads on every core while this thread commits each batch's vectors;
+        // cancelled, the batches being encoded are finished and committed, no other starts.
+        let (cancel, progress, chunks) = (
+            self.cancel.clone(),
+            self.progress.clone(),
+            self.report.chunks_written,
+        );
+        let added = up.embed_pending_overlapped(encoder, EmbedPlan::default(), |n| {
             done += n as u64;
-            self.report.vectors_added += n as u64;
-            self.tell(Phase::Vectors, done, total);
+            if let Some(p) = &progress {
+                p(Progress {
+                    phase: Phase::Vectors,
+                    done,
+                    total,
+                    chunks,
+                });
+            }
+            !cancel.is_cancelled()
+        })?;
+        self.report.vectors_added += added as u64;
+        if self.cancelled() {
+            return Ok(Flow::Cancelled);
         }
         Ok(Flow::Done)
     }
