@@ -29,14 +29,21 @@ impl Encoder for SentenceEncoder {
     }
 }
 
+/// Texts per forward pass of the index's encoder. Texts are packed, not padded, so only the
+/// token cap ([`crate::DEFAULT_BATCH_TOKENS`]) bounds a pass's memory; letting more than
+/// sentence-transformers' 32 texts in lets the many short title and metadata chunks fill a
+/// pass instead of running passes of a few hundred tokens, whose fixed costs dominate.
+pub const INDEX_BATCH_TEXTS: usize = 256;
+
 /// Loads the model in `dir` (CPU and disk work: seconds for a real model; call it off the
 /// async runtime's threads).
 pub fn load_model_dir(dir: &ModelDir) -> Result<SentenceEncoder, EmbedError> {
-    SentenceEncoder::load_with(
+    Ok(SentenceEncoder::load_with(
         &dir.path,
         LoadOptions {
             id: Some(dir.id.clone()),
             revision: Some(dir.revision.clone()),
         },
-    )
+    )?
+    .with_batch_size(INDEX_BATCH_TEXTS))
 }

@@ -26,7 +26,7 @@ pub use rank::{
     Coverage, Filters, Fusion, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, FUSION,
 };
 pub use store::{
-    check_dir, default_dir, Batch, DocKind, Document, Index, LibraryId, PendingChunk, Status,
-    UpdateLock, Updater,
+    check_dir, default_dir, Batch, DocKind, Document, EmbedPlan, Index, LibraryId, PendingChunk,
+    Status, UpdateLock, Updater,
 };
 pub use vcache::VectorCache;

@@ -65,6 +65,7 @@
 //! chunks and whose `vectors` computes and stores vectors; `fts` makes the text FTS5 sees.
 
 mod document;
+mod embed;
 mod fts;
 mod open;
 mod read;
@@ -75,6 +76,7 @@ mod vectors;
 mod write;
 
 pub use document::{default_dir, DocKind, Document, LibraryId, PendingChunk, Status};
+pub use embed::EmbedPlan;
 pub(crate) use fts::fts_pieces;
 pub use fts::STOP_WORDS;
 pub use open::Index;

@@ -136,6 +136,7 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
     );
     let result = search_index::update_with_model(
         svc.clone(),
+        &svc.search,
         library,
         dir,
         UpdateOptions {

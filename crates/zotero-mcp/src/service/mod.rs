@@ -126,6 +126,13 @@ impl ZoteroService {
     }
 }
 
+/// What an index update reads Zotero with (`service::index::SharedClient`).
+impl AsRef<ZoteroClient> for ZoteroService {
+    fn as_ref(&self) -> &ZoteroClient {
+        &self.client
+    }
+}
+
 /// The shared handle the server keeps.
 pub type Service = Arc<ZoteroService>;
 

@@ -92,7 +92,7 @@ impl ZoteroService {
             .map(|&lib| {
                 let (svc, cancel) = (self.clone(), cancel.clone());
                 tokio::spawn(async move {
-                    search_index::current_version(&svc, lib, None, &cancel).await
+                    search_index::current_version(&svc.client, lib, None, &cancel).await
                 })
             })
             .collect();

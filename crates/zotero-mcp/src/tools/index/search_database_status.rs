@@ -179,7 +179,7 @@ pub async fn statuses(
             Ok(None) => row.action = Some(format!("no index yet: run `{command}`")),
             Err(e) => row.action = Some(e.to_string()),
             Ok(Some(s)) => {
-                let f = search_index::freshness(svc, lib, &s, cancel).await;
+                let f = search_index::freshness(&svc.client, lib, &s, cancel).await;
                 row.initialized = true;
                 row.items = s.items;
                 row.documents = s.documents;

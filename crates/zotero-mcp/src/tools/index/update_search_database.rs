@@ -93,6 +93,7 @@ impl ZoteroTool for UpdateSearchDatabase {
         let progress = ctx.progress.clone().map(cumulative);
         Ok(search_index::update_with_model(
             ctx.svc.clone(),
+            &ctx.svc.search,
             library,
             dir,
             UpdateOptions {

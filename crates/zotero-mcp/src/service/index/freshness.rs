@@ -1,0 +1,115 @@
+//! How fresh an index is: the library version it is complete up to against the library's
+//! version now (one cheap request), as searches and the status tool answer it.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+use zotero_api::{LibraryRef, ZoteroClient};
+
+/// How fresh a library's index is, as a search answers it.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Freshness {
+    /// user or group:<id>
+    pub library: String,
+    /// The library version everything is indexed up to
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexed_version: Option<u64>,
+    /// The library's version now; absent when Zotero could not be asked
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_version: Option<u64>,
+    /// The library changed after the index was updated (run the update)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<bool>,
+    /// How many library versions the index is behind
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub versions_behind: Option<u64>,
+    /// Searchable chunks
+    pub chunks: u64,
+    /// Chunks with a vector (searchable by meaning)
+    pub chunks_with_vectors: u64,
+}
+
+/// The freshness of an index: its status and one cheap request (304 when unchanged) for
+/// the library's version now; Zotero out of reach leaves the current version out.
+pub async fn freshness(
+    client: &ZoteroClient,
+    library: LibraryRef,
+    status: &zotero_index::Status,
+    cancel: &CancellationToken,
+) -> Freshness {
+    let current = current_version(client, library, status.library_version, cancel).await;
+    let coverage = zotero_index::Coverage {
+        chunks_total: status.chunks,
+        chunks_with_vectors: status.chunks_with_vectors,
+    };
+    freshness_of(library, status.library_version, coverage, current)
+}
+
+/// The library's version now (one cheap request; 304 when it is still `known`), `None`
+/// when Zotero could not be asked.
+pub async fn current_version(
+    client: &ZoteroClient,
+    library: LibraryRef,
+    known: Option<u64>,
+    cancel: &CancellationToken,
+) -> Option<u64> {
+    let lib = client.library(library).ok()?;
+    lib.current_version(known, cancel).await.ok()
+}
+
+/// The freshness of an index complete up to library version `indexed`, the library being
+/// at `current`.
+pub fn freshness_of(
+    library: LibraryRef,
+    indexed: Option<u64>,
+    coverage: zotero_index::Coverage,
+    current: Option<u64>,
+) -> Freshness {
+    let behind = match (current, indexed) {
+        (Some(c), Some(i)) => Some(c.saturating_sub(i)),
+        (Some(c), None) => Some(c),
+        _ => None,
+    };
+    Freshness {
+        library: library.to_string(),
+        indexed_version: indexed,
+        current_version: current,
+        stale: behind.map(|b| b > 0),
+        versions_behind: behind,
+        chunks: coverage.chunks_total,
+        chunks_with_vectors: coverage.chunks_with_vectors,
+    }
+}
+
+/// Unix seconds as ISO 8601 (UTC).
+pub fn iso_time(secs: u64) -> String {
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_iso() {
+        assert_eq!(iso_time(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso_time(1_700_000_000), "2023-11-14T22:13:20Z");
+    }
+}

@@ -1,0 +1,198 @@
+//! The search index kept in step with Zotero: the sync from the Zotero API into
+//! `zotero-index` (one SQLite file per library), and what the tools and the CLI share
+//! (opening an index that exists, its status against the library's current version).
+//!
+//! It lives here, not in `zotero-index`, because it reads Zotero through `zotero-api` and
+//! converts notes with this crate's HTML → Markdown (`markdown::note_to_markdown`), so the
+//! index crate stays free of both.
+//!
+//! # Where things are
+//! - `settings`: where indexes live and which encoder makes vectors (loaded once);
+//! - `sync`: an update as the tools and the CLI ask for it (its options, report, errors);
+//!   `run` holds its phases, `documents` turns Zotero objects into index documents;
+//! - `freshness`: how far behind the library an index is;
+//! - here: the index files of a directory and the index errors as tool errors.
+//!
+//! Nothing here imports the service (`super`): the sync is given the Zotero client and the
+//! search settings, so that `service` → `service::index` is the only direction.
+//!
+//! # The sync, per kind of object, each with its own library version in the index
+//! 1. items (regular items, notes, annotations, attachments): one request for the versions
+//!    of everything changed since the version indexed (`format=versions`, trash included),
+//!    then the changed objects 50 keys a request, oldest version first; each request's
+//!    objects are committed in one transaction together with the version up to which every
+//!    object is now indexed, so that a killed update resumes where it stopped. An
+//!    annotation is indexed under its attachment's parent (learnt in the run, from the
+//!    index, or asked for); an attachment with a parent is not indexed itself, but its full
+//!    text and annotations follow it to another parent or into the trash.
+//! 2. full texts: `/fulltext?since=` (key → version), then each changed attachment's text,
+//!    20 a transaction, likewise.
+//! 3. deletions: `/deleted?since=`; the desktop's local API has no `/deleted`, so there
+//!    the keys of the whole library (one `format=versions` request) are compared with the
+//!    index instead.
+//! 4. vectors, when an encoder is given: the chunks still without one, metadata, notes and
+//!    annotations first, committed in batches.
+
+mod documents;
+mod freshness;
+mod run;
+mod settings;
+mod sync;
+
+use std::path::{Path, PathBuf};
+
+use zotero_api::LibraryRef;
+use zotero_index::{Index, IndexError, LibraryId, Remedy};
+
+use crate::mcp::envelope::{ErrorCode, ToolError};
+
+pub use freshness::{current_version, freshness, freshness_of, iso_time, Freshness};
+pub use settings::{ModelSource, SearchSettings, SharedEncoder};
+pub use sync::{
+    number_schema, update, update_with_model, Phase, Progress, ProgressCallback, SharedClient,
+    UpdateError, UpdateOptions, UpdateReport,
+};
+
+/// The command that builds an index; answers about a missing index name it.
+pub const BUILD_COMMAND: &str = "zotero-mcp update-db";
+
+/// The index's name for a library.
+pub fn index_id(library: LibraryRef) -> LibraryId {
+    match library {
+        LibraryRef::User => LibraryId::User,
+        LibraryRef::Group(g) => LibraryId::Group(g),
+    }
+}
+
+/// The file of a library's index, whether or not it exists.
+pub fn index_path(dir: &Path, library: LibraryRef) -> PathBuf {
+    dir.join(index_id(library).file_name())
+}
+
+/// The libraries with an index file in `dir`.
+pub fn indexed_libraries(dir: &Path) -> Vec<LibraryRef> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(stem) = name.strip_suffix(".sqlite") else {
+            continue;
+        };
+        if stem == "user" {
+            out.push(LibraryRef::User);
+        } else if let Some(id) = stem.strip_prefix("group-").and_then(|n| n.parse().ok()) {
+            out.push(LibraryRef::Group(id));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The error for a library without an index: names the command and the tool that build it.
+pub fn no_index(library: LibraryRef) -> ToolError {
+    let cmd = if library == LibraryRef::User {
+        BUILD_COMMAND.to_string()
+    } else {
+        format!("{BUILD_COMMAND} --library {library}")
+    };
+    ToolError::new(
+        ErrorCode::NotFound,
+        format!(
+            "the library {library} has no search index yet; build it with `{cmd}` (or the tool \
+             zotero_update_search_database), then search again; zotero_search_items searches \
+             by words meanwhile"
+        ),
+    )
+    .with_detail("command", cmd)
+}
+
+/// Opens the index of `library` when its file exists (never creates one). A directory that
+/// cannot hold an index is an error, not "no index".
+pub fn open_existing(dir: &Path, library: LibraryRef) -> Result<Option<Index>, IndexError> {
+    zotero_index::check_dir(dir)?;
+    if !index_path(dir, library).exists() {
+        return Ok(None);
+    }
+    Index::open(dir, &index_id(library)).map(Some)
+}
+
+/// The public code of an index error. Everything the user can fix (the directory, a file's
+/// permissions, a full disk, a damaged or foreign file, another model's vectors) is
+/// `ZOTERO_VALIDATION_ERROR`, as Zotero's own 409/412 (a state to resolve before the call
+/// can succeed, not a retry); another update running is `ZOTERO_RATE_LIMITED`; only what
+/// would be this program's defect (a query SQLite refused, a lock mixed up) is internal.
+pub fn index_error_code(e: &IndexError) -> ErrorCode {
+    match e {
+        IndexError::NoSemantic { .. }
+        | IndexError::LibraryId(_)
+        | IndexError::NoDirectory
+        | IndexError::Corrupt { .. }
+        | IndexError::ModelMismatch { .. }
+        | IndexError::Io { .. }
+        | IndexError::Storage { .. } => ErrorCode::Validation,
+        IndexError::Busy { .. } => ErrorCode::RateLimited,
+        IndexError::Encode(_) | IndexError::WrongLock { .. } | IndexError::Sqlite(_) => {
+            ErrorCode::Internal
+        }
+    }
+}
+
+/// An index error as a tool error: what to do is in the message; `details` name the path,
+/// and the variable (`ZOTERO_INDEX_DIR`) or the command (`update-db --full`) that fixes it.
+pub fn index_error(e: IndexError) -> ToolError {
+    let mut err = ToolError::new(index_error_code(&e), e.to_string());
+    match &e {
+        IndexError::Corrupt { path, .. } | IndexError::ModelMismatch { path, .. } => {
+            err = err
+                .with_detail("command", zotero_index::error::REBUILD_HINT)
+                .with_detail("path", path.display().to_string());
+        }
+        IndexError::Io { path, remedy, .. } | IndexError::Storage { path, remedy, .. } => {
+            err = err.with_detail("path", path.display().to_string());
+            match remedy {
+                Remedy::Directory | Remedy::Space => {
+                    err = err.with_detail("variable", "ZOTERO_INDEX_DIR");
+                }
+                Remedy::File => {
+                    err = err.with_detail("command", zotero_index::error::REBUILD_HINT);
+                }
+                Remedy::NotAFile => {}
+            }
+        }
+        IndexError::NoDirectory => err = err.with_detail("variable", "ZOTERO_INDEX_DIR"),
+        IndexError::Busy { path } => err = err.with_detail("path", path.display().to_string()),
+        _ => {}
+    }
+    err
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the server's own defects are internal; a full disk (not made in the tests of the
+    /// tools) is the user's to resolve, naming the variable that moves the index.
+    #[test]
+    fn index_errors_are_internal_only_for_defects() {
+        let path = PathBuf::from("/data/index/user.sqlite");
+        let full = index_error(IndexError::Storage {
+            path: path.clone(),
+            reason: "database or disk is full".into(),
+            remedy: Remedy::Space,
+        });
+        assert_eq!(full.code, ErrorCode::Validation);
+        assert_eq!(full.details["variable"], "ZOTERO_INDEX_DIR");
+        assert!(
+            full.message.contains("free some disk space"),
+            "{}",
+            full.message
+        );
+        let lock = IndexError::WrongLock {
+            lock: path.clone(),
+            index: path,
+        };
+        assert_eq!(index_error(lock).code, ErrorCode::Internal);
+    }
+}
