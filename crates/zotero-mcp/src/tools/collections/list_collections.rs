@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
+use crate::tools::budget;
 use crate::tools::output::Collection;
 use crate::tools::params::{library, null_is_default, LibraryParam, Limit, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
@@ -16,7 +17,8 @@ pub struct ListCollections;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListCollectionsParams {
-    /// Most collections to return
+    /// Most collections to return; a page holds fewer when more would pass 20,000
+    /// characters (next_start says where the rest starts)
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
     /// 0, or next_start of the previous answer
@@ -162,10 +164,14 @@ impl ZoteroTool for ListCollections {
                     .await?
             }
         };
+        let (collections, cut) = budget::fit_page(
+            page.items.into_iter().map(CollectionEntry::flat).collect(),
+            budget::PAGE_CHARS,
+        );
         Ok(ListCollectionsData {
-            collections: page.items.into_iter().map(CollectionEntry::flat).collect(),
+            next_start: budget::next_start(start, collections.len(), cut, page.next_start),
+            collections,
             total: page.total,
-            next_start: page.next_start,
             omitted: None,
         })
     }

@@ -9,22 +9,24 @@ use zotero_api::fulltext::{DocumentKind, FullTextPage, PageRequest, Section, Tex
 use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::ToolError;
+use crate::tools::budget;
 use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 pub struct GetItemFulltext;
 
-/// How many characters one page holds: 1 to 100,000, 50,000 unless given.
+/// How many characters one page holds: 1 to 100,000, 16,000 unless given (and then the
+/// answer is cut to the budget too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct MaxChars(u64);
 
 impl MaxChars {
-    pub const DEFAULT: u64 = 50_000;
+    pub const DEFAULT: u64 = 16_000;
     pub const MAX: u64 = 100_000;
 
     /// The page this asks for from `offset`. UTF-8 bytes are bounded too, at 1.5 per
-    /// character asked for (75,000 by default): text of 2 to 4 bytes a character comes in
+    /// character asked for (24,000 by default): text of 2 to 4 bytes a character comes in
     /// shorter pages instead of answers two or three times the size.
     pub fn page_from(self, offset: u64) -> PageRequest {
         PageRequest {
@@ -73,9 +75,10 @@ pub struct GetItemFulltextParams {
     /// previous answer
     #[serde(default, deserialize_with = "null_is_default")]
     pub offset: Start,
-    /// Most characters in the page, 1 to 100000 (default 50000)
-    #[serde(default, deserialize_with = "null_is_default")]
-    pub max_chars: MaxChars,
+    /// Most characters in the page, 1 to 100000 (default 16000; the default page also stops
+    /// where the answer would pass 20,000 characters of JSON, next_offset says where)
+    #[serde(default)]
+    pub max_chars: Option<MaxChars>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
@@ -201,6 +204,22 @@ pub struct GetItemFulltextData {
     pub unread_attachments: u64,
 }
 
+impl GetItemFulltextData {
+    /// The page cut where the answer would pass the budget, `next_offset` moved to the cut.
+    fn fit_budget(&mut self) {
+        let text = std::mem::take(&mut self.text);
+        // The rest of the answer, and the envelope and the JSON escapes around the text.
+        let room = budget::ANSWER_CHARS.saturating_sub(budget::json_chars(self) + 100);
+        match budget::cut_json(&text, room) {
+            Some((kept, n)) => {
+                self.text = kept.to_string();
+                self.next_offset = Some(self.offset.saturating_add(n as u64));
+            }
+            None => self.text = text,
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -230,7 +249,7 @@ impl ZoteroTool for GetItemFulltext {
         item's PDF, EPUB, HTML snapshot and text attachments in that order (oldest first \
         within a kind), each under a '=== PDF: title [KEY] ===' header, or one attachment's \
         text alone. offset and max_chars count Unicode characters; a page holds at most \
-        max_chars characters (default 50000) and 1.5 UTF-8 bytes per character asked for. \
+        max_chars characters (default 16000, within a 20,000-character answer) and 1.5 UTF-8 bytes per character asked for. \
         Continue from next_offset (absent on the last page). sections: where each \
         attachment's text lies and how much Zotero indexed of it (partial: true = only \
         part). ZOTERO_NOT_FOUND when nothing is indexed, saying what to do.";
@@ -245,7 +264,7 @@ impl ZoteroTool for GetItemFulltext {
     ) -> Result<GetItemFulltextData, ToolError> {
         let lib = ctx.svc.library(library(p.library))?;
         let offset = p.offset.get();
-        let page = p.max_chars.page_from(offset);
+        let page = p.max_chars.unwrap_or_default().page_from(offset);
         let text = lib
             .item_fulltext(p.item_key.key(), page, &ctx.cancel)
             .await?;
@@ -260,7 +279,11 @@ impl ZoteroTool for GetItemFulltext {
             )
             .with_detail("total_chars", total));
         }
-        Ok(GetItemFulltextData::new(text, lib.name()))
+        let mut data = GetItemFulltextData::new(text, lib.name());
+        if p.max_chars.is_none() {
+            data.fit_budget();
+        }
+        Ok(data)
     }
 }
 
@@ -271,7 +294,7 @@ mod tests {
     #[test]
     fn max_chars_is_bounded_and_bounds_bytes_too() {
         let parse = |v: serde_json::Value| serde_json::from_value::<MaxChars>(v);
-        assert_eq!(MaxChars::default().page_from(7).max_bytes, 75_000);
+        assert_eq!(MaxChars::default().page_from(7).max_bytes, 24_000);
         assert_eq!(MaxChars::default().page_from(7).offset, 7);
         assert_eq!(parse(serde_json::json!(100_000)).unwrap().0, 100_000);
         assert_eq!(

@@ -13,7 +13,8 @@ use zotero_index::{Filters, Mode, SearchQuery};
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::index::{self as search_index, Freshness};
-use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
+use crate::tools::budget;
+use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 pub struct SemanticSearch;
@@ -174,9 +175,13 @@ impl JsonSchema for FiltersArg {
 pub struct SemanticSearchParams {
     /// What to find, in words or as a question
     pub query: NonBlank<QUERY_CHARS>,
-    /// Most items to return, 1 to 100 (default 10)
+    /// Most items to return, 1 to 100 (default 10); fewer when more would pass 20,000
+    /// characters (next_start says where the rest starts)
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: crate::tools::params::Count<1, 100, 10>,
+    /// 0, or next_start of the previous answer
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub start: Start,
     /// user, group:<id> or all (every indexed library); the server's default library if
     /// left out
     #[serde(default)]
@@ -215,6 +220,9 @@ pub struct SemanticSearchData {
     pub note: Option<String>,
     // How fresh each library's index is and how much of it has vectors
     pub index: Vec<Freshness>,
+    /// start of the next results; absent when there are no more
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start: Option<u64>,
 }
 
 /// One item found.
@@ -224,8 +232,9 @@ pub struct HitOut {
     pub item_key: String,
     /// user or group:<id>
     pub library: String,
+    /// The title (its first 300 characters)
     pub title: String,
-    /// Creators, "Last, First; …"
+    /// Creators, "Last, First; …" (the first 300 characters)
     pub creators: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub year: Option<i32>,
@@ -260,6 +269,14 @@ pub struct PassageOut {
     /// to read on from here
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fulltext_offset: Option<u64>,
+}
+
+/// The first 300 characters of JSON of a title or a creators line, "…" when cut.
+fn short(text: String) -> String {
+    match budget::cut_json(&text, 300) {
+        Some((kept, _)) => format!("{kept}…"),
+        None => text,
+    }
 }
 
 impl ZoteroTool for SemanticSearch {
@@ -329,7 +346,12 @@ impl ZoteroTool for SemanticSearch {
         };
         let mut query = SearchQuery::new(p.query.as_str()).mode(p.mode.into());
         query.filters = filters;
-        query.limit = usize::try_from(p.limit.get()).unwrap_or(10);
+        let (start, limit) = (
+            usize::try_from(p.start.get()).unwrap_or(usize::MAX),
+            usize::try_from(p.limit.get()).unwrap_or(10),
+        );
+        // One more than the page: whether there is a next one.
+        query.limit = start.saturating_add(limit).saturating_add(1);
         let libraries = match p.library {
             Some(SearchLibrary::All) => {
                 let found = search_index::indexed_libraries(&dir);
@@ -428,8 +450,8 @@ impl ZoteroTool for SemanticSearch {
                         .unwrap_or_default(),
                     item_key: h.item_key,
                     library: lib.to_string(),
-                    title: h.title,
-                    creators: h.creators,
+                    title: short(h.title),
+                    creators: short(h.creators),
                     year: h.year,
                     item_type: h.item_type,
                     score: (h.score * 10_000.0).round() / 10_000.0,
@@ -452,7 +474,11 @@ impl ZoteroTool for SemanticSearch {
         // Several libraries: their hits merged by score (each index's scores are on the
         // same 0-1 scale), then cut to the limit.
         results.sort_by(|a, b| b.score.total_cmp(&a.score));
-        results.truncate(usize::try_from(p.limit.get()).unwrap_or(10));
+        let more = results.len() > start.saturating_add(limit);
+        let results: Vec<HitOut> = results.into_iter().skip(start).take(limit).collect();
+        let (results, cut) = budget::fit_page(results, budget::PAGE_CHARS);
+        let next_start =
+            (more || cut).then_some(p.start.get().saturating_add(results.len() as u64));
         if semantic_used {
             note = None;
         }
@@ -462,6 +488,7 @@ impl ZoteroTool for SemanticSearch {
             semantic_used,
             note,
             index,
+            next_start,
         })
     }
 }

@@ -18,27 +18,33 @@ use zotero_api::metadata::ItemRecord;
 use zotero_api::model::WireObject;
 
 use crate::mcp::envelope::ToolError;
+use crate::tools::budget;
 use crate::tools::item_markdown;
-use crate::tools::params::{library, null_is_default, Creator, LibraryParam, ObjectKey};
+use crate::tools::params::{
+    library, limits, null_is_default, Creator, LibraryParam, NonBlank, ObjectKey, Start,
+};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 pub struct GetItemMetadata;
 
-/// The most bytes of one field an answer carries (an abstract is rarely longer; a note's
-/// HTML can be 500,000 characters).
-pub const MAX_FIELD_BYTES: usize = 10_000;
-/// The most bytes of all fields together.
-pub const MAX_FIELDS_BYTES: usize = 50_000;
-/// The most bytes of the whole item (fields, creators, tags, collections, relations), so
-/// that an answer stays well under 100 KB whatever the item holds; lists are cut to fit.
-pub const MAX_ITEM_BYTES: usize = 70_000;
+/// The most characters (of JSON) of one field an answer carries; `field` and `offset` read
+/// on (a note's HTML can be 500,000 characters).
+pub const MAX_FIELD_CHARS: usize = 4_000;
+/// The most characters of all fields together.
+pub const MAX_FIELDS_CHARS: usize = 10_000;
+/// The most characters of the whole item (fields, creators, tags, collections, relations), so
+/// that an answer stays within the 20,000 characters of the budget whatever the item holds;
+/// lists are cut to fit.
+pub const MAX_ITEM_CHARS: usize = 16_000;
 pub const MAX_CREATORS: usize = 100;
 pub const MAX_TAGS: usize = 200;
 pub const MAX_COLLECTIONS: usize = 50;
 /// Relations kept per predicate.
 pub const MAX_RELATIONS: usize = 50;
-/// The most bytes of a BibTeX export an answer carries.
-pub const MAX_BIBTEX_BYTES: usize = 60_000;
+/// The most characters (of JSON) of a BibTeX export an answer carries.
+pub const MAX_BIBTEX_CHARS: usize = 16_000;
+/// The most characters (of JSON) of one part of a field read with `field`.
+pub const PART_CHARS: usize = budget::PAGE_CHARS - 2_000;
 
 /// The properties of an item's `data` that are not fields: they have places of their own.
 const STRUCTURAL: &[&str] = &[
@@ -80,6 +86,14 @@ pub struct GetItemMetadataParams {
     #[serde(default = "yes", deserialize_with = "true_unless_false")]
     #[schemars(extend("default" = true))]
     pub include_abstract: bool,
+    /// Read one field on, as a truncated note says: a Zotero field name (abstractNote,
+    /// extra, note, …), creators or tags; answers at most ~16,000 characters of it from
+    /// offset, and next_offset
+    pub field: Option<NonBlank<{ limits::TYPE_NAME }>>,
+    /// With field: characters of the field to skip (entries of creators or tags): the
+    /// offset=N of a truncated note, or next_offset
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub offset: Start,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
     pub library: Option<LibraryParam>,
@@ -169,9 +183,16 @@ pub struct GetItemMetadataData {
     /// Zotero's BibTeX export of the item (format bibtex)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bibtex: Option<String>,
-    /// What was left out or cut to keep the answer small, and how to get it
+    /// What was left out or cut to keep the answer within 20,000 characters, and how to get
+    /// it (field=NAME, offset=N: call again with those)
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub truncated: Vec<String>,
+    /// With field: where this part of it starts
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    /// With field: where the next part starts (pass it as offset); absent at the end
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
 }
 
 /// A field's value as text: strings as they are, numbers and booleans written out; lists
@@ -185,16 +206,12 @@ fn field_text(v: &Value) -> Option<String> {
     }
 }
 
-/// At most `max` bytes of `s`, cut on a character boundary, and whether it was longer.
-fn first_bytes(s: &str, max: usize) -> (String, bool) {
-    if s.len() <= max {
-        return (s.to_string(), false);
+/// At most `max` characters (of JSON) of `s`, the characters kept, and whether it was longer.
+fn first_chars(s: &str, max: usize) -> (String, usize, bool) {
+    match budget::cut_json(s, max) {
+        Some((kept, n)) => (kept.to_string(), n, true),
+        None => (s.to_string(), s.chars().count(), false),
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    (s.get(..end).unwrap_or_default().to_string(), true)
 }
 
 /// The first entries of `all` (at most `max`) whose sizes fit in `budget`, which they use
@@ -218,7 +235,14 @@ fn fitting<T>(
         kept.push(entry);
     }
     if kept.len() < total {
-        truncated.push(format!("{what}: the first {} of {total}", kept.len()));
+        let read_on = match what {
+            "creators" | "tags" => format!("; field={what}, offset={} reads on", kept.len()),
+            _ => String::new(),
+        };
+        truncated.push(format!(
+            "{what}: the first {} of {total}{read_on}",
+            kept.len()
+        ));
     }
     kept
 }
@@ -251,7 +275,7 @@ fn metadata(
     }
     .to_item();
     let mut fields = BTreeMap::new();
-    let mut fields_budget = MAX_FIELDS_BYTES;
+    let mut fields_budget = MAX_FIELDS_CHARS;
     for (name, value) in d {
         if STRUCTURAL.contains(&name.as_str()) || (!include_abstract && name == "abstractNote") {
             continue;
@@ -259,8 +283,8 @@ fn metadata(
         let Some(text) = field_text(value) else {
             continue;
         };
-        let (kept, cut) = first_bytes(&text, MAX_FIELD_BYTES.min(fields_budget));
-        fields_budget -= kept.len();
+        let (kept, n, cut) = first_chars(&text, MAX_FIELD_CHARS.min(fields_budget));
+        fields_budget -= budget::json_chars(&kept).min(fields_budget);
         if cut {
             let hint = if name == "note" {
                 "; zotero_get_notes reads a note whole"
@@ -268,9 +292,9 @@ fn metadata(
                 ""
             };
             truncated.push(format!(
-                "fields.{name}: the first {} of {} bytes{hint}",
-                kept.len(),
-                text.len()
+                "fields.{name}: the first {n} of {} characters; field={name}, offset={n} reads \
+                 on{hint}",
+                text.chars().count()
             ));
         }
         if !kept.is_empty() {
@@ -279,19 +303,13 @@ fn metadata(
     }
     // What the lists may use: the item's bound less the fields (JSON adds a little to each
     // entry: its keys and quotes).
-    let mut budget = MAX_ITEM_BYTES.saturating_sub(MAX_FIELDS_BYTES - fields_budget);
+    let mut budget = MAX_ITEM_CHARS.saturating_sub(MAX_FIELDS_CHARS - fields_budget);
     let creators: Vec<Creator> = seed.creators.into_iter().map(Creator::from).collect();
     let creators = fitting(
         creators,
         MAX_CREATORS,
         &mut budget,
-        |c| {
-            80 + [&c.first_name, &c.last_name, &c.name]
-                .iter()
-                .map(|p| p.as_ref().map_or(0, String::len))
-                .sum::<usize>()
-                + c.creator_type.len()
-        },
+        |c| budget::json_chars(c) + 1,
         "creators",
         truncated,
     );
@@ -311,7 +329,7 @@ fn metadata(
         all_tags,
         MAX_TAGS,
         &mut budget,
-        |t| 24 + t.tag.len(),
+        |t| budget::json_chars(t) + 1,
         "tags",
         truncated,
     );
@@ -326,7 +344,7 @@ fn metadata(
             .collect(),
         MAX_COLLECTIONS,
         &mut budget,
-        |c| 40 + c.name.as_ref().map_or(0, String::len),
+        |c| budget::json_chars(c) + 1,
         "collections",
         truncated,
     );
@@ -341,7 +359,7 @@ fn metadata(
             strings(v),
             MAX_RELATIONS,
             &mut budget,
-            |u| 4 + u.len(),
+            |u| budget::json_chars(u) + 1,
             &format!("relations.{predicate}"),
             truncated,
         );
@@ -354,7 +372,7 @@ fn metadata(
         item_key: record.key.clone(),
         item_type: record.item_type.clone(),
         version: record.version,
-        title: first_bytes(&seed.title, MAX_FIELD_BYTES).0,
+        title: first_chars(&seed.title, MAX_FIELD_CHARS).0,
         fields,
         creators,
         tags,
@@ -376,6 +394,104 @@ fn metadata(
     }
 }
 
+/// One part of one field (or of the creators or tags) from `offset`: the item with only that
+/// part in it, and where the next part starts when there is one.
+fn field_part(
+    record: &ItemRecord,
+    field: &str,
+    offset: u64,
+) -> Result<(ItemMetadata, Option<u64>), ToolError> {
+    let mut item = metadata(record, false, &mut Vec::new());
+    item.fields.clear();
+    item.creators.clear();
+    item.tags.clear();
+    item.collections.clear();
+    item.relations.clear();
+    item.title = first_chars(&item.title, 200).0;
+    let skip = usize::try_from(offset).unwrap_or(usize::MAX);
+    let past_end = |total: usize| {
+        ToolError::invalid(
+            "offset",
+            format!("'offset' must be at most {total}, the length of {field}, got {offset}"),
+        )
+    };
+    let seed = WireObject {
+        key: Some(record.key.clone()),
+        version: Some(record.version),
+        meta: record.meta.clone(),
+        links: serde_json::Map::new(),
+        data: record.data.clone(),
+    }
+    .to_item();
+    // The entries of a list from offset, as many as fit, and where the rest starts.
+    fn part<T: Serialize>(all: Vec<T>, skip: usize) -> (Vec<T>, Option<u64>) {
+        let total = all.len();
+        let (kept, cut) = budget::fit_page(all.into_iter().skip(skip).collect(), PART_CHARS);
+        let end = skip + kept.len();
+        (kept, (cut && end < total).then_some(end as u64))
+    }
+    let next = match field {
+        "creators" => {
+            let all: Vec<Creator> = seed.creators.into_iter().map(Creator::from).collect();
+            if skip > all.len() {
+                return Err(past_end(all.len()));
+            }
+            let (kept, next) = part(all, skip);
+            item.creators = kept;
+            next
+        }
+        "tags" => {
+            let all: Vec<TypedTag> = record
+                .data
+                .get("tags")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|t| {
+                    Some(TypedTag {
+                        tag: t.get("tag")?.as_str()?.to_string(),
+                        tag_type: t.get("type").and_then(Value::as_u64).unwrap_or(0),
+                    })
+                })
+                .collect();
+            if skip > all.len() {
+                return Err(past_end(all.len()));
+            }
+            let (kept, next) = part(all, skip);
+            item.tags = kept;
+            next
+        }
+        name => {
+            let text = record
+                .data
+                .get(name)
+                .filter(|_| !STRUCTURAL.contains(&name))
+                .and_then(field_text)
+                .ok_or_else(|| {
+                    ToolError::invalid(
+                        "field",
+                        format!(
+                            "'field' must be a field of {} that has a value (fields lists them), \
+                             creators or tags; got '{}'",
+                            record.key,
+                            crate::tools::params::quote(name)
+                        ),
+                    )
+                })?;
+            let total = text.chars().count();
+            let rest = match text.char_indices().nth(skip) {
+                Some((at, _)) => text.get(at..).unwrap_or_default(),
+                None if skip == total => "",
+                None => return Err(past_end(total)),
+            };
+            let (kept, n, cut) = first_chars(rest, PART_CHARS);
+            item.fields.insert(name.to_string(), kept);
+            cut.then_some(offset.saturating_add(n as u64))
+        }
+    };
+    Ok((item, next))
+}
+
 impl ZoteroTool for GetItemMetadata {
     const NAME: &'static str = "zotero_get_item_metadata";
     const TITLE: &'static str = "Get item metadata";
@@ -388,6 +504,22 @@ impl ZoteroTool for GetItemMetadata {
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemMetadataParams;
     type Data = GetItemMetadataData;
+
+    fn validate(p: &GetItemMetadataParams) -> Result<(), ToolError> {
+        if p.field.is_none() && p.offset.get() > 0 {
+            return Err(ToolError::invalid(
+                "offset",
+                "'offset' applies to field: give field too, or leave out offset",
+            ));
+        }
+        if p.field.is_some() && p.format == MetadataFormat::Bibtex {
+            return Err(ToolError::invalid(
+                "field",
+                "field reads a field as json or markdown: leave out format bibtex or field",
+            ));
+        }
+        Ok(())
+    }
 
     async fn run(
         p: GetItemMetadataParams,
@@ -409,7 +541,25 @@ impl ZoteroTool for GetItemMetadata {
             markdown: None,
             bibtex: None,
             truncated: Vec::new(),
+            offset: None,
+            next_offset: None,
         };
+        if let Some(field) = &p.field {
+            let (item, next) = field_part(&record, field.as_str(), p.offset.get())?;
+            data.offset = Some(p.offset.get());
+            data.next_offset = next;
+            match p.format {
+                MetadataFormat::Markdown => {
+                    data.markdown = Some(item_markdown::render(
+                        &item,
+                        &data.zotero_url,
+                        data.web_url.as_deref(),
+                    ));
+                }
+                _ => data.item = Some(item),
+            }
+            return Ok(data);
+        }
         match p.format {
             MetadataFormat::Json => {
                 data.item = Some(metadata(&record, p.include_abstract, &mut truncated));
@@ -424,12 +574,13 @@ impl ZoteroTool for GetItemMetadata {
             }
             MetadataFormat::Bibtex => {
                 let text = record.export.clone().unwrap_or_default();
-                let (kept, cut) = first_bytes(&text, MAX_BIBTEX_BYTES);
+                let (kept, n, cut) = first_chars(&text, MAX_BIBTEX_CHARS);
                 if cut {
                     truncated.push(format!(
-                        "bibtex: the first {} of {} bytes",
-                        kept.len(),
-                        text.len()
+                        "bibtex: the first {n} of {} characters; zotero_export with item_keys \
+                         [\"{}\"] and format bibtex exports it too",
+                        text.chars().count(),
+                        record.key
                     ));
                 }
                 data.bibtex = Some(kept);

@@ -9,6 +9,7 @@ use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::notes::markdown::{cut_chars, note_title, note_to_markdown, safe_piece};
+use crate::tools::budget;
 use crate::tools::params::{
     library, null_is_default, LibraryParam, NoteChars, NoteLimit, ObjectKey, Start,
 };
@@ -21,7 +22,8 @@ pub struct GetNotes;
 pub struct GetNotesParams {
     /// A regular item (its child notes) or a note (that note), e.g. X42A7DEE
     pub item_key: ObjectKey,
-    /// Most notes to return (1 to 25)
+    /// Most notes to return (1 to 25); a page holds fewer when more would pass 20,000
+    /// characters (next_start says where the rest starts)
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: NoteLimit,
     /// 0, or next_start of the previous answer
@@ -182,10 +184,11 @@ impl ZoteroTool for GetNotes {
                 format!("converting the notes failed: {e}"),
             )
         })?;
+        let (notes, cut) = budget::fit_page(notes, budget::PAGE_CHARS);
         Ok(GetNotesData {
+            next_start: budget::next_start(p.start.get(), notes.len(), cut, page.next_start),
             notes,
             total: page.total,
-            next_start: page.next_start,
         })
     }
 }
