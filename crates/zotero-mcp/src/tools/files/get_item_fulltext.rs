@@ -78,6 +78,7 @@ pub struct GetItemFulltextParams {
     /// Most characters in the page, 1 to 100000 (default 16000; the default page also stops
     /// where the answer would pass 20,000 characters of JSON, next_offset says where)
     #[serde(default)]
+    #[schemars(extend("default" = 16_000))]
     pub max_chars: Option<MaxChars>,
     /// user or group:<id>; the server's default library if left out
     #[serde(default)]
