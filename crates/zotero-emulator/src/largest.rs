@@ -79,8 +79,8 @@ fn prose(chars: usize, seed: usize) -> String {
         i = i
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let pick = (i >> 33) as usize;
-        let word = if pick % 11 == 0 {
+        let pick = i >> 33;
+        let word = if pick.is_multiple_of(11) {
             extras[pick % extras.len()]
         } else {
             TITLE_WORDS[pick % TITLE_WORDS.len()]
