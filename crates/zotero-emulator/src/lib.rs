@@ -29,6 +29,7 @@ mod fulltext;
 mod groups;
 mod hf;
 mod keyorder;
+pub mod largest;
 mod library;
 mod libs;
 mod local;

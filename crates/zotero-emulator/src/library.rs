@@ -226,7 +226,7 @@ fn random_key(rng: &mut StdRng) -> String {
 }
 
 /// An object of the user library (synthetic libraries are built there, then re-homed).
-fn wrap(kind: &str, key: &str, version: u64, meta: Value, data: Value) -> Value {
+pub(crate) fn wrap(kind: &str, key: &str, version: u64, meta: Value, data: Value) -> Value {
     let info = LibInfo::user();
     let path = info.id.path();
     json!({

@@ -1,6 +1,8 @@
 //! The web API's read handlers for one library: items (all, top, trash, children, of a
 //! collection), single items, collections and tags, with the paging headers they share.
 
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use super::library::{render_collection, render_item, Visible};
@@ -317,13 +319,18 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded, within: &[usize
     let visible = |i: &Value| vis.notes || !is_note(i);
     // (name, type, items within carrying it)
     let mut tags: Vec<(String, u64, usize)> = Vec::new();
+    // Where each (name, type) is in `tags`: libraries with thousands of tags stay quick.
+    let mut at: HashMap<(String, u64), usize> = HashMap::new();
     for item in within.iter().map(|i| &st.items[*i]).filter(|i| visible(i)) {
         for t in item["data"]["tags"].as_array().into_iter().flatten() {
             let name = t["tag"].as_str().unwrap_or("").to_string();
             let ty = t["type"].as_u64().unwrap_or(0);
-            match tags.iter_mut().find(|(n, y, _)| *n == name && *y == ty) {
-                Some(e) => e.2 += 1,
-                None => tags.push((name, ty, 1)),
+            match at.get(&(name.clone(), ty)) {
+                Some(e) => tags[*e].2 += 1,
+                None => {
+                    at.insert((name.clone(), ty), tags.len());
+                    tags.push((name, ty, 1));
+                }
             }
         }
     }
@@ -348,17 +355,11 @@ fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded, within: &[usize
         });
     }
     // `GROUP BY tagID ORDER BY COUNT(tagID)`: the count within the items asked about.
+    // Stable sorts by keys computed once per tag.
     if p.sort == "numItems" {
-        tags.sort_by(|a, b| {
-            a.2.cmp(&b.2)
-                .then(search::fold(&a.0).cmp(&search::fold(&b.0)))
-        });
+        tags.sort_by_cached_key(|t| (t.2, search::fold(&t.0)));
     } else {
-        tags.sort_by(|a, b| {
-            search::fold(&a.0)
-                .cmp(&search::fold(&b.0))
-                .then(a.1.cmp(&b.1))
-        });
+        tags.sort_by_cached_key(|t| (search::fold(&t.0), t.1));
     }
     // Without `sort` or `direction` the real server orders by the tags' own modification
     // dates, which the emulator does not keep: it answers by name then.

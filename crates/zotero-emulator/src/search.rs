@@ -316,11 +316,6 @@ pub(crate) fn search_items(
     valid_types: &[String],
 ) -> Result<Vec<usize>, String> {
     let items = &lib.items;
-    let by_key: HashMap<&str, usize> = items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, it)| it["key"].as_str().map(|k| (k, i)))
-        .collect();
     let type_sets = search_sets(&p.item_type);
     if type_sets.len() > 1 {
         return Err("Cannot specify 'itemType' more than once".into());
@@ -399,6 +394,11 @@ pub(crate) fn search_items(
         matched.push(i);
     }
     if top {
+        let by_key: HashMap<&str, usize> = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, it)| it["key"].as_str().map(|k| (k, i)))
+            .collect();
         // Like COALESCE(topLevelItemID, itemID): a matching child shows its parent.
         let mut seen = HashSet::new();
         // An annotation's parent is an attachment: climb to the top-level item

@@ -40,13 +40,16 @@ pub const STYLES_URI: &str = "zotero://styles";
 /// Items per page of `resources/list` (the most recently modified first).
 pub const LIST_PAGE: u64 = 25;
 /// Characters of full text a read holds: the first page of `zotero_get_item_fulltext`.
-pub const FULLTEXT_CHARS: u64 = 50_000;
-/// Notes a read holds, and characters of each and of all.
+pub const FULLTEXT_CHARS: u64 = 16_000;
+/// Notes a read holds, and characters of each and of all: a read, like a tool's answer,
+/// stays within the budget of 20,000 characters.
 pub const NOTES: u64 = 25;
-pub const NOTE_CHARS: u64 = 20_000;
-pub const NOTES_CHARS: usize = 100_000;
-/// Annotations a read holds (each text and comment at the tool's default of 1,000 characters).
+pub const NOTE_CHARS: u64 = 8_000;
+pub const NOTES_CHARS: usize = 18_000;
+/// Annotations a read holds at most (each text and comment at the tool's default of 1,000
+/// characters), and the characters of Markdown they may take.
 pub const ANNOTATIONS: u64 = 50;
+pub const ANNOTATIONS_CHARS: usize = 18_000;
 /// Items of a collection a read holds.
 pub const COLLECTION_ITEMS: u64 = 25;
 /// The longest resource name in `resources/list`.
@@ -122,20 +125,21 @@ impl View {
                  zotero_get_item_metadata answers it (JSON). library: user or group:<id>."
             }
             View::FullText => {
-                "The text Zotero indexed for an item's attachments: the first 50,000 \
+                "The text Zotero indexed for an item's attachments: the first 16,000 \
                  characters, saying where to read on with zotero_get_item_fulltext."
             }
             View::Notes => {
-                "An item's notes as Markdown (the first 25, each up to 20,000 characters; \
-                 zotero_get_notes reads on)."
+                "An item's notes as Markdown (those of the first 25 that fit in 20,000 \
+                 characters, each up to 8,000; zotero_get_notes reads on)."
             }
             View::AnnotationsMarkdown => {
                 "Highlights, underlines and comments on an item's PDFs, EPUBs and snapshots \
-                 in reading order, as Markdown (the first 50; zotero_get_annotations reads on)."
+                 in reading order, as Markdown (those of the first 50 that fit in 20,000 \
+                 characters; zotero_get_annotations reads on)."
             }
             View::AnnotationsJson => {
-                "An item's annotations as zotero_get_annotations answers them (JSON, the \
-                 first 50)."
+                "An item's annotations as zotero_get_annotations answers them (JSON, those \
+                 of the first 50 that fit in 20,000 characters)."
             }
             View::Collection => {
                 "The top-level items of a collection, most recently modified first (JSON, \
@@ -240,6 +244,16 @@ fn styles_resource() -> Resource {
         .with_mime_type(JSON)
 }
 
+/// `v` as indented JSON, or compact when indenting would take it past the budget.
+fn to_json(v: &Value) -> String {
+    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+    if pretty.chars().count() <= crate::tools::budget::ANSWER_CHARS {
+        pretty
+    } else {
+        serde_json::to_string(v).unwrap_or_default()
+    }
+}
+
 fn contents(uri: &str, mime: &str, text: String) -> ReadResourceResult {
     ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(mime)])
 }
@@ -256,7 +270,7 @@ fn json_text<T: Serialize>(data: &T, read_on: Option<String>) -> Result<String, 
     if let (Some(read_on), Value::Object(m)) = (read_on, &mut value) {
         m.insert("read_on".into(), Value::from(read_on));
     }
-    Ok(serde_json::to_string_pretty(&value).unwrap_or_default())
+    Ok(to_json(&value))
 }
 
 /// Reads the resource at `raw`.
@@ -285,6 +299,8 @@ pub async fn read(raw: &str, ctx: &ToolContext) -> Result<ReadResourceResult, To
                 item_key,
                 format: MetadataFormat::default(),
                 include_abstract: true,
+                field: None,
+                offset: Start::default(),
                 library: in_library,
             };
             json_text(&tools::run::<GetItemMetadata>(params, ctx).await?, None)?
@@ -293,7 +309,7 @@ pub async fn read(raw: &str, ctx: &ToolContext) -> Result<ReadResourceResult, To
             let params = GetItemFulltextParams {
                 item_key,
                 offset: Start::default(),
-                max_chars: MaxChars::of::<FULLTEXT_CHARS>(),
+                max_chars: Some(MaxChars::of::<FULLTEXT_CHARS>()),
                 library: in_library,
             };
             let data = tools::run::<GetItemFulltext>(params, ctx).await?;
@@ -326,7 +342,7 @@ pub async fn read(raw: &str, ctx: &ToolContext) -> Result<ReadResourceResult, To
             if view == View::AnnotationsJson {
                 let read_on = data.next_start.map(|next| {
                     format!(
-                        "the first {ANNOTATIONS} annotations; zotero_get_annotations with \
+                        "the first {next} annotations; zotero_get_annotations with \
                          item_key {k}, library {lib} and start {next} reads on"
                     )
                 });
@@ -345,7 +361,7 @@ pub async fn read(raw: &str, ctx: &ToolContext) -> Result<ReadResourceResult, To
             let data = tools::run::<ListItems>(params, ctx).await?;
             let read_on = data.next_start.map(|next| {
                 format!(
-                    "the first {COLLECTION_ITEMS} items; zotero_list_items with collection_key \
+                    "the first {next} items; zotero_list_items with collection_key \
                      {k}, library {lib} and start {next} reads on"
                 )
             });
@@ -457,7 +473,9 @@ fn annotations_markdown(data: &GetAnnotationsData, key: &str, lib: &str) -> Stri
         return out;
     }
     let mut attachment = "";
+    let mut shown = 0u64;
     for a in list {
+        let before = out.len();
         let on = a.attachment_key.as_str();
         if on != attachment {
             out.push_str(&format!("## On attachment {}\n\n", escape_text(on)));
@@ -500,12 +518,22 @@ fn annotations_markdown(data: &GetAnnotationsData, key: &str, lib: &str) -> Stri
         if !meta.is_empty() {
             out.push_str(&format!("{}\n\n", meta.join(" · ")));
         }
+        // Bytes bound the characters: the read stays within the budget.
+        if shown > 0 && out.len() > ANNOTATIONS_CHARS {
+            out.truncate(before);
+            break;
+        }
+        shown += 1;
     }
-    if let Some(next) = data.next_start {
+    let next = if shown < list.len() as u64 {
+        Some(shown)
+    } else {
+        data.next_start
+    };
+    if let Some(next) = next {
         out.push_str(&format!(
-            "_\\[{} of {total} annotations shown: zotero_get_annotations with item_key {key}, \
-             library {lib} and start {next} reads on.\\]_\n",
-            list.len()
+            "_\\[{shown} of {total} annotations shown: zotero_get_annotations with item_key \
+             {key}, library {lib} and start {next} reads on.\\]_\n"
         ));
     }
     out

@@ -31,7 +31,7 @@ pub use items::{
     list_libraries, search_items, trash_items, update_item,
 };
 pub use notes::{create_note, get_annotations, get_notes, update_note};
-pub use support::{changes, confirm, output, parse, publish};
+pub use support::{budget, changes, confirm, output, parse, publish};
 pub use tags::{list_tags, manage_tags};
 
 pub mod tool;

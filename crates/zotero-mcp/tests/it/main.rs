@@ -12,6 +12,7 @@
 
 mod add_by_identifier;
 mod arxiv_and_progress;
+mod budget;
 mod cite_export;
 mod collection_writes;
 mod collections;

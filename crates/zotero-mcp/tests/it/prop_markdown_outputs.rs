@@ -376,7 +376,7 @@ fn the_reported_note_titles_and_abstract_are_inert() {
     });
 }
 
-/// A note cut inside its code (at 20,000 characters in `notes.md`) leaves the next note's
+/// A note cut inside its code (at 8,000 characters in `notes.md`) leaves the next note's
 /// heading a heading, not more code.
 #[test]
 fn a_note_cut_inside_its_code_does_not_swallow_the_next() {
@@ -389,7 +389,7 @@ fn a_note_cut_inside_its_code_does_not_swallow_the_next() {
         let (_emu, s) = start(lib, &[]).await;
         let notes = read(&s, "zotero://user/items/RESNET52/notes.md").await;
         s.stop().await;
-        assert!(notes.contains("offset 20000 reads on"), "the note is cut");
+        assert!(notes.contains("offset 8000 reads on"), "the note is cut");
         // The second note's title, then its own heading of the same words.
         assert_eq!(
             headings(&notes, HeadingLevel::H2),

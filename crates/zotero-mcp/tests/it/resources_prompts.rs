@@ -624,11 +624,11 @@ async fn long_notes_are_bounded_saying_how_to_read_on() {
     let emu = Emulator::with_library(crate::read_notes::with_long_notes(6, 40_000)).await;
     let s = in_process(&env_for(&emu.uri(), USER_ID, API_KEY)).await;
     let (md, _) = read(&s, "zotero://user/items/RESNET52/notes.md").await;
-    assert!(md.len() <= 100_500, "{}", md.len());
-    // A long note is cut at 20,000 characters, naming the call that reads on.
+    assert!(md.chars().count() <= 20_000, "{}", md.len());
+    // A long note is cut at 8,000 characters, naming the call that reads on.
     assert!(md.contains("## Long 0"), "{}", &md[..300]);
     assert!(
-        md.contains("library user and offset 20000 reads on"),
+        md.contains("library user and offset 8000 reads on"),
         "{}",
         &md[..300]
     );

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 use zotero_api::export::CiteOptions;
 
 use crate::mcp::envelope::ToolError;
+use crate::tools::budget;
 use crate::tools::citation_text::{render, TextFormat};
 use crate::tools::params::{
-    library, null_is_default, LibraryParam, List, Locale, ObjectKey, StyleId,
+    library, null_is_default, LibraryParam, List, Locale, ObjectKey, Start, StyleId,
 };
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
@@ -20,8 +21,9 @@ pub struct Cite;
 /// Items one call may cite. Zotero renders at most 150 items into one bibliography (more
 /// answer 413), so this limit keeps every call within it.
 pub const MAX_CITE_KEYS: usize = 50;
-/// The most a bibliography may hold in an answer (bytes); a longer one is cut.
-const MAX_BIBLIOGRAPHY_BYTES: usize = 60_000;
+/// The most a bibliography may hold in an answer (characters of JSON): a longer one is cut,
+/// and the answer stays within the budget of 20,000 characters.
+const MAX_BIBLIOGRAPHY_CHARS: usize = 16_000;
 /// The most one citation may hold in an answer (bytes): 50 of them stay under 60 KB.
 const MAX_CITATION_BYTES: usize = 1_200;
 
@@ -72,6 +74,9 @@ pub struct CiteParams {
     /// bibliography (default) or citation
     #[serde(default, deserialize_with = "null_is_default")]
     pub mode: CiteMode,
+    /// Characters of the bibliography to skip: next_offset of a cut answer
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub offset: Start,
     /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
@@ -114,6 +119,10 @@ pub struct CiteData {
     /// Present when a text was longer than an answer may be and was cut
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+    /// Where the rest of a cut bibliography starts: pass it as offset, with the same
+    /// item_keys, to read on
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u64>,
 }
 
 fn text_format(f: CiteFormat) -> TextFormat {
@@ -138,6 +147,18 @@ fn cut(mut text: String, max: usize) -> (String, bool) {
     (text, true)
 }
 
+/// `text` cut to at most `max` characters of JSON, the characters kept, and whether it was
+/// cut.
+fn cut_chars(text: String, max: usize) -> (String, u64, bool) {
+    match budget::cut_json(&text, max) {
+        Some((kept, n)) => (kept.to_string(), n as u64, true),
+        None => {
+            let n = text.chars().count() as u64;
+            (text, n, false)
+        }
+    }
+}
+
 impl ZoteroTool for Cite {
     const NAME: &'static str = "zotero_cite";
     const TITLE: &'static str = "Cite items";
@@ -156,6 +177,12 @@ impl ZoteroTool for Cite {
             return Err(ToolError::invalid(
                 "item_keys",
                 "'item_keys' must list at least one item key",
+            ));
+        }
+        if p.offset.get() > 0 && p.mode == CiteMode::Citation {
+            return Err(ToolError::invalid(
+                "offset",
+                "'offset' reads a cut bibliography on: leave out mode citation or offset",
             ));
         }
         Ok(())
@@ -185,11 +212,29 @@ impl ZoteroTool for Cite {
             count: 0,
             missing_keys: Vec::new(),
             truncated: false,
+            next_offset: None,
         };
         match p.mode {
             CiteMode::Bibliography => {
                 let bib = lib.bibliography(&keys, &opts, &ctx.cancel).await?;
-                let (text, truncated) = cut(as_text(&bib.html), MAX_BIBLIOGRAPHY_BYTES);
+                let whole = as_text(&bib.html);
+                let offset = p.offset.get();
+                let total = whole.chars().count() as u64;
+                if offset > total {
+                    return Err(ToolError::invalid(
+                        "offset",
+                        format!(
+                            "'offset' must be at most {total}, the characters of the \
+                             bibliography, got {offset}"
+                        ),
+                    ));
+                }
+                let rest: String = whole
+                    .chars()
+                    .skip(usize::try_from(offset).unwrap_or(usize::MAX))
+                    .collect();
+                let (text, shown, truncated) = cut_chars(rest, MAX_BIBLIOGRAPHY_CHARS);
+                data.next_offset = truncated.then_some(offset.saturating_add(shown));
                 data.bibliography = Some(text);
                 data.count = bib.entries;
                 data.missing_keys = bib.missing_keys;

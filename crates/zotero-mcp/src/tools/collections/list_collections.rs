@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
+use crate::tools::budget;
 use crate::tools::output::Collection;
 use crate::tools::params::{library, null_is_default, LibraryParam, Limit, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
@@ -162,10 +163,14 @@ impl ZoteroTool for ListCollections {
                     .await?
             }
         };
+        let (collections, cut) = budget::fit_page(
+            page.items.into_iter().map(CollectionEntry::flat).collect(),
+            budget::PAGE_CHARS,
+        );
         Ok(ListCollectionsData {
-            collections: page.items.into_iter().map(CollectionEntry::flat).collect(),
+            next_start: budget::next_start(start, collections.len(), cut, page.next_start),
+            collections,
             total: page.total,
-            next_start: page.next_start,
             omitted: None,
         })
     }

@@ -9,20 +9,22 @@ use zotero_api::fulltext::{DocumentKind, FullTextPage, PageRequest, Section, Tex
 use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::ToolError;
+use crate::tools::budget;
 use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 /// The `zotero_get_item_fulltext` tool.
 pub struct GetItemFulltext;
 
-/// How many characters one page holds: 1 to 100,000, 50,000 unless given.
+/// How many characters one page holds: 1 to 100,000, 16,000 unless given (and then the
+/// answer is cut to the budget too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct MaxChars(u64);
 
 impl MaxChars {
-    /// Characters of a page unless given.
-    pub const DEFAULT: u64 = 50_000;
+    /// Characters of a page unless given (the default page also stops within the answer budget).
+    pub const DEFAULT: u64 = 16_000;
     /// The most characters a page may hold.
     pub const MAX: u64 = 100_000;
 
@@ -33,7 +35,7 @@ impl MaxChars {
     }
 
     /// The page this asks for from `offset`. UTF-8 bytes are bounded too, at 1.5 per
-    /// character asked for (75,000 by default): text of 2 to 4 bytes a character comes in
+    /// character asked for (24,000 by default): text of 2 to 4 bytes a character comes in
     /// shorter pages instead of answers two or three times the size.
     pub fn page_from(self, offset: u64) -> PageRequest {
         PageRequest {
@@ -82,9 +84,10 @@ pub struct GetItemFulltextParams {
     /// next_offset of the previous page
     #[serde(default, deserialize_with = "null_is_default")]
     pub offset: Start,
-    /// Characters per page
-    #[serde(default, deserialize_with = "null_is_default")]
-    pub max_chars: MaxChars,
+    /// Characters per page (default 16000)
+    #[serde(default)]
+    #[schemars(extend("default" = 16_000))]
+    pub max_chars: Option<MaxChars>,
     /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
@@ -214,6 +217,22 @@ pub struct GetItemFulltextData {
     pub unread_attachments: u64,
 }
 
+impl GetItemFulltextData {
+    /// The page cut where the answer would pass the budget, `next_offset` moved to the cut.
+    fn fit_budget(&mut self) {
+        let text = std::mem::take(&mut self.text);
+        // The rest of the answer, and the envelope and the JSON escapes around the text.
+        let room = budget::ANSWER_CHARS.saturating_sub(budget::json_chars(self) + 100);
+        match budget::cut_json(&text, room) {
+            Some((kept, n)) => {
+                self.text = kept.to_string();
+                self.next_offset = Some(self.offset.saturating_add(n as u64));
+            }
+            None => self.text = text,
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -253,7 +272,7 @@ impl ZoteroTool for GetItemFulltext {
     ) -> Result<GetItemFulltextData, ToolError> {
         let lib = ctx.svc.library(library(p.library))?;
         let offset = p.offset.get();
-        let page = p.max_chars.page_from(offset);
+        let page = p.max_chars.unwrap_or_default().page_from(offset);
         let text = lib
             .item_fulltext(p.item_key.key(), page, &ctx.cancel)
             .await?;
@@ -268,7 +287,11 @@ impl ZoteroTool for GetItemFulltext {
             )
             .with_detail("total_chars", total));
         }
-        Ok(GetItemFulltextData::new(text, lib.name()))
+        let mut data = GetItemFulltextData::new(text, lib.name());
+        if p.max_chars.is_none() {
+            data.fit_budget();
+        }
+        Ok(data)
     }
 }
 
@@ -279,7 +302,7 @@ mod tests {
     #[test]
     fn max_chars_is_bounded_and_bounds_bytes_too() {
         let parse = |v: serde_json::Value| serde_json::from_value::<MaxChars>(v);
-        assert_eq!(MaxChars::default().page_from(7).max_bytes, 75_000);
+        assert_eq!(MaxChars::default().page_from(7).max_bytes, 24_000);
         assert_eq!(MaxChars::default().page_from(7).offset, 7);
         assert_eq!(parse(serde_json::json!(100_000)).unwrap().0, 100_000);
         assert_eq!(

@@ -14,7 +14,8 @@ use zotero_index::{Filters, Mode, SearchQuery};
 use crate::mcp::envelope::ToolError;
 use crate::service::index::Freshness;
 use crate::service::search::{LibraryHit, Scope};
-use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey};
+use crate::tools::budget;
+use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 /// The `zotero_semantic_search` tool.
@@ -183,6 +184,9 @@ pub struct SemanticSearchParams {
     /// Items to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: crate::tools::params::Count<1, 100, 10>,
+    /// 0, or next_start
+    #[serde(default, deserialize_with = "null_is_default")]
+    pub start: Start,
     /// user, group:<id> or all
     #[serde(default)]
     pub library: Option<SearchLibrary>,
@@ -221,6 +225,9 @@ pub struct SemanticSearchData {
     pub note: Option<String>,
     /// How fresh each library's index is and how much of it has vectors
     pub index: Vec<Freshness>,
+    /// start of the next results; absent when there are no more
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_start: Option<u64>,
 }
 
 /// One item found.
@@ -231,9 +238,9 @@ pub struct HitOut {
     pub item_key: String,
     /// user or group:<id>
     pub library: String,
-    /// Title
+    /// The title (its first 300 characters)
     pub title: String,
-    /// Creators, "Last, First; …"
+    /// Creators, "Last, First; …" (the first 300 characters)
     pub creators: String,
     /// Year of publication
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -272,6 +279,14 @@ pub struct PassageOut {
     /// to read on from here
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fulltext_offset: Option<u64>,
+}
+
+/// The first 300 characters of JSON of a title or a creators line, "…" when cut.
+fn short(text: String) -> String {
+    match budget::cut_json(&text, 300) {
+        Some((kept, _)) => format!("{kept}…"),
+        None => text,
+    }
 }
 
 impl ZoteroTool for SemanticSearch {
@@ -323,12 +338,28 @@ impl ZoteroTool for SemanticSearch {
             None => Scope::One(ctx.svc.default_library),
         };
         let mode = p.mode;
-        let found = ctx
-            .svc
-            .index_search(p.into_query(), scope, &ctx.cancel)
-            .await?;
+        let (start, limit) = (
+            usize::try_from(p.start.get()).unwrap_or(usize::MAX),
+            usize::try_from(p.limit.get()).unwrap_or(10),
+        );
+        let first = p.start.get();
+        let mut query = p.into_query();
+        // One more than the page: whether there is a next one.
+        query.limit = start.saturating_add(limit).saturating_add(1);
+        let found = ctx.svc.index_search(query, scope, &ctx.cancel).await?;
+        let more = found.hits.len() > start.saturating_add(limit);
+        let results: Vec<HitOut> = found
+            .hits
+            .into_iter()
+            .skip(start)
+            .take(limit)
+            .map(HitOut::from)
+            .collect();
+        let (results, cut) = budget::fit_page(results, budget::PAGE_CHARS);
+        let next_start = (more || cut).then_some(first.saturating_add(results.len() as u64));
         Ok(SemanticSearchData {
-            results: found.hits.into_iter().map(HitOut::from).collect(),
+            results,
+            next_start,
             mode,
             semantic_used: found.semantic_used,
             note: found.note,
@@ -368,8 +399,8 @@ impl From<LibraryHit> for HitOut {
                 .unwrap_or_default(),
             item_key: h.item_key,
             library: library.to_string(),
-            title: h.title,
-            creators: h.creators,
+            title: short(h.title),
+            creators: short(h.creators),
             year: h.year,
             item_type: h.item_type,
             score: h.score,

@@ -28,6 +28,10 @@ pub struct GetItemParams {
 pub struct GetItemData {
     /// The item and its attachments
     pub item: ItemWithAttachments,
+    /// What was cut to keep the answer within 20,000 characters (a long abstract: the first
+    /// 5,000), and the call that reads on
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub truncated: Vec<String>,
 }
 
 impl ZoteroTool for GetItem {
@@ -42,8 +46,7 @@ impl ZoteroTool for GetItem {
     async fn run(p: GetItemParams, ctx: &ToolContext) -> Result<GetItemData, ToolError> {
         let lib = ctx.svc.library(library(p.library))?;
         let item = lib.get_item(p.item_key.key(), &ctx.cancel).await?;
-        Ok(GetItemData {
-            item: ItemWithAttachments::new(item, lib.name()),
-        })
+        let (item, truncated) = ItemWithAttachments::new(item, lib.name()).shortened();
+        Ok(GetItemData { item, truncated })
     }
 }

@@ -10,6 +10,7 @@ use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::notes::markdown::{cut_chars, note_title};
+use crate::tools::budget;
 use crate::tools::params::{
     library, null_is_default, ChildKind, LibraryParam, Limit, List, ObjectKey, Start,
 };
@@ -27,7 +28,8 @@ pub struct GetItemChildrenParams {
     /// Only children of these kinds (all three unless given)
     #[serde(default, deserialize_with = "null_is_default")]
     pub kinds: List<ChildKind, 3>,
-    /// Most children to return
+    /// Most children to return; a page holds fewer when more would pass 20,000 characters
+    /// (next_start says where the rest starts)
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
     /// From next_start
@@ -227,6 +229,7 @@ impl ZoteroTool for GetItemChildren {
             .skip(start)
             .take(p.limit.get() as usize)
             .collect();
+        let (children, _) = budget::fit_page(children, budget::PAGE_CHARS);
         let end = p.start.get().saturating_add(children.len() as u64);
         Ok(GetItemChildrenData {
             children,

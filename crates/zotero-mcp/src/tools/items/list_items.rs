@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
-use crate::tools::output::Item;
+use crate::tools::output::{listed_page, Item};
 use crate::tools::params::{
     library, null_is_default, ExcludeTags, FilterTags, ItemSort, ItemTypes, LibraryParam, Limit,
     ObjectKey, SortDirection, Start, Version,
@@ -43,7 +43,8 @@ pub struct ListItemsParams {
     pub sort: ItemSort,
     /// asc or desc; by default desc for dates, asc otherwise
     pub direction: Option<SortDirection>,
-    /// Most items to return
+    /// Most items to return; a page holds fewer when more would pass 20,000 characters
+    /// (next_start says where the rest starts), and long fields are cut (truncated says)
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
     /// From next_start
@@ -68,6 +69,9 @@ pub struct ListItemsData {
     /// The library's version when read: pass it as since later to see what changed
     #[serde(skip_serializing_if = "Option::is_none")]
     pub library_version: Option<u64>,
+    /// Items shortened to fit the answer, and how to read them whole
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub truncated: Vec<String>,
 }
 
 impl ZoteroTool for ListItems {
@@ -122,16 +126,20 @@ impl ZoteroTool for ListItems {
         };
         let lib = ctx.svc.library(library(p.library))?;
         let found = lib.list_items(&listing, &ctx.cancel).await?;
+        let items = found
+            .page
+            .items
+            .into_iter()
+            .map(|i| Item::new(i, lib.name()))
+            .collect();
+        let (items, next_start, truncated) =
+            listed_page(items, listing.start, found.page.next_start);
         Ok(ListItemsData {
-            items: found
-                .page
-                .items
-                .into_iter()
-                .map(|i| Item::new(i, lib.name()))
-                .collect(),
+            items,
             total: found.page.total,
-            next_start: found.page.next_start,
+            next_start,
             library_version: found.library_version,
+            truncated,
         })
     }
 }

@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
-use crate::tools::output::Item;
+use crate::tools::output::{listed_page, Item};
 use crate::tools::params::{
     library, limits, null_is_default, ExcludeTags, FilterTags, ItemTypes, LibraryParam, Limit,
     NonBlank, ObjectKey, QMode, SortKey, Start, TagConditions,
@@ -66,6 +66,9 @@ pub struct SearchItemsData {
     /// The sort used instead of the one asked for
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sort_used: Option<String>,
+    /// Items shortened to fit the answer, and how to read them whole
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub truncated: Vec<String>,
 }
 
 impl ZoteroTool for SearchItems {
@@ -89,6 +92,7 @@ impl ZoteroTool for SearchItems {
     }
 
     async fn run(p: SearchItemsParams, ctx: &ToolContext) -> Result<SearchItemsData, ToolError> {
+        let start = p.start.or(p.offset).unwrap_or_default().get();
         let query = SearchQuery {
             query: p.query.into_string(),
             tags: p.tags.unwrap_or_default().into_strings(),
@@ -98,21 +102,24 @@ impl ZoteroTool for SearchItems {
             item_types: p.item_type.unwrap_or_default().into_filter(),
             collection: p.collection_key.map(|k| k.key().clone()),
             limit: p.limit.get(),
-            start: p.start.or(p.offset).unwrap_or_default().get(),
+            start,
             sort: p.sort.into_string(),
         };
         let lib = ctx.svc.library(library(p.library))?;
         let found = lib.search_items(&query, &ctx.cancel).await?;
+        let items = found
+            .page
+            .items
+            .into_iter()
+            .map(|i| Item::new(i, lib.name()))
+            .collect();
+        let (items, next_start, truncated) = listed_page(items, start, found.page.next_start);
         Ok(SearchItemsData {
-            items: found
-                .page
-                .items
-                .into_iter()
-                .map(|i| Item::new(i, lib.name()))
-                .collect(),
+            items,
             total: found.page.total,
-            next_start: found.page.next_start,
+            next_start,
             sort_used: found.sort_used,
+            truncated,
         })
     }
 }

@@ -10,6 +10,7 @@ use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::ToolError;
 use crate::notes::markdown::cut_chars;
+use crate::tools::budget;
 use crate::tools::params::{
     library, null_is_default, AnnotationChars, AnnotationColor, AnnotationType, FilterTags,
     LibraryParam, Limit, List, ObjectKey, Start,
@@ -36,7 +37,8 @@ pub struct GetAnnotationsParams {
     /// Only annotations with all of these tags (each matched exactly, case-insensitively)
     #[serde(default, deserialize_with = "null_is_default")]
     pub tags: FilterTags,
-    /// Most annotations to return
+    /// Most annotations to return; a page holds fewer when more would pass 20,000
+    /// characters (next_start says where the rest starts)
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
     /// From next_start
@@ -229,6 +231,7 @@ impl ZoteroTool for GetAnnotations {
             .take(limit)
             .map(|a| annotation_out(a, max_chars, lib.name()))
             .collect();
+        let (annotations, _) = budget::fit_page(annotations, budget::PAGE_CHARS);
         let end = p.start.get().saturating_add(annotations.len() as u64);
         Ok(GetAnnotationsData {
             annotations,

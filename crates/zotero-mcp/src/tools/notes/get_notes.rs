@@ -9,6 +9,7 @@ use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::notes::markdown::{cut_chars, note_title, note_to_markdown, safe_piece};
+use crate::tools::budget;
 use crate::tools::params::{
     library, null_is_default, LibraryParam, NoteChars, NoteLimit, ObjectKey, Start,
 };
@@ -181,10 +182,11 @@ impl ZoteroTool for GetNotes {
                 format!("converting the notes failed: {e}"),
             )
         })?;
+        let (notes, cut) = budget::fit_page(notes, budget::PAGE_CHARS);
         Ok(GetNotesData {
+            next_start: budget::next_start(p.start.get(), notes.len(), cut, page.next_start),
             notes,
             total: page.total,
-            next_start: page.next_start,
         })
     }
 }

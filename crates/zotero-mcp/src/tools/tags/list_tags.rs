@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
+use crate::tools::budget;
 use crate::tools::params::{
     library, limits, null_is_default, FilterTags, ItemTypes, LibraryParam, Limit, NonBlank,
     ObjectKey, QMode, SortDirection, Start,
@@ -50,7 +51,8 @@ pub struct ListTagsParams {
     pub sort: TagOrder,
     /// asc or desc; by default asc by name, desc by count (most used first)
     pub direction: Option<SortDirection>,
-    /// Most tags to return
+    /// Most tags to return; a page holds fewer when more would pass 20,000 characters
+    /// (next_start says where the rest starts)
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: Limit,
     /// From next_start
@@ -151,10 +153,14 @@ impl ZoteroTool for ListTags {
             .library(library(p.library))?
             .list_tags(&listing, &ctx.cancel)
             .await?;
+        let (tags, cut) = budget::fit_page(
+            page.items.into_iter().map(Tag::from).collect(),
+            budget::PAGE_CHARS,
+        );
         Ok(ListTagsData {
-            tags: page.items.into_iter().map(Tag::from).collect(),
+            next_start: budget::next_start(listing.start, tags.len(), cut, page.next_start),
+            tags,
             total: page.total,
-            next_start: page.next_start,
         })
     }
 }

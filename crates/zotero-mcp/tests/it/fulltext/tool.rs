@@ -221,12 +221,12 @@ async fn pages_follow_next_offset_by_characters_and_never_split_one() {
     let whole = format!("{header}{long}");
     let total = whole.chars().count() as u64;
 
-    // Default pages: 50,000 characters unless their UTF-8 passes 75,000 bytes.
+    // Default pages: 16,000 characters unless their UTF-8 passes 24,000 bytes.
     let first = s.call(TOOL, json!({"item_key": "VASWANI7"})).await;
     let d = first.expect_ok();
     let page = d["text"].as_str().unwrap();
     assert!(
-        page.len() <= 75_000 && page.len() > 74_990,
+        page.len() <= 24_000 && page.len() > 23_990,
         "{}",
         page.len()
     );
