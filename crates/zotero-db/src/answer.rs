@@ -27,6 +27,8 @@ pub struct DbAnswer {
     pub body: Vec<u8>,
     pub total_results: Option<u64>,
     pub library_version: Option<u64>,
+    /// Where the next page starts, when there is one (the API's `Link: rel="next"`).
+    pub next_start: Option<u64>,
 }
 
 impl DbAnswer {
@@ -37,7 +39,14 @@ impl DbAnswer {
             body: serde_json::to_vec(value).unwrap_or_default(),
             total_results: total,
             library_version: u64::try_from(version).ok(),
+            next_start: None,
         }
+    }
+
+    /// Says where the next page starts when `end` is short of `total`.
+    fn paged(mut self, end: usize, total: usize) -> Self {
+        self.next_start = (end < total).then_some(end as u64);
+        self
     }
 
     fn status(status: u16, message: &str) -> Self {
@@ -47,6 +56,7 @@ impl DbAnswer {
             body: message.as_bytes().to_vec(),
             total_results: None,
             library_version: None,
+            next_start: None,
         }
     }
 
@@ -638,11 +648,7 @@ fn page_items(
     for row in rows.get(start..end).unwrap_or_default() {
         out.push(r.item_json(lib, row)?);
     }
-    Ok(DbAnswer::json(
-        &Value::Array(out),
-        Some(total as u64),
-        lib.version,
-    ))
+    Ok(DbAnswer::json(&Value::Array(out), Some(total as u64), lib.version).paged(end, total))
 }
 
 /// `fulltextItems`: indexed and total pages, indexed and total characters, version.
@@ -688,6 +694,9 @@ fn full_text(r: &Reader<'_>, lib: &Lib, key: &str) -> Result<DbAnswer, DbError> 
     Ok(DbAnswer::json(&value, None, version))
 }
 
+/// `collections`: ID, name, parent key, time of the last change, version.
+type CollectionRow = (i64, String, Option<String>, String, i64);
+
 fn collections(
     r: &Reader<'_>,
     lib: &Lib,
@@ -696,7 +705,7 @@ fn collections(
     p: &Params,
 ) -> Result<DbAnswer, DbError> {
     let mut stmt = r.conn.prepare_cached(
-        "SELECT c.collectionID, c.collectionName, p.key, c.clientDateModified FROM collections c \
+        "SELECT c.collectionID, c.collectionName, p.key, c.clientDateModified, c.version FROM collections c \
          LEFT JOIN collections p ON p.collectionID = c.parentCollectionID WHERE c.libraryID = ?1",
     )?;
     let rows = stmt.query_map([lib.id], |row| {
@@ -705,10 +714,10 @@ fn collections(
             row.get::<_, String>(1)?,
             row.get::<_, Option<String>>(2)?,
             row.get::<_, String>(3)?,
+            row.get::<_, i64>(4)?,
         ))
     })?;
-    let mut found: Vec<(i64, String, Option<String>, String)> =
-        rows.collect::<rusqlite::Result<_>>()?;
+    let mut found: Vec<CollectionRow> = rows.collect::<rusqlite::Result<_>>()?;
     if let Some(parent) = parent {
         let exists: Option<i64> = r
             .conn
@@ -726,17 +735,25 @@ fn collections(
         found.retain(|c| c.2.is_none());
     }
     let by_name = matches!(p.sort.as_deref(), Some("title" | "name"));
+    // By name, or by when it last changed (its time, then its version); ties in the order
+    // they were made. Descending by default for dates, as the API sorts.
+    let descending = match p.direction.as_deref() {
+        Some(d) => d == "desc",
+        None => !by_name,
+    };
     found.sort_by(|a, b| {
-        if by_name {
+        let order = if by_name {
             a.1.to_lowercase().cmp(&b.1.to_lowercase())
         } else {
-            b.3.cmp(&a.3)
+            a.3.cmp(&b.3)
+        };
+        let order = order.then(a.4.cmp(&b.4)).then(a.0.cmp(&b.0));
+        if descending {
+            order.reverse()
+        } else {
+            order
         }
-        .then_with(|| a.0.cmp(&b.0))
     });
-    if p.direction.as_deref() == Some("desc") && by_name {
-        found.reverse();
-    }
     let total = found.len();
     let (start, end) = page_bounds(total, p);
     let mut out = Vec::new();
@@ -745,11 +762,7 @@ fn collections(
             out.push(json);
         }
     }
-    Ok(DbAnswer::json(
-        &Value::Array(out),
-        Some(total as u64),
-        lib.version,
-    ))
+    Ok(DbAnswer::json(&Value::Array(out), Some(total as u64), lib.version).paged(end, total))
 }
 
 fn tags(
@@ -802,9 +815,5 @@ fn tags(
         .iter()
         .map(|((name, kind), n)| json!({"tag": name, "links": {}, "meta": {"type": kind, "numItems": n}}))
         .collect();
-    Ok(DbAnswer::json(
-        &Value::Array(out),
-        Some(total as u64),
-        lib.version,
-    ))
+    Ok(DbAnswer::json(&Value::Array(out), Some(total as u64), lib.version).paged(end, total))
 }

@@ -7,6 +7,7 @@ mod answer;
 mod error;
 pub mod fixture;
 mod locate;
+pub mod mirror;
 mod query;
 mod reader;
 mod schema;

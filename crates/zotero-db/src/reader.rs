@@ -246,7 +246,7 @@ impl Reader<'_> {
     fn tags(&self, id: i64) -> Result<Vec<Value>, DbError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT t.name, it.type FROM itemTags it JOIN tags t USING (tagID) \
-             WHERE it.itemID = ?1 ORDER BY t.name",
+             WHERE it.itemID = ?1 ORDER BY it.rowid",
         )?;
         let rows = stmt.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
         let mut out = Vec::new();

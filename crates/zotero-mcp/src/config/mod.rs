@@ -6,10 +6,12 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+mod database;
 mod index;
 mod tools;
 mod uploads;
 
+pub use database::DatabaseConfig;
 pub use index::ModelSource;
 pub use tools::ToolSet;
 pub use uploads::DEFAULT_UPLOAD_MAX_BYTES;
@@ -65,6 +67,8 @@ pub struct Config {
     pub local: bool,
     /// `ZOTERO_LOCAL_API_BASE`, without a trailing slash.
     pub local_api_base: String,
+    /// Zotero's own database (`ZOTERO_DATA_DIR`, `ZOTERO_DATABASE=1`); `None` when unused.
+    pub database: Option<DatabaseConfig>,
     /// No tool may change the library: write tools are neither listed nor callable
     /// (`ZOTERO_READ_ONLY=1`).
     pub read_only: bool,
@@ -202,6 +206,7 @@ impl Config {
             None => DEFAULT_LOCAL_API_BASE.to_string(),
             Some(v) => parse_base("ZOTERO_LOCAL_API_BASE", &v)?,
         };
+        let database = DatabaseConfig::read(&get)?;
         let temp_dir = get("TMPDIR")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("/tmp"));
@@ -380,6 +385,7 @@ impl Config {
             library,
             local,
             local_api_base,
+            database,
             read_only,
             toolsets,
             index_dir,
@@ -429,10 +435,10 @@ impl Config {
         }
     }
 
-    /// The desktop app's local API alone, without the Web API's credentials: nothing can
-    /// be written, so the server runs read-only.
+    /// The desktop app's local API or Zotero's database alone, without the Web API's
+    /// credentials: nothing can be written, so the server runs read-only.
     pub fn local_only(&self) -> bool {
-        self.local && !self.missing_credentials().is_empty()
+        (self.local || self.database.is_some()) && !self.missing_credentials().is_empty()
     }
 
     /// What the upload sources need.

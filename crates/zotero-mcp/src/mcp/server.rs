@@ -173,7 +173,8 @@ impl Offer {
                 ErrorCode::Auth,
                 format!(
                     "{name} changes the library, and this server reads through the Zotero desktop \
-                     app's local API only (ZOTERO_LOCAL=1), which it uses read-only; set \
+                     app's local API (ZOTERO_LOCAL=1) or Zotero's database (ZOTERO_DATA_DIR) \
+                     only, which it uses read-only; set \
                      ZOTERO_API_KEY and ZOTERO_USER_ID (https://www.zotero.org/settings/keys) \
                      and restart the server to write through the Web API"
                 ),
@@ -229,7 +230,9 @@ impl Offer {
         if self.read_only {
             text.push_str(" Read-only mode is on: nothing can be changed.");
         } else if self.local_only {
-            text.push_str(" Reading through the Zotero desktop app only: nothing can be changed.");
+            text.push_str(
+                " Reading through the Zotero desktop app or its database only: nothing can be changed.",
+            );
         }
         let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
         text.push_str(&format!(

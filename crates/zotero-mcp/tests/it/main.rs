@@ -16,6 +16,7 @@ mod collection_writes;
 mod collections;
 mod common;
 mod concurrency;
+mod database_backend;
 mod docs;
 mod dry_runs;
 mod emulator_changes;

@@ -1,0 +1,46 @@
+//! Zotero's own database as a read backend: `ZOTERO_DATA_DIR` (the folder holding
+//! `zotero.sqlite` and `storage/`) turns it on; `ZOTERO_DATABASE=1` turns it on with the data
+//! directory found as Zotero finds it (a profile's `prefs.js`, else `~/Zotero`).
+
+use std::path::PathBuf;
+
+use super::{parse_bool, ConfigError};
+
+/// Where to look for the database; read once, here, and handed down.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseConfig {
+    /// `ZOTERO_DATA_DIR`.
+    pub data_dir: Option<PathBuf>,
+    /// `HOME` (`USERPROFILE` on Windows): the default data directory and the profiles.
+    pub home: Option<PathBuf>,
+    /// `APPDATA` (Windows profiles).
+    pub appdata: Option<PathBuf>,
+}
+
+impl DatabaseConfig {
+    /// `None` when the database is not used.
+    pub(super) fn read(get: &impl Fn(&str) -> Option<String>) -> Result<Option<Self>, ConfigError> {
+        let data_dir = get("ZOTERO_DATA_DIR").map(PathBuf::from);
+        let on = parse_bool(get, "ZOTERO_DATABASE", data_dir.is_some())?;
+        if !on {
+            return Ok(None);
+        }
+        Ok(Some(Self {
+            data_dir,
+            home: get("HOME")
+                .or_else(|| get("USERPROFILE"))
+                .map(PathBuf::from),
+            appdata: get("APPDATA").map(PathBuf::from),
+        }))
+    }
+
+    /// Finds the data directory and opens its database (blocking: at start-up).
+    pub fn open(&self) -> Result<zotero_db::ZoteroDb, zotero_db::DbError> {
+        let (dir, _) = zotero_db::find_data_dir(
+            self.data_dir.as_deref(),
+            self.home.as_deref(),
+            self.appdata.as_deref(),
+        )?;
+        zotero_db::ZoteroDb::open(&dir)
+    }
+}
