@@ -44,3 +44,48 @@ impl DatabaseConfig {
         zotero_db::ZoteroDb::open(&dir)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(vars: &[(&str, &str)]) -> Result<Option<DatabaseConfig>, ConfigError> {
+        let get = |name: &str| {
+            vars.iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        };
+        DatabaseConfig::read(&get)
+    }
+
+    #[test]
+    fn the_data_dir_turns_it_on_and_zotero_database_finds_it() {
+        assert_eq!(read(&[]).unwrap(), None);
+        let on = read(&[("ZOTERO_DATA_DIR", "/data/Zotero"), ("HOME", "/home/ada")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(on.data_dir, Some(PathBuf::from("/data/Zotero")));
+        assert_eq!(on.home, Some(PathBuf::from("/home/ada")));
+        let found = read(&[("ZOTERO_DATABASE", "1"), ("USERPROFILE", "C:\\Users\\ada")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(found.data_dir, None);
+        assert_eq!(found.home, Some(PathBuf::from("C:\\Users\\ada")));
+        assert_eq!(
+            read(&[("ZOTERO_DATA_DIR", "/d"), ("ZOTERO_DATABASE", "0")]).unwrap(),
+            None
+        );
+        let e = read(&[("ZOTERO_DATABASE", "maybe")]).unwrap_err();
+        assert_eq!(e.var, "ZOTERO_DATABASE");
+    }
+
+    #[test]
+    fn a_data_dir_without_a_database_is_refused_naming_the_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = read(&[("ZOTERO_DATA_DIR", dir.path().to_str().unwrap())])
+            .unwrap()
+            .unwrap();
+        let e = c.open().err().unwrap();
+        assert!(e.to_string().contains("ZOTERO_DATA_DIR"), "{e}");
+    }
+}
