@@ -67,6 +67,27 @@ impl DbAnswer {
     }
 }
 
+/// The item sorts the web API accepts; any other is refused as it refuses it.
+const ITEM_SORTS: &[&str] = &[
+    "dateAdded",
+    "dateModified",
+    "title",
+    "creator",
+    "itemType",
+    "date",
+    "publisher",
+    "publicationTitle",
+    "journalAbbreviation",
+    "language",
+    "accessDate",
+    "libraryCatalog",
+    "callNumber",
+    "rights",
+    "addedBy",
+    "numItems",
+    "serverDateModified",
+];
+
 /// The web API's default and largest page.
 const DEFAULT_LIMIT: usize = 25;
 const MAX_LIMIT: usize = 100;
@@ -641,6 +662,12 @@ fn page_items(
             return Ok(answer);
         }
         _ => {}
+    }
+    if let Some(sort) = p.sort.as_deref().filter(|s| !ITEM_SORTS.contains(s)) {
+        return Ok(DbAnswer::status(
+            400,
+            &format!("Invalid 'sort' value '{sort}'"),
+        ));
     }
     sort_rows(r, &mut rows, p)?;
     let (start, end) = page_bounds(total, p);

@@ -170,6 +170,9 @@ async fn searches_answer_the_same_from_the_database_as_from_the_web_api() {
         )
         .await;
     }
+    // The default sort ('relevance', which Zotero refuses): both fall back alike.
+    let data = same(&p, "zotero_search_items", json!({"query": "attention"})).await;
+    assert_eq!(data["sort_used"], "dateModified");
     p.web.stop().await;
     p.db.stop().await;
 }
