@@ -211,3 +211,38 @@ async fn reads_that_may_lag_reach_no_api_and_the_database_alone_is_read_only() {
     );
     server.stop().await;
 }
+
+#[test]
+fn check_reports_the_database_its_schema_its_items_and_whether_zotero_has_it_open() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(zotero_db::fixture::standard(dir.path()).unwrap());
+    let out = std::process::Command::new(crate::common::BIN)
+        .arg("check")
+        .env_clear()
+        .env("ZOTERO_DATA_DIR", dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{text}{err}");
+    assert!(text.contains("schema 129 (Zotero 10)"), "{text}");
+    assert!(text.contains("8 items outside the trash"), "{text}");
+    assert!(text.contains("2 group libraries"), "{text}");
+    assert!(text.contains("Zotero does not have it open"), "{text}");
+    // A file that is not Zotero's: check fails and says what to set.
+    let foreign = tempfile::tempdir().unwrap();
+    std::fs::write(
+        foreign.path().join("zotero.sqlite"),
+        b"not a database, not at all",
+    )
+    .unwrap();
+    let out = std::process::Command::new(crate::common::BIN)
+        .arg("check")
+        .env_clear()
+        .env("ZOTERO_DATA_DIR", foreign.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("ZOTERO_DATA_DIR"), "{err}");
+}
