@@ -246,3 +246,27 @@ fn check_reports_the_database_its_schema_its_items_and_whether_zotero_has_it_ope
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("ZOTERO_DATA_DIR"), "{err}");
 }
+
+#[tokio::test]
+async fn a_write_reads_what_it_depends_on_from_the_web_api_not_the_database() {
+    let p = pair().await;
+    let item_path = format!("/users/{USER_ID}/items/BERTDV82");
+    // A read that may lag: answered by the database, nothing reaches the web.
+    same(&p, "zotero_get_item", json!({"item_key": "BERTDV82"})).await;
+    let reads_before = p.emu.count("GET", &item_path);
+    let a =
+        p.db.call(
+            "zotero_add_item_to_collection",
+            json!({"item_key": "BERTDV82", "collection_key": "ATTNDP62"}),
+        )
+        .await;
+    a.expect_ok();
+    // The version-checked write read the item from the web API (the database copy lags).
+    assert!(p.emu.count("GET", &item_path) > reads_before);
+    assert!(p.emu.item("BERTDV82").unwrap()["data"]["collections"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("ATTNDP62")));
+    p.web.stop().await;
+    p.db.stop().await;
+}
