@@ -96,7 +96,7 @@ impl ZoteroDb {
     /// Answers `GET {library}{path_and_query}` (blocking).
     pub fn answer(&self, scope: LibraryScope, path_and_query: &str) -> Result<DbAnswer, DbError> {
         let (route, params) = parse(path_and_query);
-        if route == Route::Unsupported {
+        if route == Route::Unsupported || params.needs_api {
             return Ok(DbAnswer::status(501, "not served from the Zotero database"));
         }
         self.with(|s| {

@@ -46,6 +46,9 @@ pub(crate) struct Params {
     pub limit: Option<usize>,
     pub start: usize,
     pub format: Option<String>,
+    /// `include` other than `data`, or a `format` other than json/versions/keys: citations
+    /// and exports the database cannot make (the caller asks the API).
+    pub needs_api: bool,
     /// `retracted=1`: only items Zotero flags retracted (ours; the web API has no such filter).
     pub retracted: bool,
 }
@@ -77,7 +80,13 @@ pub(crate) fn parse(path_and_query: &str) -> (Route, Params) {
             "direction" => params.direction = Some(v),
             "limit" => params.limit = v.parse().ok(),
             "start" => params.start = v.parse().unwrap_or(0),
-            "format" => params.format = Some(v),
+            "format" => {
+                params.needs_api |= !matches!(v.as_str(), "json" | "versions" | "keys");
+                params.format = Some(v);
+            }
+            "include" => {
+                params.needs_api |= v.split(',').any(|part| part.trim() != "data");
+            }
             "retracted" => params.retracted = v == "1" || v == "true",
             _ => {}
         }

@@ -410,3 +410,25 @@ fn types_and_fields_are_joined_by_name_whatever_their_ids() {
     assert_eq!(paper["data"]["itemType"], "conferencePaper");
     assert_eq!(paper["data"]["date"], "2017");
 }
+
+#[test]
+fn citations_and_exports_are_left_to_the_api() {
+    let (_dir, db) = standard();
+    for path in [
+        "/items?format=bibtex",
+        "/items/top?format=bib&style=apa",
+        "/items/ART00001?include=data,bibtex",
+        "/items?include=bib,citation",
+        "/searches",
+    ] {
+        let a = db.answer(LibraryScope::User, path).unwrap();
+        assert!(a.is_unsupported(), "{path}: {}", a.status);
+    }
+    let a = db
+        .answer(
+            LibraryScope::User,
+            "/items/ART00001?include=data&format=json",
+        )
+        .unwrap();
+    assert_eq!(a.status, 200);
+}

@@ -149,6 +149,16 @@ async fn read_tools_answer_the_same_from_the_database_as_from_the_web_api() {
         same(&p, "zotero_list_collections", args).await;
     }
     same(&p, "zotero_list_tags", json!({"limit": 100})).await;
+    // Citations and exports the database cannot make are asked of the API.
+    for format in ["bibtex"] {
+        same(
+            &p,
+            "zotero_get_item_metadata",
+            json!({"item_key": "VASWANI7", "format": format}),
+        )
+        .await;
+    }
+    same(&p, "zotero_cite", json!({"item_keys": ["VASWANI7"]})).await;
     p.web.stop().await;
     p.db.stop().await;
 }
