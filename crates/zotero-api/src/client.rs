@@ -109,6 +109,8 @@ pub struct ZoteroClient {
     web: Arc<HttpClient>,
     /// The desktop app's local API (`ZOTERO_LOCAL=1`): no key, user library `/users/0`.
     local: Option<Arc<HttpClient>>,
+    /// Zotero's own database (`ZOTERO_DATA_DIR`), read from a private snapshot.
+    database: Option<Arc<zotero_db::ZoteroDb>>,
     user_id: Option<u64>,
     missing: Vec<&'static str>,
     sort_fallback: SortFallback,
@@ -134,6 +136,7 @@ impl ZoteroClient {
         Ok(Self {
             web: HttpClient::new(config)?,
             local,
+            database: None,
             user_id: config.user_id,
             missing: config.missing_credentials.clone(),
             sort_fallback: SortFallback::default(),
@@ -175,6 +178,17 @@ impl ZoteroClient {
         self.local.is_some()
     }
 
+    /// Reads that may lag are answered from Zotero's own database first.
+    pub fn with_database(mut self, database: Arc<zotero_db::ZoteroDb>) -> Self {
+        self.database = Some(database);
+        self
+    }
+
+    /// Zotero's own database, when configured.
+    pub fn database(&self) -> Option<&Arc<zotero_db::ZoteroDb>> {
+        self.database.as_ref()
+    }
+
     pub(crate) fn local_http(&self) -> Option<&Arc<HttpClient>> {
         self.local.as_ref()
     }
@@ -186,7 +200,7 @@ impl ZoteroClient {
     /// A handle on one library. Nothing is sent: a library the key cannot reach is refused
     /// by the first call that needs it (writes check before sending anything).
     pub fn library(&self, which: LibraryRef) -> Result<Library<'_>, ZoteroError> {
-        if self.local.is_none() {
+        if self.local.is_none() && self.database.is_none() {
             self.web()?;
         }
         Ok(Library::new(self, which))

@@ -92,6 +92,10 @@ pub enum ZoteroError {
     #[error("the desktop app's local API is not used (set ZOTERO_LOCAL=1)")]
     LocalApiNotConfigured,
 
+    /// Zotero's own database (`ZOTERO_DATA_DIR`) could not be read.
+    #[error("{reason}")]
+    Database { reason: String },
+
     #[error("could not reach Zotero at {base}: {reason}")]
     Network { base: String, reason: String },
 

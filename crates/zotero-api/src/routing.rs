@@ -1,10 +1,16 @@
 //! A library of the client and the backend each of its requests goes to: reads that may
-//! lag go to the desktop app's local API when it is configured (falling back to the Web
-//! API when the desktop cannot answer); reads a version-checked write depends on, and
-//! writes, go to the Web API (the local copy lags sync, and its versions are its own). The
-//! key's rights are checked here before anything is written.
+//! lag go to Zotero's own database when it is configured, else to the desktop app's local
+//! API (each falling back to the next when it cannot answer); reads a version-checked write
+//! depends on, and writes, go to the Web API (the local copies lag sync, and their versions
+//! are their own). The key's rights are checked here before anything is written.
 
+use std::sync::Arc;
+
+use bytes::Bytes;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::HeaderMap;
 use tokio_util::sync::CancellationToken;
+use zotero_db::{DbAnswer, LibraryScope, ZoteroDb};
 
 use crate::client::ZoteroClient;
 use crate::error::ZoteroError;
@@ -18,6 +24,8 @@ use crate::local_writes::WriteRoute;
 pub enum Backend {
     Web,
     Local,
+    /// Zotero's own database (`zotero.sqlite`), read from a private snapshot.
+    Database,
 }
 
 /// What the desktop app says when it cannot serve a request the Web API can: switched off
@@ -27,6 +35,30 @@ fn local_cannot_serve(resp: &ApiResponse) -> bool {
         403 | 404 | 501 => true,
         400 => String::from_utf8_lossy(&resp.body).contains("Only data for the logged-in user"),
         _ => false,
+    }
+}
+
+/// The database's answer as the HTTP answer the API would give.
+fn database_response(answer: DbAnswer) -> ApiResponse {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static(answer.content_type));
+    if let Some(total) = answer.total_results {
+        headers.insert("total-results", HeaderValue::from(total));
+    }
+    if let Some(version) = answer.library_version {
+        headers.insert("last-modified-version", HeaderValue::from(version));
+    }
+    if let Some(next) = answer.next_start {
+        if let Ok(link) = HeaderValue::from_str(&format!("<zotero-db:?start={next}>; rel=\"next\""))
+        {
+            headers.insert("link", link);
+        }
+    }
+    ApiResponse {
+        status: answer.status,
+        headers,
+        body: Bytes::from(answer.body),
+        retries: 0,
     }
 }
 
@@ -69,6 +101,17 @@ impl<'a> Library<'a> {
 
     /// Which backend a request goes to first.
     pub(crate) fn route(&self, req: &ApiRequest) -> Result<Backend, ZoteroError> {
+        let database_fits = self.client.database().is_some()
+            && req.method == hyper::Method::GET
+            && (req.consistency == Consistency::MayLag || !self.client.has_web());
+        if database_fits {
+            return Ok(Backend::Database);
+        }
+        self.route_http(req)
+    }
+
+    /// Which HTTP backend a request goes to first.
+    fn route_http(&self, req: &ApiRequest) -> Result<Backend, ZoteroError> {
         let has_web = self.client.web().is_ok();
         let local_fits = self.client.local_http().is_some()
             && req.method == hyper::Method::GET
@@ -91,7 +134,13 @@ impl<'a> Library<'a> {
                 return self.send_local_write(req, &server_id, &key, cancel).await;
             }
         }
-        if let (Backend::Local, Some(local)) = (self.route(req)?, self.client.local_http()) {
+        if let (Backend::Database, Some(db)) = (self.route(req)?, self.client.database()) {
+            match self.send_database(db, req).await? {
+                Some(resp) => return Ok(resp),
+                None => tracing::info!("the Zotero database cannot serve it; asking the API"),
+            }
+        }
+        if let (Backend::Local, Some(local)) = (self.route_http(req)?, self.client.local_http()) {
             let has_web = self.client.web().is_ok();
             match self.send_to(local, &self.local_prefix(), req, cancel).await {
                 Ok(resp) if has_web && local_cannot_serve(&resp) => {
@@ -131,6 +180,33 @@ impl<'a> Library<'a> {
             });
         }
         Ok(resp)
+    }
+
+    /// Answers a request from Zotero's database (off the runtime's threads: SQLite and the
+    /// snapshot copy block); `None` when the database does not serve it.
+    async fn send_database(
+        &self,
+        db: &Arc<ZoteroDb>,
+        req: &ApiRequest,
+    ) -> Result<Option<ApiResponse>, ZoteroError> {
+        let scope = match self.which {
+            LibraryRef::User => LibraryScope::User,
+            LibraryRef::Group(g) => LibraryScope::Group(g),
+        };
+        let db = Arc::clone(db);
+        let path = req.path.clone();
+        let answer = tokio::task::spawn_blocking(move || db.answer(scope, &path))
+            .await
+            .map_err(|e| ZoteroError::Database {
+                reason: format!("reading the Zotero database stopped: {e}"),
+            })?
+            .map_err(|e| ZoteroError::Database {
+                reason: e.to_string(),
+            })?;
+        if answer.is_unsupported() {
+            return Ok(None);
+        }
+        Ok(Some(database_response(answer)))
     }
 
     /// Sends a request to the desktop app alone (`None` without one), whatever it answers.

@@ -1,6 +1,6 @@
 //! `zotero-mcp check`: reports which files `file_path` may read and every configured backend
-//! (the Web API with what the key may do in each library; the desktop app's local API), and
-//! says what to change when one fails.
+//! (the Web API with what the key may do in each library; the desktop app's local API;
+//! Zotero's own database), and says what to change when one fails.
 
 use std::process::ExitCode;
 
@@ -12,14 +12,18 @@ use crate::config::Config;
 /// Exit code 2: nothing is configured; 1: a configured backend failed; 0: all good.
 pub async fn run(config: Config) -> ExitCode {
     let missing = config.missing_credentials();
-    if !missing.is_empty() && !config.zotero.local && !config.writes_locally() {
+    if !missing.is_empty()
+        && !config.zotero.local
+        && !config.writes_locally()
+        && config.database.is_none()
+    {
         eprintln!(
-            "zotero-mcp check: set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too), or ZOTERO_LOCAL=1 to read through the Zotero desktop app",
+            "zotero-mcp check: set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too), or ZOTERO_LOCAL=1 to read through the Zotero desktop app, or ZOTERO_DATA_DIR=/path/to/Zotero to read Zotero's own database",
             missing.join(" and ")
         );
         return ExitCode::from(2);
     }
-    let client = match ZoteroClient::new(&config.client()) {
+    let client = match crate::service::client(&config) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("zotero-mcp check: {e}");
@@ -43,11 +47,47 @@ pub async fn run(config: Config) -> ExitCode {
         println!("local API: not used (ZOTERO_LOCAL=1 reads through the Zotero desktop app)");
     }
     ok &= writes(&config, &client, &cancel).await;
+    match client.database() {
+        Some(db) => ok &= database(db.clone()).await,
+        None => println!(
+            "database:  not used (ZOTERO_DATA_DIR=/path/to/Zotero reads Zotero's own zotero.sqlite, offline)"
+        ),
+    }
     if ok {
         println!("ok");
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// The database: where, its schema version, its items, and whether Zotero has it open.
+async fn database(db: std::sync::Arc<zotero_db::ZoteroDb>) -> bool {
+    match tokio::task::spawn_blocking(move || db.status()).await {
+        Ok(Ok(s)) => {
+            println!(
+                "database:  {} (schema {}): {} items outside the trash ({} rows with notes, attachments, annotations and the trash), {} group libraries; {}",
+                s.path.display(),
+                s.version,
+                s.regular_items,
+                s.all_items,
+                s.group_libraries,
+                if s.open_in_zotero {
+                    "Zotero has it open (read from a private copy; nothing is written)"
+                } else {
+                    "Zotero does not have it open"
+                }
+            );
+            true
+        }
+        Ok(Err(e)) => {
+            println!("database:  FAILED: {e}");
+            false
+        }
+        Err(e) => {
+            println!("database:  FAILED: {e}");
+            false
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 
+mod database;
 mod http;
 mod index;
 pub mod local_writes;
@@ -18,6 +19,7 @@ mod tools;
 mod uploads;
 mod zotero;
 
+pub use database::DatabaseConfig;
 pub use http::{HttpConfig, HttpToken, MIN_HTTP_BUFFERED_BYTES, MIN_HTTP_TOKEN_CHARS};
 pub use index::{IndexConfig, ModelSource};
 pub use log::LogConfig;
@@ -54,6 +56,8 @@ pub struct Config {
     /// `ZOTERO_NCBI_API_KEY`, `ZOTERO_MCP_HTTP_TOKEN`, `HF_TOKEN`): scrubbed from what outside hosts answer before
     /// it is shown or logged.
     pub secrets: zotero_net::Secrets,
+    /// Zotero's own database (`ZOTERO_DATA_DIR`, `ZOTERO_DATABASE=1`); `None` when unused.
+    pub database: Option<DatabaseConfig>,
 }
 
 impl Config {
@@ -84,6 +88,7 @@ impl Config {
             .chain(zotero.local_writes.stored.iter().map(|(_, k)| k))
             .map(|k| k.expose().to_string())
             .collect();
+        let database = DatabaseConfig::read(&get)?;
         let secrets = zotero_net::Secrets::new(
             local_keys
                 .into_iter()
@@ -109,6 +114,7 @@ impl Config {
             tools,
             log,
             secrets,
+            database,
         })
     }
 
@@ -148,10 +154,13 @@ impl Config {
         w.has_key() && w.backend != zotero_api::WriteBackend::Web
     }
 
-    /// The desktop app's local API alone, without the Web API's credentials: nothing can
-    /// be written, so the server runs read-only.
+    /// The desktop app's local API or Zotero's database alone, without the Web API's
+    /// credentials (nor a local write key): nothing can be written, so the server runs
+    /// read-only.
     pub fn local_only(&self) -> bool {
-        self.zotero.local && !self.missing_credentials().is_empty() && !self.writes_locally()
+        (self.zotero.local || self.database.is_some())
+            && !self.missing_credentials().is_empty()
+            && !self.writes_locally()
     }
 
     /// What the upload sources need.

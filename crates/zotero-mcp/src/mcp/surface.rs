@@ -55,7 +55,8 @@ const HOW_TO_CALL_CHARS: usize = 16_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Offer {
     read_only: bool,
-    /// Only the desktop app's local API is configured: nothing can be written either.
+    /// Only the desktop app's local API or Zotero's database is configured: nothing can be
+    /// written either.
     local_only: bool,
     sets: BTreeSet<ToolSet>,
     /// `ZOTERO_TOOLSETS` is set: every permitted tool is listed, as before the default surface.
@@ -95,9 +96,11 @@ impl Offer {
                 ErrorCode::Auth,
                 format!(
                     "{name} changes the library, and this server reads through the Zotero desktop \
-                     app's local API only (ZOTERO_LOCAL=1), which it uses read-only; set \
-                     ZOTERO_API_KEY and ZOTERO_USER_ID (https://www.zotero.org/settings/keys) \
-                     and restart the server to write through the Web API"
+                     app's local API (ZOTERO_LOCAL=1) or Zotero's database (ZOTERO_DATA_DIR) \
+                     only, which it uses read-only; set ZOTERO_API_KEY and ZOTERO_USER_ID \
+                     (https://www.zotero.org/settings/keys) and restart the server to write \
+                     through the Web API, or run `zotero-mcp authorize` to write through \
+                     Zotero 10"
                 ),
             );
             return Some(e.with_detail("missing", vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]));
@@ -191,7 +194,7 @@ impl Offer {
         if self.read_only {
             text.push_str(" Read-only mode is on: nothing can be changed.");
         } else if self.local_only {
-            text.push_str(" Reading through the Zotero desktop app only: nothing can be changed.");
+            text.push_str(" Reading through the Zotero desktop app or its database only: nothing can be changed.");
         }
         let codes: Vec<&str> = ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
         text.push_str(&format!(

@@ -54,8 +54,7 @@ impl ZoteroService {
                 config.index.embedding_model.clone(),
                 config.index.embedding.clone(),
             ),
-            client: ZoteroClient::new(&config.client())
-                .map_err(|e| format!("cannot build the Zotero client: {e}"))?,
+            client: client(config)?,
             fetcher: Fetcher::new(&config.sources())
                 .map_err(|e| format!("cannot build the file fetcher: {e}"))?,
             arxiv_base: config.uploads.arxiv_base.clone(),
@@ -146,5 +145,21 @@ fn to_upload(prepared: PreparedFile) -> FileToUpload {
         md5: prepared.md5.clone(),
         mtime_ms: prepared.mtime_ms,
         open: Box::new(move || Ok(source.stream())),
+    }
+}
+
+/// The Zotero client, with Zotero's own database when it is configured (opened now, so a
+/// missing, foreign or too new database stops the server at start with the reason).
+pub fn client(config: &Config) -> Result<ZoteroClient, String> {
+    let client = ZoteroClient::new(&config.client())
+        .map_err(|e| format!("cannot build the Zotero client: {e}"))?;
+    match &config.database {
+        None => Ok(client),
+        Some(database) => {
+            let db = database
+                .open()
+                .map_err(|e| format!("cannot read Zotero's database: {e}"))?;
+            Ok(client.with_database(std::sync::Arc::new(db)))
+        }
     }
 }

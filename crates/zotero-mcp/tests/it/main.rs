@@ -18,6 +18,7 @@ mod collection_writes;
 mod collections;
 mod common;
 mod concurrency;
+mod database_backend;
 mod docs;
 mod dry_runs;
 mod fulltext;

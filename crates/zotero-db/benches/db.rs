@@ -1,0 +1,109 @@
+//! Prints figures for the database backend on a generated 10,000-item library: opening (the
+//! snapshot copy), quick search p50/p99, one item read, a page of 100, and the process's
+//! peak memory. `cargo bench -p zotero-db --bench db`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use std::time::{Duration, Instant};
+
+use zotero_db::{fixture, LibraryScope, ZoteroDb};
+
+const ITEMS: usize = 10_000;
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn time<F: FnMut(usize)>(runs: usize, mut f: F) -> (Duration, Duration) {
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|i| {
+            let t = Instant::now();
+            f(i);
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    (percentile(&times, 0.5), percentile(&times, 0.99))
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = Instant::now();
+    drop(fixture::generated(dir.path(), ITEMS).unwrap());
+    let size = std::fs::metadata(fixture::db_path(dir.path()))
+        .unwrap()
+        .len();
+    println!(
+        "generated {ITEMS} items ({:.1} MB) in {:.2?}",
+        size as f64 / 1e6,
+        t.elapsed()
+    );
+
+    let t = Instant::now();
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    println!("open (copy + schema + index): {:.2?}", t.elapsed());
+
+    let queries = [
+        "topic 42",
+        "Author17",
+        "1999",
+        "Writer250 field",
+        "nothing-matches",
+    ];
+    let (p50, p99) = time(100, |i| {
+        let q = queries[i % queries.len()].replace(' ', "%20");
+        let a = db
+            .answer(
+                LibraryScope::User,
+                &format!("/items/top?q={q}&limit=25&format=json"),
+            )
+            .unwrap();
+        assert_eq!(a.status, 200);
+    });
+    println!("quick search, 25 results: p50 {p50:.2?}, p99 {p99:.2?}");
+
+    let (p50, p99) = time(100, |i| {
+        let a = db
+            .answer(
+                LibraryScope::User,
+                &format!("/items/top?tag=tag{}&sort=title&limit=25", i % 50),
+            )
+            .unwrap();
+        assert_eq!(a.status, 200);
+    });
+    println!("tag filter sorted by title: p50 {p50:.2?}, p99 {p99:.2?}");
+
+    let (p50, p99) = time(1000, |i| {
+        let a = db
+            .answer(
+                LibraryScope::User,
+                &format!("/items/K{:07}", (i * 7) % ITEMS),
+            )
+            .unwrap();
+        assert_eq!(a.status, 200);
+    });
+    println!("one item: p50 {p50:.2?}, p99 {p99:.2?}");
+
+    let (p50, p99) = time(20, |i| {
+        let a = db
+            .answer(
+                LibraryScope::User,
+                &format!("/items/top?limit=100&start={}", i * 100),
+            )
+            .unwrap();
+        assert_eq!(a.status, 200);
+    });
+    println!("page of 100 items: p50 {p50:.2?}, p99 {p99:.2?}");
+
+    if let Some(kib) = peak_rss_kib() {
+        println!("peak RSS: {:.1} MB", kib as f64 / 1024.0);
+    }
+}

@@ -1,0 +1,35 @@
+//! What can go wrong reading Zotero's database, each with what to change.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("no Zotero database at {path}: set ZOTERO_DATA_DIR to the folder that holds zotero.sqlite and storage/")]
+    NotFound { path: PathBuf },
+
+    #[error("could not copy the Zotero database {path} to a private snapshot: {source}")]
+    Copy {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{path} is not a Zotero database ({reason}); set ZOTERO_DATA_DIR to Zotero's data directory")]
+    NotZotero { path: PathBuf, reason: String },
+
+    #[error("the Zotero database has schema version {found} (userdata), newer than the newest this server understands ({known}); update zotero-mcp, or use the web API (ZOTERO_API_KEY)")]
+    NewerSchema { found: i64, known: i64 },
+
+    #[error("the Zotero database has schema version {found} (userdata), older than the oldest this server reads ({oldest}); open it once in a current Zotero to upgrade it")]
+    OlderSchema { found: i64, oldest: i64 },
+
+    #[error("reading the Zotero database snapshot failed: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+
+    #[error("reading {what} from the Zotero data directory failed: {source}")]
+    Io {
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,20 @@
+//! Zotero's own database (`zotero.sqlite` in the Zotero data directory) as a read-only
+//! backend: a private snapshot of the database and its `-wal` is read (never the original),
+//! and requests in the Zotero API's path language (`/items/top?q=…`) are answered with the
+//! API's wire JSON, so the client above parses them exactly as it parses the web's answers.
+
+mod answer;
+mod error;
+pub mod fixture;
+mod locate;
+pub mod mirror;
+mod query;
+mod reader;
+mod schema;
+mod snapshot;
+
+pub use answer::{DbAnswer, LibraryScope};
+pub use error::DbError;
+pub use locate::{default_data_dirs, find_data_dir, DataDirSource};
+pub use schema::{SchemaVersion, KNOWN_USERDATA_VERSIONS, NEWEST_USERDATA_VERSION};
+pub use snapshot::{zotero_has_it_open, DbStatus, ZoteroDb};

@@ -1,0 +1,386 @@
+//! Test support: writes items and collections given as the API's wire JSON (an emulator's
+//! stored state) into a fixture database, so the same library can be read through the web
+//! API and through `zotero.sqlite` and the answers compared. Types and fields the fixture's
+//! schema excerpt lacks are added the way `_updateGlobalSchema` adds new ones (next ID, then
+//! the type's field list).
+
+use std::collections::HashMap;
+
+use rusqlite::{params, OptionalExtension};
+use serde_json::Value;
+
+use crate::fixture::{Builder, Result};
+
+/// `data` keys that are not `itemData` fields.
+const NOT_FIELDS: &[&str] = &[
+    "key",
+    "version",
+    "itemType",
+    "creators",
+    "tags",
+    "collections",
+    "relations",
+    "dateAdded",
+    "dateModified",
+    "parentItem",
+    "deleted",
+    "note",
+    "linkMode",
+    "contentType",
+    "charset",
+    "filename",
+    "md5",
+    "mtime",
+    "path",
+    "inPublications",
+];
+
+fn s<'a>(v: &'a Value, k: &str) -> &'a str {
+    v.get(k).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// ISO 8601 (`2024-01-01T10:00:00Z`) as Zotero stores it (`2024-01-01 10:00:00`).
+fn sql_time(iso: &str) -> String {
+    iso.trim_end_matches('Z').replacen('T', " ", 1)
+}
+
+impl Builder {
+    fn ensure_type(&self, name: &str) -> Result<i64> {
+        let found: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT itemTypeID FROM itemTypes WHERE typeName = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(id) = found {
+            return Ok(id);
+        }
+        let id: i64 = self.conn.query_row(
+            "SELECT COALESCE(MAX(itemTypeID), 0) + 1 FROM itemTypes",
+            [],
+            |r| r.get(0),
+        )?;
+        self.conn.execute(
+            "INSERT INTO itemTypes VALUES (?1, ?2, NULL, 1)",
+            params![id, name],
+        )?;
+        self.conn.execute(
+            "INSERT INTO itemTypesCombined VALUES (?1, ?2, 1, 0)",
+            params![id, name],
+        )?;
+        Ok(id)
+    }
+
+    fn ensure_field(&self, type_id: i64, name: &str) -> Result<()> {
+        let found: Option<i64> = self
+            .conn
+            .query_row(
+                "SELECT fieldID FROM fields WHERE fieldName = ?1",
+                [name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        let field_id = match found {
+            Some(id) => id,
+            None => {
+                let id: i64 = self.conn.query_row(
+                    "SELECT COALESCE(MAX(fieldID), 0) + 1 FROM fields",
+                    [],
+                    |r| r.get(0),
+                )?;
+                self.conn.execute(
+                    "INSERT INTO fields VALUES (?1, ?2, NULL)",
+                    params![id, name],
+                )?;
+                self.conn.execute(
+                    "INSERT INTO fieldsCombined VALUES (?1, ?2, NULL, NULL, 0)",
+                    params![id, name],
+                )?;
+                id
+            }
+        };
+        let order: i64 = self.conn.query_row(
+            "SELECT COALESCE(MAX(orderIndex), -1) + 1 FROM itemTypeFields WHERE itemTypeID = ?1",
+            [type_id],
+            |r| r.get(0),
+        )?;
+        self.conn.execute(
+            "INSERT OR IGNORE INTO itemTypeFields VALUES (?1, ?2, 0, ?3)",
+            params![type_id, field_id, order],
+        )?;
+        Ok(())
+    }
+
+    fn ensure_creator_type(&self, name: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT INTO creatorTypes (creatorType) SELECT ?1 \
+             WHERE NOT EXISTS (SELECT 1 FROM creatorTypes WHERE creatorType = ?1)",
+            [name],
+        )?;
+        Ok(())
+    }
+
+    /// Writes wire items and collections into `library` (1: the user library).
+    pub fn mirror(&self, library: i64, items: &[Value], collections: &[Value]) -> Result<()> {
+        self.conn.execute_batch("BEGIN")?;
+        let mut collection_ids: HashMap<String, i64> = HashMap::new();
+        // Parents before children: collections are listed in creation order.
+        let mut pending: Vec<&Value> = collections.iter().collect();
+        while !pending.is_empty() {
+            let before = pending.len();
+            pending.retain(|c| {
+                let d = c.get("data").unwrap_or(c);
+                let parent = d.get("parentCollection").and_then(Value::as_str);
+                let parent_id = match parent {
+                    Some(p) => match collection_ids.get(p) {
+                        Some(id) => Some(*id),
+                        None => return true,
+                    },
+                    None => None,
+                };
+                let key = s(d, "key");
+                if let Ok(id) = self.collection(library, key, s(d, "name"), parent_id) {
+                    {
+                        collection_ids.insert(key.to_string(), id);
+                        let version = c
+                            .get("version")
+                            .or_else(|| d.get("version"))
+                            .and_then(Value::as_i64)
+                            .unwrap_or(0);
+                        let _ = self.conn.execute(
+                            "UPDATE collections SET version = ?2, clientDateModified = '2024-01-01 00:00:00' WHERE collectionID = ?1",
+                            params![id, version],
+                        );
+                        if d.get("deleted").and_then(Value::as_bool) == Some(true) {
+                            let _ = self.conn.execute(
+                                "INSERT INTO deletedCollections (collectionID) VALUES (?1)",
+                                [id],
+                            );
+                        }
+                    }
+                }
+                false
+            });
+            if pending.len() == before {
+                break;
+            }
+        }
+        let mut item_ids: HashMap<String, i64> = HashMap::new();
+        for item in items {
+            let d = item.get("data").unwrap_or(item);
+            let item_type = s(d, "itemType");
+            let type_id = self.ensure_type(item_type)?;
+            let mut fields: Vec<(String, String)> = Vec::new();
+            for (k, v) in d.as_object().into_iter().flatten() {
+                if NOT_FIELDS.contains(&k.as_str()) || k.starts_with("annotation") {
+                    continue;
+                }
+                if let Some(text) = v.as_str().filter(|t| !t.is_empty()) {
+                    self.ensure_field(type_id, k)?;
+                    fields.push((k.clone(), text.to_string()));
+                }
+            }
+            let mut creators: Vec<(String, Option<String>, String)> = Vec::new();
+            for c in d
+                .get("creators")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let ctype = s(c, "creatorType");
+                self.ensure_creator_type(ctype)?;
+                match c.get("name").and_then(Value::as_str) {
+                    Some(name) => creators.push((ctype.into(), None, name.into())),
+                    None => creators.push((
+                        ctype.into(),
+                        Some(s(c, "firstName").into()),
+                        s(c, "lastName").into(),
+                    )),
+                }
+            }
+            let mut tags: Vec<String> = Vec::new();
+            for t in d
+                .get("tags")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let tag = s(t, "tag");
+                if t.get("type").and_then(Value::as_i64) == Some(1) {
+                    tags.push(format!("auto:{tag}"));
+                } else {
+                    tags.push(tag.to_string());
+                }
+            }
+            let field_refs: Vec<(&str, &str)> = fields
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            let creator_refs: Vec<(&str, Option<&str>, &str)> = creators
+                .iter()
+                .map(|(a, b, c)| (a.as_str(), b.as_deref(), c.as_str()))
+                .collect();
+            let tag_refs: Vec<&str> = tags.iter().map(String::as_str).collect();
+            let key = s(d, "key");
+            let id = self.item(
+                library,
+                key,
+                item_type,
+                &field_refs,
+                &creator_refs,
+                &tag_refs,
+            )?;
+            let version = item
+                .get("version")
+                .or_else(|| d.get("version"))
+                .and_then(Value::as_i64)
+                .unwrap_or(0);
+            self.conn.execute(
+                "UPDATE items SET version = ?2, dateAdded = COALESCE(?3, dateAdded), dateModified = COALESCE(?4, dateModified) WHERE itemID = ?1",
+                params![
+                    id,
+                    version,
+                    d.get("dateAdded").and_then(Value::as_str).map(sql_time),
+                    d.get("dateModified").and_then(Value::as_str).map(sql_time)
+                ],
+            )?;
+            item_ids.insert(key.to_string(), id);
+            for c in d
+                .get("collections")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(cid) = c.as_str().and_then(|k| collection_ids.get(k)) {
+                    self.file(*cid, id)?;
+                }
+            }
+            if d.get("deleted").and_then(Value::as_bool) == Some(true)
+                || d.get("deleted").and_then(Value::as_i64) == Some(1)
+            {
+                self.trash(id)?;
+            }
+        }
+        // Children once every parent has an ID.
+        for item in items {
+            let d = item.get("data").unwrap_or(item);
+            let Some(id) = item_ids.get(s(d, "key")).copied() else {
+                continue;
+            };
+            let parent = d
+                .get("parentItem")
+                .and_then(Value::as_str)
+                .and_then(|k| item_ids.get(k))
+                .copied();
+            match s(d, "itemType") {
+                "note" => {
+                    self.conn.execute(
+                        "INSERT INTO itemNotes (itemID, parentItemID, note, title) VALUES (?1, ?2, ?3, '')",
+                        params![id, parent, s(d, "note")],
+                    )?;
+                }
+                "attachment" => {
+                    let mode = [
+                        "imported_file",
+                        "imported_url",
+                        "linked_file",
+                        "linked_url",
+                        "embedded_image",
+                    ]
+                    .iter()
+                    .position(|m| *m == s(d, "linkMode"))
+                    .unwrap_or(0) as i64;
+                    let path = match d.get("filename").and_then(Value::as_str) {
+                        Some(f) => Some(format!("storage:{f}")),
+                        None => d.get("path").and_then(Value::as_str).map(str::to_string),
+                    };
+                    self.conn.execute(
+                        "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path, storageHash, storageModTime) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        params![
+                            id,
+                            parent,
+                            mode,
+                            d.get("contentType").and_then(Value::as_str),
+                            path,
+                            d.get("md5").and_then(Value::as_str),
+                            d.get("mtime").and_then(Value::as_i64)
+                        ],
+                    )?;
+                }
+                "annotation" => {
+                    let kind = ["highlight", "note", "image", "ink", "underline", "text"]
+                        .iter()
+                        .position(|m| *m == s(d, "annotationType"))
+                        .map_or(1, |p| p as i64 + 1);
+                    let position = match d.get("annotationPosition") {
+                        Some(Value::String(p)) => p.clone(),
+                        Some(other) => other.to_string(),
+                        None => "{}".into(),
+                    };
+                    self.conn.execute(
+                        "INSERT INTO itemAnnotations (itemID, parentItemID, type, authorName, text, comment, color, pageLabel, sortIndex, position, isExternal) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)",
+                        params![
+                            id,
+                            parent.unwrap_or(0),
+                            kind,
+                            d.get("annotationAuthorName").and_then(Value::as_str),
+                            d.get("annotationText").and_then(Value::as_str),
+                            d.get("annotationComment").and_then(Value::as_str),
+                            d.get("annotationColor").and_then(Value::as_str),
+                            d.get("annotationPageLabel").and_then(Value::as_str),
+                            s(d, "annotationSortIndex"),
+                            position
+                        ],
+                    )?;
+                }
+                _ => {}
+            }
+        }
+        self.conn.execute_batch("COMMIT")?;
+        Ok(())
+    }
+
+    /// The library's version (`libraries.version`, what sync last reached).
+    pub fn set_library_version(&self, library: i64, version: u64) -> Result<()> {
+        self.conn.execute(
+            "UPDATE libraries SET version = ?2 WHERE libraryID = ?1",
+            params![library, version as i64],
+        )?;
+        Ok(())
+    }
+
+    /// The cached full text of an attachment, as `Zotero.FullText` leaves it.
+    pub fn set_fulltext(
+        &self,
+        library: i64,
+        key: &str,
+        text: &str,
+        pages: Option<(u64, u64)>,
+    ) -> Result<()> {
+        let io = |e: std::io::Error| rusqlite::Error::ToSqlConversionFailure(Box::new(e));
+        let folder = self.dir.join("storage").join(key);
+        std::fs::create_dir_all(&folder).map_err(io)?;
+        std::fs::write(folder.join(".zotero-ft-cache"), text).map_err(io)?;
+        let id: i64 = self.conn.query_row(
+            "SELECT itemID FROM items WHERE libraryID = ?1 AND key = ?2",
+            params![library, key],
+            |r| r.get(0),
+        )?;
+        let chars = text.chars().count() as i64;
+        match pages {
+            Some((indexed, total)) => self.conn.execute(
+                "REPLACE INTO fulltextItems (itemID, indexedPages, totalPages, version, synced) VALUES (?1, ?2, ?3, 1, 1)",
+                params![id, indexed as i64, total as i64],
+            )?,
+            None => self.conn.execute(
+                "REPLACE INTO fulltextItems (itemID, indexedChars, totalChars, version, synced) VALUES (?1, ?2, ?2, 1, 1)",
+                params![id, chars],
+            )?,
+        };
+        Ok(())
+    }
+}

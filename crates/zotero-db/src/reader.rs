@@ -1,0 +1,592 @@
+//! Rows of the snapshot as the Zotero API's wire objects: items (every field under Zotero's
+//! field name, creators in order, tags, collections, relations; notes, attachments and
+//! annotations with their own data), collections, and the retraction Zotero stored.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde_json::{json, Map, Value};
+
+use crate::error::DbError;
+use crate::schema::Names;
+
+/// A library of the database.
+#[derive(Debug, Clone)]
+pub(crate) struct Lib {
+    pub id: i64,
+    /// `None`: the user library.
+    pub group: Option<u64>,
+    pub version: i64,
+    pub name: String,
+}
+
+impl Lib {
+    fn wire(&self) -> Value {
+        match self.group {
+            Some(g) => json!({"type": "group", "id": g, "name": self.name, "links": {}}),
+            None => json!({"type": "user", "id": 0, "name": self.name, "links": {}}),
+        }
+    }
+}
+
+/// What every listing needs about every item, read once per snapshot.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    /// Child → parent (notes, attachments, annotations).
+    pub parent: HashMap<i64, i64>,
+    pub trashed: HashSet<i64>,
+    /// Item → (Zotero's stored JSON, flag).
+    pub retracted: HashMap<i64, (String, i64)>,
+}
+
+impl Index {
+    pub(crate) fn read(conn: &Connection) -> rusqlite::Result<Self> {
+        let mut parent = HashMap::new();
+        for table in ["itemNotes", "itemAttachments", "itemAnnotations"] {
+            let mut stmt = conn.prepare(&format!(
+                "SELECT itemID, parentItemID FROM {table} WHERE parentItemID IS NOT NULL"
+            ))?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
+            for row in rows {
+                let (child, p) = row?;
+                parent.insert(child, p);
+            }
+        }
+        let mut stmt = conn.prepare("SELECT itemID FROM deletedItems")?;
+        let trashed = stmt
+            .query_map([], |r| r.get::<_, i64>(0))?
+            .collect::<rusqlite::Result<HashSet<_>>>()?;
+        let mut stmt = conn.prepare(
+            "SELECT itemID, COALESCE(data, '{}'), COALESCE(flag, 0) FROM retractedItems",
+        )?;
+        let retracted = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    (r.get::<_, String>(1)?, r.get::<_, i64>(2)?),
+                ))
+            })?
+            .collect::<rusqlite::Result<HashMap<_, _>>>()?;
+        Ok(Self {
+            parent,
+            trashed,
+            retracted,
+        })
+    }
+
+    /// In the trash itself, or a child of an item in the trash (the API counts both).
+    pub(crate) fn in_trash(&self, id: i64) -> bool {
+        self.trashed.contains(&id)
+            || self
+                .parent
+                .get(&id)
+                .is_some_and(|p| self.trashed.contains(p))
+    }
+
+    /// The retraction as Zotero stored it (`Zotero.Retractions._addEntry`), with `hidden`
+    /// when the user chose to hide it (FLAG_HIDDEN).
+    pub(crate) fn retraction(&self, id: i64) -> Option<Value> {
+        let (data, flag) = self.retracted.get(&id)?;
+        let mut value = serde_json::from_str::<Value>(data).unwrap_or_else(|_| json!({}));
+        if let Some(o) = value.as_object_mut() {
+            o.insert("hidden".into(), Value::Bool(*flag == 1));
+        }
+        Some(value)
+    }
+}
+
+/// The columns of `items` a listing sorts and pages on.
+#[derive(Debug, Clone)]
+pub(crate) struct ItemRow {
+    pub id: i64,
+    pub type_id: i64,
+    pub key: String,
+    pub version: i64,
+    pub date_added: String,
+    pub date_modified: String,
+}
+
+pub(crate) const ITEM_COLUMNS: &str = "itemID, itemTypeID, key, version, dateAdded, dateModified";
+
+pub(crate) fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
+    Ok(ItemRow {
+        id: r.get(0)?,
+        type_id: r.get(1)?,
+        key: r.get(2)?,
+        version: r.get(3)?,
+        date_added: r.get(4)?,
+        date_modified: r.get(5)?,
+    })
+}
+
+/// Zotero's SQL timestamps (UTC, `YYYY-MM-DD HH:MM:SS`) as the API's ISO 8601.
+pub(crate) fn iso(ts: &str) -> String {
+    format!("{}Z", ts.replacen(' ', "T", 1))
+}
+
+/// A stored multipart date (`2017-12-00 December 2017`) as Zotero shows it: what follows the
+/// first space; a value not in that form is shown as stored.
+pub(crate) fn shown_date(stored: &str) -> &str {
+    let is_multipart = stored.len() > 11
+        && stored.get(4..5) == Some("-")
+        && stored.get(7..8) == Some("-")
+        && stored.get(10..11) == Some(" ");
+    match (is_multipart, stored.get(11..)) {
+        (true, Some(rest)) => rest,
+        _ => stored,
+    }
+}
+
+/// `parsedDate` of the API's `meta`: the multipart date without its zero parts.
+fn parsed_date(stored: &str) -> Option<String> {
+    let sql = stored.get(..10)?;
+    let mut parts: Vec<&str> = sql.split('-').collect();
+    while parts.last().is_some_and(|p| p.chars().all(|c| c == '0')) {
+        parts.pop();
+    }
+    (!parts.is_empty() && parts.iter().all(|p| p.chars().all(|c| c.is_ascii_digit())))
+        .then(|| parts.join("-"))
+}
+
+const LINK_MODES: [&str; 5] = [
+    "imported_file",
+    "imported_url",
+    "linked_file",
+    "linked_url",
+    "embedded_image",
+];
+
+const ANNOTATION_TYPES: [&str; 6] = ["highlight", "note", "image", "ink", "underline", "text"];
+
+/// Builds wire objects from one snapshot.
+pub(crate) struct Reader<'a> {
+    pub conn: &'a Connection,
+    pub names: &'a Names,
+    pub index: &'a Index,
+    pub data_dir: &'a Path,
+}
+
+impl Reader<'_> {
+    pub(crate) fn item_by_key(&self, lib: &Lib, key: &str) -> Result<Option<ItemRow>, DbError> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLUMNS} FROM items WHERE libraryID = ?1 AND key = ?2"
+        ))?;
+        Ok(stmt.query_row(params![lib.id, key], item_row).optional()?)
+    }
+
+    pub(crate) fn key_of(&self, id: i64) -> Result<Option<String>, DbError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key FROM items WHERE itemID = ?1")?;
+        Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
+    }
+
+    pub(crate) fn type_name(&self, row: &ItemRow) -> &str {
+        self.names
+            .item_types
+            .get(&row.type_id)
+            .map_or("", String::as_str)
+    }
+
+    /// `(field name, stored value)` of an item, in field-ID order.
+    fn fields(&self, id: i64) -> Result<Vec<(i64, String)>, DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT d.fieldID, v.value FROM itemData d JOIN itemDataValues v USING (valueID) \
+             WHERE d.itemID = ?1 ORDER BY d.fieldID",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            let value: rusqlite::types::Value = r.get(1)?;
+            let text = match value {
+                rusqlite::types::Value::Text(t) => t,
+                rusqlite::types::Value::Integer(i) => i.to_string(),
+                rusqlite::types::Value::Real(f) => f.to_string(),
+                _ => String::new(),
+            };
+            Ok((r.get::<_, i64>(0)?, text))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn creators(&self, id: i64) -> Result<Vec<Value>, DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT ic.creatorTypeID, c.firstName, c.lastName, c.fieldMode FROM itemCreators ic \
+             JOIN creators c USING (creatorID) WHERE ic.itemID = ?1 ORDER BY ic.orderIndex",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (type_id, first, last, mode) = row?;
+            let creator_type = self
+                .names
+                .creator_types
+                .get(&type_id)
+                .cloned()
+                .unwrap_or_default();
+            out.push(if mode == Some(1) {
+                json!({"creatorType": creator_type, "name": last.unwrap_or_default()})
+            } else {
+                json!({
+                    "creatorType": creator_type,
+                    "firstName": first.unwrap_or_default(),
+                    "lastName": last.unwrap_or_default(),
+                })
+            });
+        }
+        Ok(out)
+    }
+
+    fn tags(&self, id: i64) -> Result<Vec<Value>, DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t.name, it.type FROM itemTags it JOIN tags t USING (tagID) \
+             WHERE it.itemID = ?1 ORDER BY it.rowid",
+        )?;
+        let rows = stmt.query_map([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (tag, kind) = row?;
+            out.push(if kind == 0 {
+                json!({"tag": tag})
+            } else {
+                json!({"tag": tag, "type": kind})
+            });
+        }
+        Ok(out)
+    }
+
+    fn collection_keys(&self, id: i64) -> Result<Vec<Value>, DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.key FROM collectionItems ci JOIN collections c USING (collectionID) \
+             WHERE ci.itemID = ?1 ORDER BY c.key",
+        )?;
+        let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
+        Ok(rows
+            .map(|r| r.map(Value::String))
+            .collect::<rusqlite::Result<_>>()?)
+    }
+
+    fn relations(&self, id: i64) -> Result<Value, DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT p.predicate, r.object FROM itemRelations r JOIN relationPredicates p USING (predicateID) \
+             WHERE r.itemID = ?1 ORDER BY p.predicate, r.object",
+        )?;
+        let rows = stmt.query_map([id], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut out: Map<String, Value> = Map::new();
+        for row in rows {
+            let (predicate, object) = row?;
+            match out.get_mut(&predicate) {
+                Some(Value::Array(a)) => a.push(Value::String(object)),
+                Some(existing) => {
+                    let first = existing.take();
+                    *existing = Value::Array(vec![first, Value::String(object)]);
+                }
+                None => {
+                    out.insert(predicate, Value::String(object));
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn num_children(&self, id: i64) -> u64 {
+        // Children in the trash are not counted, as the API does not count them.
+        self.index
+            .parent
+            .iter()
+            .filter(|(child, p)| **p == id && !self.index.trashed.contains(child))
+            .count() as u64
+    }
+
+    /// The item as the API's wire object (`{key, version, library, links, meta, data}`).
+    pub(crate) fn item_json(&self, lib: &Lib, row: &ItemRow) -> Result<Value, DbError> {
+        let item_type = self.type_name(row).to_string();
+        let mut data = Map::new();
+        data.insert("key".into(), json!(row.key));
+        data.insert("version".into(), json!(row.version));
+        if let Some(parent) = self.index.parent.get(&row.id) {
+            if let Some(key) = self.key_of(*parent)? {
+                data.insert("parentItem".into(), json!(key));
+            }
+        }
+        data.insert("itemType".into(), json!(item_type));
+        let mut meta = Map::new();
+        let mut links = json!({});
+        // The API sends every field of the item's type, empty when unset.
+        let stored: HashMap<i64, String> = self.fields(row.id)?.into_iter().collect();
+        let mut field_ids: Vec<i64> = self
+            .names
+            .type_fields
+            .get(&row.type_id)
+            .cloned()
+            .unwrap_or_default();
+        field_ids.extend(
+            stored
+                .keys()
+                .filter(|f| !field_ids.contains(f))
+                .copied()
+                .collect::<Vec<_>>(),
+        );
+        for field_id in field_ids {
+            let Some(name) = self.names.fields.get(&field_id) else {
+                continue;
+            };
+            let value = stored.get(&field_id).map_or("", String::as_str);
+            let is_date = self.names.base_name(row.type_id, field_id) == Some("date");
+            if is_date && !value.is_empty() {
+                if let Some(parsed) = parsed_date(value) {
+                    meta.insert("parsedDate".into(), json!(parsed));
+                }
+                data.insert(name.clone(), json!(shown_date(value)));
+            } else {
+                data.insert(name.clone(), json!(value));
+            }
+        }
+        match item_type.as_str() {
+            "note" => self.note_data(row.id, &mut data)?,
+            "attachment" => self.attachment_data(row, &mut data, &mut links)?,
+            "annotation" => self.annotation_data(row.id, &mut data)?,
+            _ => {
+                let creators = self.creators(row.id)?;
+                if let Some(summary) = creator_summary(&creators) {
+                    meta.insert("creatorSummary".into(), json!(summary));
+                }
+                data.insert("creators".into(), Value::Array(creators));
+            }
+        }
+        data.insert("tags".into(), Value::Array(self.tags(row.id)?));
+        if !self.index.parent.contains_key(&row.id) {
+            data.insert(
+                "collections".into(),
+                Value::Array(self.collection_keys(row.id)?),
+            );
+        }
+        data.insert("relations".into(), self.relations(row.id)?);
+        data.insert("dateAdded".into(), json!(iso(&row.date_added)));
+        data.insert("dateModified".into(), json!(iso(&row.date_modified)));
+        if self.index.trashed.contains(&row.id) {
+            data.insert("deleted".into(), json!(true));
+        }
+        meta.insert("numChildren".into(), json!(self.num_children(row.id)));
+        if let Some(retraction) = self.index.retraction(row.id) {
+            meta.insert("retraction".into(), retraction);
+        }
+        Ok(json!({
+            "key": row.key,
+            "version": row.version,
+            "library": lib.wire(),
+            "links": links,
+            "meta": meta,
+            "data": data,
+        }))
+    }
+
+    fn note_data(&self, id: i64, data: &mut Map<String, Value>) -> Result<(), DbError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT COALESCE(note, '') FROM itemNotes WHERE itemID = ?1")?;
+        let note: String = stmt
+            .query_row([id], |r| r.get(0))
+            .optional()?
+            .unwrap_or_default();
+        data.insert("note".into(), json!(note));
+        Ok(())
+    }
+
+    fn attachment_data(
+        &self,
+        row: &ItemRow,
+        data: &mut Map<String, Value>,
+        links: &mut Value,
+    ) -> Result<(), DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT a.linkMode, a.contentType, c.charset, a.path, a.storageHash, a.storageModTime \
+             FROM itemAttachments a LEFT JOIN charsets c USING (charsetID) WHERE a.itemID = ?1",
+        )?;
+        let found = stmt
+            .query_row([row.id], |r| {
+                Ok((
+                    r.get::<_, Option<i64>>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                ))
+            })
+            .optional()?;
+        let Some((mode, content_type, charset, path, md5, mtime)) = found else {
+            return Ok(());
+        };
+        let mode_name = mode
+            .and_then(|m| usize::try_from(m).ok())
+            .and_then(|m| LINK_MODES.get(m))
+            .copied()
+            .unwrap_or("imported_file");
+        data.insert("linkMode".into(), json!(mode_name));
+        data.insert("note".into(), json!(""));
+        data.insert(
+            "contentType".into(),
+            json!(content_type.clone().unwrap_or_default()),
+        );
+        data.insert("charset".into(), json!(charset.unwrap_or_default()));
+        let stored = path.as_deref().and_then(|p| p.strip_prefix("storage:"));
+        if let Some(name) = stored {
+            data.insert("filename".into(), json!(name));
+            data.insert("md5".into(), md5.map_or(Value::Null, Value::String));
+            data.insert("mtime".into(), mtime.map_or(Value::Null, Value::from));
+            let file = self.data_dir.join("storage").join(&row.key).join(name);
+            if let Ok(meta) = std::fs::metadata(&file) {
+                *links = json!({"enclosure": {
+                    "type": content_type.unwrap_or_default(),
+                    "title": name,
+                    "length": meta.len(),
+                }});
+            }
+        } else if let Some(p) = path {
+            if mode_name == "linked_file" {
+                data.insert("path".into(), json!(p));
+            }
+        }
+        Ok(())
+    }
+
+    fn annotation_data(&self, id: i64, data: &mut Map<String, Value>) -> Result<(), DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT type, authorName, text, comment, color, pageLabel, sortIndex, position \
+             FROM itemAnnotations WHERE itemID = ?1",
+        )?;
+        let found = stmt
+            .query_row([id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                ))
+            })
+            .optional()?;
+        let Some((kind, author, text, comment, color, page, sort_index, position)) = found else {
+            return Ok(());
+        };
+        let kind = usize::try_from(kind - 1)
+            .ok()
+            .and_then(|k| ANNOTATION_TYPES.get(k))
+            .copied()
+            .unwrap_or("highlight");
+        data.insert("annotationType".into(), json!(kind));
+        if let Some(author) = author.filter(|a| !a.is_empty()) {
+            data.insert("annotationAuthorName".into(), json!(author));
+        }
+        if matches!(kind, "highlight" | "underline") {
+            data.insert("annotationText".into(), json!(text.unwrap_or_default()));
+        }
+        data.insert(
+            "annotationComment".into(),
+            json!(comment.unwrap_or_default()),
+        );
+        data.insert("annotationColor".into(), json!(color.unwrap_or_default()));
+        data.insert(
+            "annotationPageLabel".into(),
+            json!(page.unwrap_or_default()),
+        );
+        data.insert("annotationSortIndex".into(), json!(sort_index));
+        data.insert("annotationPosition".into(), json!(position));
+        Ok(())
+    }
+
+    /// The collection as the API's wire object.
+    pub(crate) fn collection_json(&self, lib: &Lib, id: i64) -> Result<Option<Value>, DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT c.key, c.version, c.collectionName, p.key, \
+               (SELECT COUNT(*) FROM collections s WHERE s.parentCollectionID = c.collectionID), \
+               (SELECT COUNT(*) FROM collectionItems ci WHERE ci.collectionID = c.collectionID \
+                  AND ci.itemID NOT IN (SELECT itemID FROM deletedItems)), \
+               c.collectionID IN (SELECT collectionID FROM deletedCollections) \
+             FROM collections c LEFT JOIN collections p ON p.collectionID = c.parentCollectionID \
+             WHERE c.collectionID = ?1",
+        )?;
+        let found = stmt
+            .query_row([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, bool>(6)?,
+                ))
+            })
+            .optional()?;
+        let Some((key, version, name, parent, subs, items, deleted)) = found else {
+            return Ok(None);
+        };
+        let mut data = json!({
+            "key": key,
+            "version": version,
+            "name": name,
+            "parentCollection": parent.map_or(Value::Bool(false), Value::String),
+            "relations": {},
+        });
+        if deleted {
+            if let Some(o) = data.as_object_mut() {
+                o.insert("deleted".into(), json!(true));
+            }
+        }
+        Ok(Some(json!({
+            "key": key,
+            "version": version,
+            "library": lib.wire(),
+            "links": {},
+            "meta": {"numCollections": subs, "numItems": items},
+            "data": data,
+        })))
+    }
+}
+
+/// `meta.creatorSummary` as the API writes it: `A`, `A and B`, `A et al.`.
+fn creator_summary(creators: &[Value]) -> Option<String> {
+    let name = |c: &Value| {
+        c.get("lastName")
+            .or_else(|| c.get("name"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let authors: Vec<String> = creators.iter().filter_map(name).collect();
+    match authors.as_slice() {
+        [] => None,
+        [a] => Some(a.clone()),
+        [a, b] => Some(format!("{a} and {b}")),
+        [a, ..] => Some(format!("{a} et al.")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn multipart_dates_show_what_follows_the_first_space() {
+        assert_eq!(shown_date("2017-12-00 December 2017"), "December 2017");
+        assert_eq!(shown_date("1962-00-00 1962"), "1962");
+        assert_eq!(shown_date("circa 1900"), "circa 1900");
+        assert_eq!(
+            parsed_date("2017-12-00 December 2017").as_deref(),
+            Some("2017-12")
+        );
+        assert_eq!(parsed_date("0000-00-00 someday"), None);
+    }
+}

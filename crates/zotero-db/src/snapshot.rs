@@ -1,0 +1,267 @@
+//! The private snapshot: `zotero.sqlite` and its `-wal` copied into a temporary folder of
+//! ours and read there, copied again when either file's size or mtime changes. The original
+//! is only ever opened for reading bytes (never by SQLite): Zotero holds it in exclusive
+//! locking mode while it runs, SQLite's read-only open of a closed WAL database can leave
+//! `-wal`/`-shm` files that stop Zotero from starting, and `immutable=1` would ignore rows
+//! still in the `-wal`.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::DbError;
+use crate::reader::Index;
+use crate::schema::{check_version, Names, SchemaVersion};
+
+/// How often a copy is taken again when a file changed while it was being copied.
+const COPY_ATTEMPTS: usize = 5;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    db: FileStamp,
+    wal: Option<FileStamp>,
+}
+
+fn file_stamp(path: &Path) -> std::io::Result<FileStamp> {
+    let meta = std::fs::metadata(path)?;
+    Ok(FileStamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+    })
+}
+
+fn wal_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_os_string();
+    name.push("-wal");
+    PathBuf::from(name)
+}
+
+fn stamp_of(db: &Path) -> Result<Stamp, DbError> {
+    let db_stamp = file_stamp(db).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => DbError::NotFound {
+            path: db.to_path_buf(),
+        },
+        _ => DbError::Copy {
+            path: db.to_path_buf(),
+            source: e,
+        },
+    })?;
+    Ok(Stamp {
+        db: db_stamp,
+        wal: file_stamp(&wal_path(db)).ok(),
+    })
+}
+
+/// One copy of the database, open.
+pub(crate) struct Snapshot {
+    pub conn: Connection,
+    pub version: SchemaVersion,
+    pub names: Names,
+    pub index: Index,
+    stamp: Stamp,
+    // Dropped last: the folder goes with the copy.
+    _dir: tempfile::TempDir,
+}
+
+impl Snapshot {
+    fn take(db: &Path) -> Result<Self, DbError> {
+        let dir = tempfile::Builder::new()
+            .prefix("zotero-mcp-db-")
+            .tempdir()
+            .map_err(|e| DbError::Io {
+                what: "a temporary folder for the snapshot",
+                source: e,
+            })?;
+        let copy = dir.path().join("zotero.sqlite");
+        let copy_wal = wal_path(&copy);
+        let mut stamp = stamp_of(db)?;
+        for attempt in 1..=COPY_ATTEMPTS {
+            copy_file(db, &copy)?;
+            let _ = std::fs::remove_file(&copy_wal);
+            if stamp.wal.is_some() {
+                // The -wal may vanish between the stat and the copy (Zotero checkpointed
+                // and closed): then the database file alone is complete.
+                match std::fs::copy(wal_path(db), &copy_wal) {
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => {
+                        return Err(DbError::Copy {
+                            path: wal_path(db),
+                            source: e,
+                        })
+                    }
+                }
+            }
+            let after = stamp_of(db)?;
+            if after == stamp {
+                break;
+            }
+            tracing::debug!(
+                attempt,
+                "the Zotero database changed while copied; copying again"
+            );
+            stamp = after;
+        }
+        let conn = Connection::open_with_flags(
+            &copy,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        let not_zotero = |e: rusqlite::Error| DbError::NotZotero {
+            path: db.to_path_buf(),
+            reason: e.to_string(),
+        };
+        // Reading the schema is the first read: a foreign or corrupt file fails here.
+        conn.execute_batch("PRAGMA query_only = 1;")
+            .map_err(not_zotero)?;
+        let version = check_version(&conn, db)?;
+        let names = Names::read(&conn).map_err(not_zotero)?;
+        let index = Index::read(&conn).map_err(not_zotero)?;
+        Ok(Self {
+            conn,
+            version,
+            names,
+            index,
+            stamp,
+            _dir: dir,
+        })
+    }
+}
+
+fn copy_file(from: &Path, to: &Path) -> Result<(), DbError> {
+    // Opened for reading only: no lock is taken and nothing is created beside it.
+    let mut src = File::open(from).map_err(|e| DbError::Copy {
+        path: from.to_path_buf(),
+        source: e,
+    })?;
+    let mut dst = File::create(to).map_err(|e| DbError::Io {
+        what: "the snapshot copy",
+        source: e,
+    })?;
+    std::io::copy(&mut src, &mut dst).map_err(|e| DbError::Copy {
+        path: from.to_path_buf(),
+        source: e,
+    })?;
+    Ok(())
+}
+
+/// Zotero's database, read through a snapshot that follows the original.
+pub struct ZoteroDb {
+    data_dir: PathBuf,
+    db: PathBuf,
+    current: Mutex<Option<Snapshot>>,
+}
+
+/// What `check` reports.
+#[derive(Debug, Clone)]
+pub struct DbStatus {
+    pub path: PathBuf,
+    pub version: SchemaVersion,
+    /// Items that are not notes, attachments or annotations, outside the trash.
+    pub regular_items: u64,
+    /// Every item row (notes, attachments, annotations and the trash included).
+    pub all_items: u64,
+    pub group_libraries: u64,
+    pub open_in_zotero: bool,
+}
+
+impl ZoteroDb {
+    /// Opens the database of a data directory: the first snapshot is taken now, so a missing,
+    /// foreign, corrupt or too new database is refused at start.
+    pub fn open(data_dir: &Path) -> Result<Self, DbError> {
+        let db = data_dir.join("zotero.sqlite");
+        let snapshot = Snapshot::take(&db)?;
+        Ok(Self {
+            data_dir: data_dir.to_path_buf(),
+            db,
+            current: Mutex::new(Some(snapshot)),
+        })
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// Runs `read` on a snapshot as current as the files on disk (blocking: call it off the
+    /// async runtime's threads).
+    pub(crate) fn with<R>(
+        &self,
+        read: impl FnOnce(&Snapshot) -> Result<R, DbError>,
+    ) -> Result<R, DbError> {
+        let mut guard = self.current.lock().unwrap_or_else(|p| p.into_inner());
+        let now = stamp_of(&self.db)?;
+        let stale = guard.as_ref().is_none_or(|s| s.stamp != now);
+        if stale {
+            *guard = None;
+            *guard = Some(Snapshot::take(&self.db)?);
+        }
+        match guard.as_ref() {
+            Some(snapshot) => read(snapshot),
+            None => Err(DbError::NotFound {
+                path: self.db.clone(),
+            }),
+        }
+    }
+
+    /// The database, its schema version, its item count, and whether Zotero has it open.
+    pub fn status(&self) -> Result<DbStatus, DbError> {
+        let open_in_zotero = zotero_has_it_open(&self.db);
+        self.with(|s| {
+            let count = |sql: &str| -> Result<u64, DbError> {
+                let n: i64 = s.conn.query_row(sql, [], |r| r.get(0))?;
+                Ok(u64::try_from(n).unwrap_or(0))
+            };
+            Ok(DbStatus {
+                path: self.db.clone(),
+                version: s.version.clone(),
+                regular_items: count(
+                    "SELECT COUNT(*) FROM items WHERE itemID NOT IN (SELECT itemID FROM deletedItems) \
+                     AND itemID NOT IN (SELECT itemID FROM itemNotes) \
+                     AND itemID NOT IN (SELECT itemID FROM itemAttachments) \
+                     AND itemID NOT IN (SELECT itemID FROM itemAnnotations)",
+                )?,
+                all_items: count("SELECT COUNT(*) FROM items")?,
+                group_libraries: count("SELECT COUNT(*) FROM groups")?,
+                open_in_zotero,
+            })
+        })
+    }
+}
+
+/// Whether a process holds a lock on the database (Zotero keeps its exclusive lock while it
+/// runs). Asked with `F_GETLK`, which only reports and takes nothing; where that cannot be
+/// asked, a `-wal` beside the database (Zotero 10 removes it on a clean close) says so.
+pub fn zotero_has_it_open(db: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        if let Some(locked) = posix_lock_held(db) {
+            return locked;
+        }
+    }
+    wal_path(db).exists()
+}
+
+#[cfg(unix)]
+fn posix_lock_held(db: &Path) -> Option<bool> {
+    use std::os::fd::AsRawFd;
+    let file = File::open(db).ok()?;
+    // SQLite's lock bytes start at 1 GiB (PENDING_BYTE) and span 2 + 510 bytes.
+    // SAFETY: `flock` is a plain C struct for which all-zero is a valid value.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as _;
+    lock.l_whence = libc::SEEK_SET as _;
+    lock.l_start = 0x4000_0000;
+    lock.l_len = 512;
+    // SAFETY: the descriptor is open for the call's duration and `lock` outlives it;
+    // F_GETLK only reads the lock table and writes into `lock`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut lock) };
+    (rc == 0).then(|| i32::from(lock.l_type) != libc::F_UNLCK)
+}

@@ -1,0 +1,434 @@
+//! The database backend against the fixture built from Zotero's schema: the original is
+//! never touched, a WAL database is read with its un-checkpointed rows, foreign, corrupt and
+//! too-new files are refused clearly, and the answers have the web API's wire shape.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::path::Path;
+
+use serde_json::Value;
+use zotero_db::fixture::{self, keys, Builder};
+use zotero_db::{DbError, LibraryScope, ZoteroDb};
+
+fn standard() -> (tempfile::TempDir, ZoteroDb) {
+    let dir = tempfile::tempdir().unwrap();
+    drop(fixture::standard(dir.path()).unwrap());
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    (dir, db)
+}
+
+fn get(db: &ZoteroDb, path: &str) -> (u16, Value, Option<u64>) {
+    get_in(db, LibraryScope::User, path)
+}
+
+fn get_in(db: &ZoteroDb, scope: LibraryScope, path: &str) -> (u16, Value, Option<u64>) {
+    let a = db.answer(scope, path).unwrap();
+    let body = serde_json::from_slice(&a.body).unwrap_or(Value::Null);
+    (a.status, body, a.total_results)
+}
+
+fn keys_of(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["key"].as_str().unwrap().to_string())
+        .collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn an_item_has_every_field_under_zoteros_names_and_creators_in_order() {
+    let (_dir, db) = standard();
+    let (status, item, _) = get(&db, &format!("/items/{}", keys::ARTICLE));
+    assert_eq!(status, 200);
+    let d = &item["data"];
+    assert_eq!(d["itemType"], "journalArticle");
+    assert_eq!(d["title"], "Photosynthesis in cyanobacteria");
+    assert_eq!(d["publicationTitle"], "Journal of Plant Science");
+    // Stored "2017-12-00 December 2017": shown after the first space.
+    assert_eq!(d["date"], "December 2017");
+    assert_eq!(item["meta"]["parsedDate"], "2017-12");
+    // Every field of the type is sent, empty when unset (as the web API sends them).
+    assert_eq!(d["issue"], "");
+    let creators = d["creators"].as_array().unwrap();
+    assert_eq!(creators.len(), 3);
+    assert_eq!(creators[0]["lastName"], "Lovelace");
+    assert_eq!(creators[1]["lastName"], "Babbage");
+    assert_eq!(creators[2]["name"], "Royal Society");
+    assert_eq!(creators[2]["creatorType"], "editor");
+    assert_eq!(
+        d["tags"],
+        serde_json::json!([{"tag": "biology"}, {"tag": "light", "type": 1}])
+    );
+    assert_eq!(d["collections"], serde_json::json!([keys::SUB_COLLECTION]));
+    assert_eq!(d["dateAdded"].as_str().unwrap().len(), 20);
+    assert_eq!(item["meta"]["numChildren"], 2);
+
+    let (_, paper, _) = get(&db, &format!("/items/{}", keys::PAPER));
+    assert_eq!(
+        paper["data"]["proceedingsTitle"],
+        "Advances in Neural Information Processing Systems"
+    );
+    let (_, thesis, _) = get(&db, &format!("/items/{}", keys::THESIS));
+    assert_eq!(thesis["data"]["university"], "University of Oxford");
+    assert_eq!(thesis["data"]["date"], "May 2020");
+    let (status, _, _) = get(&db, "/items/NOPE0000");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn quick_search_matches_titles_creators_years_and_full_text_and_excludes_the_trash() {
+    let (_dir, db) = standard();
+    // The trashed book is by Lovelace too, and is left out.
+    let (_, found, total) = get(&db, "/items/top?q=lovelace&format=json");
+    assert_eq!(keys_of(&found), vec![keys::ARTICLE]);
+    assert_eq!(total, Some(1));
+    let (_, found, _) = get(&db, "/items/top?q=1962");
+    assert_eq!(keys_of(&found), vec![keys::BOOK, keys::SECTION]);
+    let (_, found, _) = get(&db, "/items/top?q=kuhn%20normal");
+    assert_eq!(keys_of(&found), vec![keys::SECTION]);
+    // Full text only with qmode=everything; a match in the PDF shows its parent at the top.
+    let (_, found, _) = get(&db, "/items/top?q=chlorophyll");
+    assert_eq!(keys_of(&found), Vec::<String>::new());
+    let (_, found, _) = get(&db, "/items/top?q=chlorophyll&qmode=everything");
+    assert_eq!(keys_of(&found), vec![keys::ARTICLE]);
+    let (_, found, _) = get(&db, "/items?q=chlorophyll&qmode=everything");
+    assert_eq!(keys_of(&found), vec![keys::HIGHLIGHT, keys::PDF]);
+    // The trash, and the trash included.
+    let (_, found, _) = get(&db, "/items/trash");
+    assert_eq!(keys_of(&found), vec![keys::TRASHED]);
+    let (_, found, _) = get(&db, "/items/top?q=lovelace&includeTrashed=1");
+    assert_eq!(keys_of(&found), vec![keys::ARTICLE, keys::TRASHED]);
+}
+
+#[test]
+fn tags_item_types_collections_keys_and_paging_filter_as_the_web_api_does() {
+    let (_dir, db) = standard();
+    let (_, found, _) = get(&db, "/items/top?tag=biology");
+    assert_eq!(keys_of(&found), vec![keys::ARTICLE, keys::THESIS]);
+    let (_, found, _) = get(
+        &db,
+        "/items/top?tag=biology%20%7C%7C%20philosophy&tag=-light",
+    );
+    assert_eq!(keys_of(&found), vec![keys::BOOK, keys::THESIS]);
+    let (_, found, _) = get(&db, "/items/top?itemType=book%20%7C%7C%20thesis");
+    assert_eq!(keys_of(&found), vec![keys::BOOK, keys::THESIS]);
+    let (_, found, _) = get(&db, "/items/top?itemType=-journalArticle");
+    assert_eq!(found.as_array().unwrap().len(), 5);
+    let (_, found, _) = get(
+        &db,
+        &format!("/collections/{}/items/top", keys::SUB_COLLECTION),
+    );
+    assert_eq!(
+        keys_of(&found),
+        vec![keys::ARTICLE, keys::RETRACTED, keys::THESIS]
+    );
+    let (status, _, _) = get(&db, "/collections/NOPE0000/items");
+    assert_eq!(status, 404);
+    let (_, found, _) = get(
+        &db,
+        &format!("/items?itemKey={},{}", keys::BOOK, keys::PAPER),
+    );
+    assert_eq!(keys_of(&found), vec![keys::BOOK, keys::PAPER]);
+    let (_, page, total) = get(&db, "/items/top?sort=title&direction=asc&limit=2&start=1");
+    assert_eq!(total, Some(7));
+    let titles: Vec<&str> = page
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["data"]["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, vec!["Attention is all you need", "Normal science"]);
+    let (_, versions, _) = get(&db, "/items/top?format=versions");
+    assert!(versions.as_object().unwrap().contains_key(keys::BOOK));
+}
+
+#[test]
+fn children_notes_annotations_and_full_text() {
+    let (_dir, db) = standard();
+    let (_, children, _) = get(&db, &format!("/items/{}/children", keys::ARTICLE));
+    assert_eq!(keys_of(&children), vec![keys::NOTE, keys::PDF]);
+    let (_, pdf, _) = get(
+        &db,
+        &format!("/items/{}/children?itemType=attachment", keys::ARTICLE),
+    );
+    let pdf = &pdf[0];
+    assert_eq!(pdf["data"]["linkMode"], "imported_file");
+    assert_eq!(pdf["data"]["filename"], "lovelace2017.pdf");
+    assert_eq!(pdf["data"]["parentItem"], keys::ARTICLE);
+    assert_eq!(pdf["links"]["enclosure"]["length"], 16);
+    let (_, note, _) = get(&db, &format!("/items/{}", keys::NOTE));
+    assert_eq!(
+        note["data"]["note"],
+        "<p>Read this twice: the methods matter.</p>"
+    );
+    let (_, annotations, _) = get(&db, &format!("/items/{}/children", keys::PDF));
+    let by_key = |k: &str| {
+        annotations
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == k)
+            .unwrap()
+            .clone()
+    };
+    let a = by_key(keys::COMMENT);
+    assert_eq!(a["data"]["annotationType"], "highlight");
+    assert_eq!(a["data"]["annotationText"], "quantum yield of 0.8");
+    assert_eq!(a["data"]["annotationComment"], "Key number");
+    assert_eq!(a["data"]["annotationColor"], "#ff6666");
+    assert_eq!(a["data"]["annotationPageLabel"], "2");
+    assert_eq!(a["data"]["annotationSortIndex"], "00001|000200|00100");
+    assert!(a["data"]["annotationPosition"].is_string());
+    let (status, text, _) = get(&db, &format!("/items/{}/fulltext", keys::PDF));
+    assert_eq!(status, 200);
+    assert_eq!(text["content"], fixture::PDF_TEXT);
+    assert_eq!(text["totalPages"], 2);
+    let (status, _, _) = get(&db, &format!("/items/{}/fulltext", keys::BOOK));
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn collections_tags_and_group_libraries() {
+    let (_dir, db) = standard();
+    let (_, all, total) = get(&db, "/collections?sort=title");
+    assert_eq!(total, Some(2));
+    assert_eq!(all[0]["data"]["name"], "Biology");
+    assert_eq!(all[0]["data"]["parentCollection"], keys::TOP_COLLECTION);
+    assert_eq!(all[1]["data"]["parentCollection"], false);
+    assert_eq!(all[1]["meta"]["numCollections"], 1);
+    let (_, top, _) = get(&db, "/collections/top");
+    assert_eq!(keys_of(&top), vec![keys::TOP_COLLECTION]);
+    let (_, subs, _) = get(
+        &db,
+        &format!("/collections/{}/collections", keys::TOP_COLLECTION),
+    );
+    assert_eq!(keys_of(&subs), vec![keys::SUB_COLLECTION]);
+    let (_, tags, _) = get(&db, "/tags");
+    let names: Vec<&str> = tags
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["biology", "light", "machine learning", "philosophy"]
+    );
+    assert_eq!(tags[0]["meta"]["numItems"], 2);
+
+    let a = db.groups().unwrap();
+    let groups: Value = serde_json::from_slice(&a.body).unwrap();
+    assert_eq!(groups.as_array().unwrap().len(), 2);
+    let (_, items, _) = get_in(&db, LibraryScope::Group(keys::GROUP_A), "/items/top");
+    assert_eq!(keys_of(&items), vec![keys::GROUP_ITEM]);
+    assert_eq!(items[0]["library"]["type"], "group");
+    let (status, _, _) = get_in(&db, LibraryScope::Group(999), "/items");
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn retractions_are_carried_and_listed() {
+    let (_dir, db) = standard();
+    let (_, item, _) = get(&db, &format!("/items/{}", keys::RETRACTED));
+    let r = &item["meta"]["retraction"];
+    assert_eq!(r["date"], "2020-06-01");
+    assert_eq!(r["reasons"][0], "Falsification/Fabrication of Data");
+    assert_eq!(r["urls"][0], "https://retractionwatch.com/notice/1");
+    assert_eq!(r["hidden"], false);
+    let (_, plain, _) = get(&db, &format!("/items/{}", keys::BOOK));
+    assert!(plain["meta"].get("retraction").is_none());
+    let (_, flagged, _) = get(&db, "/items/top?retracted=1");
+    assert_eq!(keys_of(&flagged), vec![keys::RETRACTED]);
+    let (_, flagged, _) = get(
+        &db,
+        &format!(
+            "/collections/{}/items/top?retracted=1",
+            keys::TOP_COLLECTION
+        ),
+    );
+    assert_eq!(keys_of(&flagged), Vec::<String>::new());
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn the_original_database_is_never_touched() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(fixture::standard(dir.path()).unwrap());
+    let path = fixture::db_path(dir.path());
+    let bytes = std::fs::read(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let before = listing(dir.path());
+    {
+        let db = ZoteroDb::open(dir.path()).unwrap();
+        for p in [
+            "/items/top?q=kuhn",
+            "/collections",
+            "/tags",
+            "/items/PDF00001/fulltext",
+        ] {
+            db.answer(LibraryScope::User, p).unwrap();
+        }
+        db.status().unwrap();
+        assert_eq!(
+            listing(dir.path()),
+            before,
+            "nothing is created beside it while open"
+        );
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), bytes);
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    assert_eq!(listing(dir.path()), before);
+    assert!(!before
+        .iter()
+        .any(|n| n.ends_with("-journal") || n.ends_with("-wal") || n.ends_with("-shm")));
+}
+
+#[test]
+fn a_wal_database_is_read_with_its_uncheckpointed_rows_and_followed_as_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = fixture::standard(dir.path()).unwrap();
+    // As Zotero 10 runs it: WAL, exclusive locking, and rows still in the -wal.
+    b.conn
+        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
+        .unwrap();
+    b.item(
+        1,
+        "WALITEM1",
+        "book",
+        &[("title", "Only in the WAL")],
+        &[],
+        &[],
+    )
+    .unwrap();
+    let wal = dir.path().join("zotero.sqlite-wal");
+    assert!(std::fs::metadata(&wal).unwrap().len() > 0);
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    let (_, found, _) = get(&db, "/items/top?q=WAL");
+    assert_eq!(keys_of(&found), vec!["WALITEM1"]);
+    // Zotero writes again: the next read copies again and sees it.
+    b.item(
+        1,
+        "WALITEM2",
+        "book",
+        &[("title", "Also in the WAL")],
+        &[],
+        &[],
+    )
+    .unwrap();
+    let (_, found, _) = get(&db, "/items/top?q=WAL");
+    assert_eq!(keys_of(&found), vec!["WALITEM1", "WALITEM2"]);
+    drop(b);
+}
+
+#[test]
+fn foreign_corrupt_and_newer_databases_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("zotero.sqlite"),
+        b"this is not a database at all, not at all",
+    )
+    .unwrap();
+    let err = ZoteroDb::open(dir.path()).err().unwrap();
+    assert!(matches!(err, DbError::NotZotero { .. }), "{err}");
+    assert!(err.to_string().contains("ZOTERO_DATA_DIR"), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let c = rusqlite::Connection::open(dir.path().join("zotero.sqlite")).unwrap();
+    c.execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);")
+        .unwrap();
+    drop(c);
+    let err = ZoteroDb::open(dir.path()).err().unwrap();
+    assert!(matches!(err, DbError::NotZotero { .. }), "{err}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let b = Builder::create(dir.path()).unwrap();
+    b.conn
+        .execute(
+            "UPDATE version SET version = 130 WHERE schema = 'userdata'",
+            [],
+        )
+        .unwrap();
+    drop(b);
+    let err = ZoteroDb::open(dir.path()).err().unwrap();
+    let text = err.to_string();
+    assert!(text.contains("130") && text.contains("129"), "{text}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let err = ZoteroDb::open(dir.path()).err().unwrap();
+    assert!(matches!(err, DbError::NotFound { .. }), "{err}");
+}
+
+#[test]
+fn status_reports_version_counts_and_whether_zotero_has_it_open() {
+    let (dir, db) = standard();
+    let s = db.status().unwrap();
+    assert_eq!(s.version.userdata, 129);
+    assert_eq!(s.version.to_string(), "129 (Zotero 10)");
+    // Five types, a retracted article, the group items; the trash, notes, PDF and
+    // annotations are not regular items.
+    assert_eq!(s.regular_items, 8);
+    assert_eq!(s.group_libraries, 2);
+    assert!(!s.open_in_zotero);
+    assert!(!zotero_db::zotero_has_it_open(&fixture::db_path(
+        dir.path()
+    )));
+}
+
+#[test]
+fn types_and_fields_are_joined_by_name_whatever_their_ids() {
+    // The fixture numbers types and fields unlike a fresh install; renumber once more to be
+    // sure nothing depends on an ID.
+    let dir = tempfile::tempdir().unwrap();
+    let b = fixture::standard(dir.path()).unwrap();
+    b.conn
+        .execute_batch(
+            "UPDATE itemTypes SET itemTypeID = itemTypeID + 500; \
+             UPDATE itemTypesCombined SET itemTypeID = itemTypeID + 500; \
+             UPDATE items SET itemTypeID = itemTypeID + 500; \
+             UPDATE itemTypeFields SET itemTypeID = itemTypeID + 500; \
+             UPDATE baseFieldMappings SET itemTypeID = itemTypeID + 500;",
+        )
+        .unwrap();
+    drop(b);
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    let (_, paper, _) = get(&db, &format!("/items/{}", keys::PAPER));
+    assert_eq!(paper["data"]["itemType"], "conferencePaper");
+    assert_eq!(paper["data"]["date"], "2017");
+}
+
+#[test]
+fn citations_and_exports_are_left_to_the_api() {
+    let (_dir, db) = standard();
+    for path in [
+        "/items?format=bibtex",
+        "/items/top?format=bib&style=apa",
+        "/items/ART00001?include=data,bibtex",
+        "/items?include=bib,citation",
+        "/searches",
+    ] {
+        let a = db.answer(LibraryScope::User, path).unwrap();
+        assert!(a.is_unsupported(), "{path}: {}", a.status);
+    }
+    let a = db
+        .answer(
+            LibraryScope::User,
+            "/items/ART00001?include=data&format=json",
+        )
+        .unwrap();
+    assert_eq!(a.status, 200);
+}
