@@ -84,7 +84,7 @@ pub struct GetItemFulltextParams {
     /// next_offset of the previous page
     #[serde(default, deserialize_with = "null_is_default")]
     pub offset: Start,
-    /// Characters per page (default 16000)
+    /// Per page
     #[serde(default)]
     #[schemars(extend("default" = 16_000))]
     pub max_chars: Option<MaxChars>,

@@ -184,7 +184,7 @@ pub struct SemanticSearchParams {
     /// Items to return
     #[serde(default, deserialize_with = "null_is_default")]
     pub limit: crate::tools::params::Count<1, 100, 10>,
-    /// 0, or next_start
+    /// From next_start
     #[serde(default, deserialize_with = "null_is_default")]
     pub start: Start,
     /// user, group:<id> or all

@@ -94,9 +94,9 @@ pub struct GetItemMetadataParams {
     #[serde(default = "yes", deserialize_with = "true_unless_false")]
     #[schemars(extend("default" = true))]
     pub include_abstract: bool,
-    /// A field (or creators, tags) to read on, as a truncated note says
+    /// Field to read on
     pub field: Option<NonBlank<{ limits::TYPE_NAME }>>,
-    /// With field: where to read on (offset=N of the note, or next_offset)
+    /// Offset in field
     #[serde(default, deserialize_with = "null_is_default")]
     pub offset: Start,
     /// user or group:<id>
