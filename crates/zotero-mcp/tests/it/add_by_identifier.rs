@@ -301,15 +301,19 @@ async fn twenty_identifiers_keep_each_hosts_manners() {
     // Batched where the service takes batches; paced as each asks.
     assert_eq!(emu.count_to(MetadataHost::ArxivApi), 1);
     // Two or more requests each (the converter and the summary; several works), so the
-    // spacing is measured, not skipped.
+    // spacing is measured, not skipped. The client paces when a request starts (NCBI 3 a
+    // second, Crossref 10); the emulator sees when it arrives, which a loaded machine delays
+    // by a few to tens of ms more for one request than the next. Unpaced requests would
+    // arrive within a few ms of each other, so three quarters of the pace tells them apart
+    // without measuring the machine's load.
     let gap = emu
         .min_interval(MetadataHost::Ncbi)
         .expect("two NCBI requests");
-    assert!(gap.as_millis() >= 330, "NCBI requests {gap:?} apart");
+    assert!(gap.as_millis() >= 250, "NCBI requests {gap:?} apart");
     let gap = emu
         .min_interval(MetadataHost::Crossref)
         .expect("several Crossref requests");
-    assert!(gap.as_millis() >= 95, "Crossref requests {gap:?} apart");
+    assert!(gap.as_millis() >= 75, "Crossref requests {gap:?} apart");
     eprintln!(
         "20 identifiers: {} created, {} already in the library, in {wall:?}; requests per host: {}",
         d["created"],

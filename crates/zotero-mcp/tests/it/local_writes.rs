@@ -437,3 +437,121 @@ async fn upload_faults_leave_no_orphan_and_a_lost_registration_is_read_back() {
     assert_eq!(registrations, 1, "never resent");
     assert_eq!(emu.faults_pending(), 0);
 }
+
+/// The issue's scenario: a Zotero 10 user with no web API key adds a paper by DOI with its
+/// open-access PDF, files it in a new collection, tags it and writes a note, all through the
+/// desktop app; the same DOI again creates nothing.
+#[tokio::test]
+async fn a_doi_with_its_pdf_is_added_filed_tagged_and_noted_without_a_web_key() {
+    let (emu, key) = zotero10().await;
+    let mut env = local_env(&emu, &key, false);
+    env.extend(
+        [
+            ("ZOTERO_DOI_BASE", emu.doi_base()),
+            ("ZOTERO_CROSSREF_BASE", emu.crossref_base()),
+            ("ZOTERO_DATACITE_BASE", emu.datacite_base()),
+            ("ZOTERO_UNPAYWALL_BASE", emu.unpaywall_base()),
+            ("ZOTERO_CONTACT_EMAIL", "ada@lovelace-lab.org".to_string()),
+            ("ZOTERO_FETCH_ALLOW_PRIVATE", "1".to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v)),
+    );
+    let server = in_process(&env).await;
+    let coll = server
+        .call("zotero_create_collection", json!({"name": "To read"}))
+        .await
+        .expect_ok()
+        .clone();
+    let coll_key = coll["collection_key"]
+        .as_str()
+        .or_else(|| coll["collection"]["collection_key"].as_str())
+        .unwrap_or_else(|| panic!("{coll}"))
+        .to_string();
+    let d = server
+        .call(
+            "zotero_add_by_identifier",
+            json!({"identifiers": ["10.1038/nature12373"], "collection_key": coll_key}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    let r = &d["results"][0];
+    assert_eq!(r["status"], "created", "{d}");
+    assert_eq!(r["pdf"], "attached", "{d}");
+    let item_key = r["item_key"].as_str().unwrap().to_string();
+    server
+        .call(
+            "zotero_update_item",
+            json!({"item_key": item_key, "add_tags": ["to-read"]}),
+        )
+        .await
+        .expect_ok();
+    server
+        .call(
+            "zotero_create_note",
+            json!({"parent_key": item_key, "content": "# Why\n\nThe method of section 3."}),
+        )
+        .await
+        .expect_ok();
+
+    // What Zotero holds: the item in the collection with its tag, a PDF and a note beneath.
+    let item = emu.item(&item_key).unwrap();
+    let data = &item["data"];
+    assert!(
+        data["collections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == coll_key.as_str()),
+        "{item}"
+    );
+    assert!(
+        data["tags"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["tag"] == "to-read"),
+        "{item}"
+    );
+    let children = server
+        .call("zotero_get_item_children", json!({"item_key": item_key}))
+        .await
+        .expect_ok()
+        .to_string();
+    assert!(children.contains("application/pdf"), "{children}");
+    assert!(children.contains(r#""title":"Why""#), "{children}");
+    let notes = server
+        .call("zotero_get_notes", json!({"item_key": item_key}))
+        .await
+        .expect_ok()
+        .to_string();
+    assert!(notes.contains("The method of section 3"), "{notes}");
+
+    // Every write went to the desktop (none to the web API), and the same DOI again creates
+    // nothing.
+    assert!(!local_writes(&emu).is_empty());
+    assert!(
+        !emu.requests()
+            .iter()
+            .any(|r| r.method != "GET" && r.path.starts_with("/users/")),
+        "a write reached the web API"
+    );
+    let again = server
+        .call(
+            "zotero_add_by_identifier",
+            json!({"identifiers": ["https://doi.org/10.1038/nature12373"]}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    assert_eq!(
+        again["results"][0]["status"], "already_in_library",
+        "{again}"
+    );
+    assert_eq!(
+        again["results"][0]["item_key"],
+        item_key.as_str(),
+        "{again}"
+    );
+}
