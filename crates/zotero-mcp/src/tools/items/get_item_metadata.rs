@@ -8,10 +8,6 @@
 //! those are an open set that grows with Zotero's schema, they are the names Zotero's
 //! documentation and `/itemFields` use, and the names a later update of the item takes.
 
-// The item's shapes lost their one-line docs where the answer budget and the reshape met in
-// this file; until they are written again the module is spared the tools' docs lint.
-#![allow(missing_docs)]
-
 use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
@@ -41,8 +37,11 @@ pub const MAX_FIELDS_CHARS: usize = 10_000;
 /// that an answer stays within the 20,000 characters of the budget whatever the item holds;
 /// lists are cut to fit.
 pub const MAX_ITEM_CHARS: usize = 16_000;
+/// Creators an answer lists at most (`field=creators` reads on).
 pub const MAX_CREATORS: usize = 100;
+/// Tags an answer lists at most (`field=tags` reads on).
 pub const MAX_TAGS: usize = 200;
+/// Collections an answer lists at most.
 pub const MAX_COLLECTIONS: usize = 50;
 /// Relations kept per predicate.
 pub const MAX_RELATIONS: usize = 50;
@@ -116,6 +115,7 @@ fn true_unless_false<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct TypedTag {
+    /// The tag as written
     pub tag: String,
     /// 0: added by a person; 1: added automatically (imported with the item)
     #[serde(rename = "type")]
@@ -126,6 +126,7 @@ pub struct TypedTag {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ItemCollection {
+    /// The collection's key
     pub collection_key: String,
     /// Absent when it could not be read (beyond the first 10, or deleted)
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -136,16 +137,23 @@ pub struct ItemCollection {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ItemMetadata {
+    /// The item's key
     pub item_key: String,
+    /// Zotero's item type (journalArticle, book, …)
     pub item_type: String,
+    /// The item's version, for a version-checked update
     pub version: u64,
+    /// Its title ("" when it has none)
     pub title: String,
     /// Every field that has a value, by its Zotero name (title, date, publicationTitle, DOI, abstractNote, …)
     pub fields: BTreeMap<String, String>,
+    /// Authors, editors, … in Zotero's order
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub creators: Vec<Creator>,
+    /// Its tags, with their types
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<TypedTag>,
+    /// The collections it is in
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub collections: Vec<ItemCollection>,
     /// Related items and other links by predicate (dc:relation, owl:sameAs, …)
@@ -154,8 +162,10 @@ pub struct ItemMetadata {
     /// The parent of a note, attachment or annotation
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_item_key: Option<String>,
+    /// When it was added (ISO 8601)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date_added: Option<String>,
+    /// When it was last changed (ISO 8601)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub date_modified: Option<String>,
     /// The date as Zotero reads it (YYYY, YYYY-MM or YYYY-MM-DD)
@@ -169,10 +179,13 @@ pub struct ItemMetadata {
     pub in_trash: bool,
 }
 
+/// What `zotero_get_item_metadata` answers (the envelope's `data`).
 #[derive(Debug, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct GetItemMetadataData {
+    /// json, markdown or bibtex, as asked
     pub format: MetadataFormat,
+    /// The item's key
     pub item_key: String,
     /// Opens the item in the Zotero app: zotero://select/…
     pub zotero_url: String,
