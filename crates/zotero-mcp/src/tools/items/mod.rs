@@ -8,6 +8,7 @@ pub mod get_sort_values;
 pub(crate) mod item_markdown;
 pub mod list_items;
 pub mod list_libraries;
+pub mod metadata;
 pub mod search_items;
 pub mod trash_items;
 pub mod update_item;
