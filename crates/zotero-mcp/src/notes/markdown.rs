@@ -134,7 +134,69 @@ pub fn note_to_markdown(html: &str) -> String {
     let Some(tree) = clean_tree(&converter, html) else {
         return String::new();
     };
-    neutralize(converter.tree_to_markdown(&tree))
+    // A `#` of the note's text could open a heading wherever the converter puts it at the
+    // start of a line (`## ` before an image, after a line break): only the HTML's own
+    // headings may. Each text `#` goes through the converter as a stand-in and comes back
+    // escaped, or plain where Markdown shows text as written (code).
+    let hash = stand_in(html);
+    replace_in_text(&tree, '#', hash);
+    let markdown = converter.tree_to_markdown(&tree);
+    neutralize(restore_hashes(&markdown, hash))
+}
+
+/// A character the note does not hold: the stand-in for its text's `#` (private use).
+fn stand_in(html: &str) -> char {
+    ('\u{E000}'..='\u{F8FF}')
+        .find(|c| !html.contains(*c))
+        .unwrap_or('\u{E000}')
+}
+
+/// Every `from` in the tree's text nodes replaced by `to`.
+fn replace_in_text(root: &Rc<Node>, from: char, to: char) {
+    let mut stack = vec![root.clone()];
+    while let Some(node) = stack.pop() {
+        if let NodeData::Text { contents } = &node.data {
+            let text = contents.borrow().to_string();
+            if text.contains(from) {
+                *contents.borrow_mut() = StrTendril::from(text.replace(from, &to.to_string()));
+            }
+        }
+        stack.extend(node.children.borrow().iter().cloned());
+    }
+}
+
+/// The stand-ins of the text's `#` written back: as `#` inside code (spans and blocks show
+/// their text as written, a backslash too), as `\#` everywhere else, where it can then start
+/// no heading.
+fn restore_hashes(markdown: &str, hash: char) -> String {
+    if !markdown.contains(hash) {
+        return markdown.to_string();
+    }
+    let mut code: Vec<std::ops::Range<usize>> = Vec::new();
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH;
+    let mut in_block = false;
+    for (event, range) in Parser::new_ext(markdown, options).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(_)) => in_block = true,
+            Event::End(TagEnd::CodeBlock) => in_block = false,
+            Event::Code(_) => code.push(range),
+            Event::Text(_) if in_block => code.push(range),
+            _ => {}
+        }
+    }
+    let mut out = String::with_capacity(markdown.len() + 8);
+    for (i, c) in markdown.char_indices() {
+        if c == hash {
+            if code.iter().any(|r| r.contains(&i)) {
+                out.push('#');
+            } else {
+                out.push_str("\\#");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// How many times [`neutralize`] reads the Markdown again before it gives up on its structure
@@ -845,6 +907,9 @@ mod tests {
             "<p>a<br>-</p>",
             "<p>a<br> ===</p>",
             "<p>a<br>b<br>  ==</p>",
+            "<p>\n## <img src=x></p>",
+            "<p>## <b>bold</b></p>",
+            "<ul><li>## x</li></ul>",
         ] {
             let md = note_to_markdown(html);
             let headings = Parser::new(&md)
@@ -854,6 +919,13 @@ mod tests {
         }
         let md = note_to_markdown("<h2>Title</h2><p>x</p>");
         assert!(md.starts_with("## Title"), "{md:?}");
+        // A `#` of the text reads as written, in text and in code.
+        let md = note_to_markdown(
+            "<p>issue #12</p><pre>let x = 1; # comment</pre><p><code>a#b</code></p>",
+        );
+        assert!(md.contains("issue \\#12"), "{md:?}");
+        assert!(md.contains("let x = 1; # comment"), "{md:?}");
+        assert!(md.contains("`a#b`"), "{md:?}");
     }
 
     #[test]
