@@ -1275,3 +1275,39 @@ async fn an_index_held_by_another_update_refuses_an_update_and_serves_searches()
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("another update"), "{stderr}");
 }
+
+/// A page of results says where the next starts, and reading on gives the rest: no hit twice,
+/// none left out, the last page without `next_start`.
+#[tokio::test]
+async fn results_come_in_pages_that_read_on_with_next_start() {
+    let emu = Emulator::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = server(&emu, dir.path(), true).await;
+    update(&s, json!({"include_fulltext": false})).await;
+    // A word most items hold, so that there are several pages of one.
+    let all = search(&s, json!({"query": "the", "mode": "keyword", "limit": 100})).await;
+    let every = keys(&all);
+    assert!(every.len() >= 3, "{all}");
+    assert!(all.get("next_start").is_none(), "{all}");
+    let mut read = Vec::new();
+    let mut start = 0u64;
+    for _ in 0..every.len() + 1 {
+        let page = search(
+            &s,
+            json!({"query": "the", "mode": "keyword", "limit": 1, "start": start}),
+        )
+        .await;
+        read.extend(keys(&page));
+        match page["next_start"].as_u64() {
+            Some(next) => {
+                assert_eq!(next, start + 1, "{page}");
+                start = next;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(
+        read, every,
+        "pages read on in the same order, nothing twice or missing"
+    );
+}
