@@ -138,17 +138,23 @@ pub fn note_to_markdown(html: &str) -> String {
     // start of a line (`## ` before an image, after a line break): only the HTML's own
     // headings may. Each text `#` goes through the converter as a stand-in and comes back
     // escaped, or plain where Markdown shows text as written (code).
-    let hash = stand_in(html);
+    let Some(hash) = stand_in(html) else {
+        return neutralize(converter.tree_to_markdown(&tree));
+    };
     replace_in_text(&tree, '#', hash);
     let markdown = converter.tree_to_markdown(&tree);
     neutralize(restore_hashes(&markdown, hash))
 }
 
-/// A character the note does not hold: the stand-in for its text's `#` (private use).
-fn stand_in(html: &str) -> char {
+/// A private-use character the note does not hold, found in one pass over it: the stand-in
+/// for its text's `#`. `None` only for a note holding every one of them (then its `#` are
+/// left to [`neutralize`]).
+fn stand_in(html: &str) -> Option<char> {
+    let private = |c: char| ('\u{E000}'..='\u{F8FF}').contains(&c) || c >= '\u{F0000}';
+    let used: std::collections::HashSet<char> = html.chars().filter(|c| private(*c)).collect();
     ('\u{E000}'..='\u{F8FF}')
-        .find(|c| !html.contains(*c))
-        .unwrap_or('\u{E000}')
+        .chain('\u{F0000}'..='\u{FFFFD}')
+        .find(|c| !used.contains(c))
 }
 
 /// Every `from` in the tree's text nodes replaced by `to`.
@@ -919,6 +925,11 @@ mod tests {
         }
         let md = note_to_markdown("<h2>Title</h2><p>x</p>");
         assert!(md.starts_with("## Title"), "{md:?}");
+        // A note holding the first private-use characters gets another stand-in, and those
+        // characters stay as they were.
+        let md = note_to_markdown("<p>\u{E000}\u{E001} ## x</p>");
+        assert!(md.contains("\u{E000}\u{E001}"), "{md:?}");
+        assert!(md.contains("\\#\\# x"), "{md:?}");
         // A `#` of the text reads as written, in text and in code.
         let md = note_to_markdown(
             "<p>issue #12</p><pre>let x = 1; # comment</pre><p><code>a#b</code></p>",
