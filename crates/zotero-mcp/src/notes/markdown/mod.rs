@@ -52,8 +52,8 @@ use self::safe::neutralize;
 pub use self::safe::{close_open_fence, safe_converted, safe_piece};
 pub use self::text::cut_chars;
 use self::text::one_line;
-pub(crate) use self::tree::DROPPED_WITH_CONTENT;
 use self::tree::{flatten_deep, text_lines};
+pub(crate) use self::tree::{local_name, DROPPED_WITH_CONTENT};
 pub use self::tree::{nesting_depth, MAX_DEPTH, MAX_PARSE_DEPTH};
 
 /// The note as a tree, nested at most [`MAX_DEPTH`] deep.
