@@ -19,6 +19,10 @@
 //! again by the next update (harmless: a document is replaced by itself). A mark is never
 //! later than now, so that a clock that was set ahead does not hide what follows.
 //!
+//! # Collections erased
+//! Erasing a collection deletes its `collectionItems` rows and leaves the items' rows as
+//! they were: the copy compares the collections it has filed items in with the library's.
+//!
 //! # Deletions: by key
 //! An item erased is gone from `items`; `syncDeleteLog` cannot say so, since each sync
 //! empties it (a deletion before the last sync and after the copy's last update is no
@@ -58,6 +62,9 @@ pub struct ItemChanges {
     pub changed: Vec<ItemChange>,
     /// Every item of the library now, the trash included.
     pub keys: HashSet<String>,
+    /// Every collection of the library now, the trash included: an item filed in another
+    /// one was in a collection erased since (erasing one leaves its items' rows as they were).
+    pub collections: HashSet<String>,
     /// Where the next read starts: the latest change seen, never later than now; `None`
     /// while the library has no item (the next read starts from the beginning).
     pub mark: Option<String>,
@@ -161,6 +168,11 @@ impl ZoteroDb {
                 }
                 out.keys.insert(key);
             }
+            let mut stmt = s
+                .conn
+                .prepare_cached("SELECT key FROM collections WHERE libraryID = ?1")?;
+            let rows = stmt.query_map([lib.id], |r| r.get::<_, String>(0))?;
+            out.collections = rows.collect::<rusqlite::Result<_>>()?;
             if let Some(latest) = out.changed.last() {
                 let capped = latest.changed.as_str().min(now.as_str()).to_string();
                 out.mark = Some(match out.mark {

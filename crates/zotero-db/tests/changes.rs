@@ -103,6 +103,9 @@ fn every_item_first_then_what_zotero_wrote_since_the_mark() {
     assert!(listed.contains(&keys::TRASHED.to_string()));
     assert_eq!(first.keys.len(), all.len());
     assert_eq!(first.library_version, 40);
+    let mut collections: Vec<&str> = first.collections.iter().map(String::as_str).collect();
+    collections.sort_unstable();
+    assert_eq!(collections, [keys::TOP_COLLECTION, keys::SUB_COLLECTION]);
     let stamps: Vec<&str> = first.changed.iter().map(|c| c.changed.as_str()).collect();
     assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "oldest first");
     let mark = first.mark.clone().unwrap();

@@ -38,6 +38,31 @@ impl Index {
     pub fn source_mark(&self, name: &str) -> Result<Option<String>> {
         self.meta(&mark_key(name)).map_err(|e| e.at(&self.path))
     }
+
+    /// Every document filed in collections, with their keys: for a source that is not told
+    /// when a collection's members change (a collection erased in Zotero's database leaves
+    /// its items as they were).
+    pub fn document_collections(&self) -> Result<Vec<(String, Vec<String>)>> {
+        let run = || -> Result<Vec<(String, Vec<String>)>> {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT key, collections FROM documents WHERE collections != ''")?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (key, list) = row?;
+                let collections = list
+                    .split('\u{1f}')
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                out.push((key, collections));
+            }
+            Ok(out)
+        };
+        run().map_err(|e| e.at(&self.path))
+    }
 }
 
 fn mark_key(name: &str) -> String {

@@ -63,12 +63,17 @@ async fn update(s: &Setup, args: Value) -> Value {
 
 /// The item keys a keyword search finds.
 async fn found(s: &Setup, query: &str, library: &str) -> Vec<String> {
+    found_with(
+        s,
+        json!({"query": query, "mode": "keyword", "library": library}),
+    )
+    .await
+}
+
+async fn found_with(s: &Setup, args: Value) -> Vec<String> {
     let a = s
         .server
-        .call(
-            "zotero_semantic_search",
-            json!({"query": query, "mode": "keyword", "library": library}),
-        )
+        .call("zotero_semantic_search", args)
         .await
         .expect_ok()
         .clone();
@@ -137,6 +142,19 @@ fn erase(b: &Builder, key: &str) {
 #[tokio::test]
 async fn the_index_is_built_and_kept_in_step_from_the_database_without_a_request() {
     let s = setup().await;
+    // A collection of its own (the tools take only keys Zotero could make).
+    let erased = "ERASEDCX";
+    let collection = s.zotero.collection(1, erased, "To erase", None).unwrap();
+    let retracted: i64 = s
+        .zotero
+        .conn
+        .query_row(
+            "SELECT itemID FROM items WHERE key = ?1",
+            [keys::RETRACTED],
+            |r| r.get(0),
+        )
+        .unwrap();
+    s.zotero.file(collection, retracted).unwrap();
     let all = count_items(&s.zotero, 1);
 
     // A full build: every item, note, annotation and the PDF's text, from the database.
@@ -161,7 +179,12 @@ async fn the_index_is_built_and_kept_in_step_from_the_database_without_a_request
     assert_eq!(idle["fulltexts_read"], 1, "the mark is inclusive: {idle}");
     assert_eq!(idle["removed"], 0, "{idle}");
 
-    // Zotero edits a title, adds an item, erases a book, trashes the thesis.
+    let in_biology = json!({"query": "fabricated", "mode": "keyword",
+                            "collection_key": erased});
+    assert_eq!(found_with(&s, in_biology.clone()).await, [keys::RETRACTED]);
+
+    // Zotero edits a title, adds an item, erases a book, trashes the thesis, erases a
+    // collection (`Collection._eraseData`: its rows go, its items' rows stay as they were).
     let c = &s.zotero.conn;
     edit_title(
         &s.zotero,
@@ -197,14 +220,26 @@ async fn the_index_is_built_and_kept_in_step_from_the_database_without_a_request
         [keys::THESIS],
     )
     .unwrap();
+    for sql in [
+        "DELETE FROM collectionItems WHERE collectionID = \
+         (SELECT collectionID FROM collections WHERE key = ?1)",
+        "DELETE FROM collections WHERE key = ?1",
+    ] {
+        c.execute(sql, [erased]).unwrap();
+    }
     assert!(found(&s, "quantum yields", "user")
         .await
         .contains(&keys::THESIS.to_string()));
 
     let next = update(&s, json!({})).await;
-    // The three it wrote, and whatever shared the previous mark's second.
+    // The three it wrote, whatever shared the previous mark's second, and the retracted
+    // article (filed in the erased collection).
     let read = next["objects_read"].as_u64().unwrap();
-    assert!((3..=4).contains(&read), "only what changed is read: {next}");
+    assert!((4..=5).contains(&read), "only what changed is read: {next}");
+    assert!(
+        found_with(&s, in_biology).await.is_empty(),
+        "the collection is gone"
+    );
     assert!(next["removed"].as_u64().unwrap() >= 1, "{next}");
     let mut quasar = found(&s, "quasar", "user").await;
     quasar.sort();

@@ -1,8 +1,9 @@
 //! The sync's objects read from Zotero's own database instead of the API, sending no
 //! request: the items changed since the last update's mark (`zotero_db::ItemChanges`, by
 //! `clientDateModified`), 200 a transaction, each with the mark it completes; the cached
-//! full texts written since, 20 a transaction; then the deletions, by comparing the index's
-//! keys with the library's. The documents are made exactly as from the API's objects (the
+//! full texts written since, 20 a transaction; the items filed in a collection erased since
+//! (which the stamps do not show); then the deletions, by comparing the index's keys with
+//! the library's. The documents are made exactly as from the API's objects (the
 //! database answers in the API's wire JSON). The index's sync versions record the library
 //! version Zotero last synced (`libraries.version`); its source marks how far the database
 //! was read (see `zotero_db`'s `changes` for why these markers).
@@ -19,7 +20,7 @@ use super::run::{fulltext_inclusion, Flow, Run};
 use super::sync::{Phase, UpdateError, UpdateOptions};
 
 /// The source mark of the items: the last `clientDateModified` read.
-pub(super) const ITEMS_MARK: &str = "db-items";
+const ITEMS_MARK: &str = "db-items";
 /// The source mark of the full texts: the last cache file's modification time read (ms).
 pub(super) const FULLTEXT_MARK: &str = "db-fulltext";
 
@@ -104,6 +105,9 @@ pub(super) fn sync(
     if sync_items(run, &mut tops, up, &changes)? == Flow::Cancelled {
         return Ok(Flow::Cancelled);
     }
+    if sync_erased_collections(run, &mut tops, up, &changes)? == Flow::Cancelled {
+        return Ok(Flow::Cancelled);
+    }
     if sync_fulltexts(run, &mut tops, up, options)? == Flow::Cancelled {
         return Ok(Flow::Cancelled);
     }
@@ -137,32 +141,72 @@ fn sync_items(
         let (now, later) = rest.split_at(rest.len().min(ITEMS_PER_BATCH));
         rest = later;
         let keys: Vec<String> = now.iter().map(|c| c.key.clone()).collect();
-        let values = tops.db.items_by_key(tops.scope, &keys).map_err(db_error)?;
-        let mut objects = Vec::with_capacity(values.len());
-        for value in values {
-            let o: WireObject =
-                serde_json::from_value(value).map_err(|e| ZoteroError::Database {
-                    reason: format!("an item of Zotero's database could not be read: {e}"),
-                })?;
-            objects.push(o);
-        }
-        run.report.objects_read += objects.len() as u64;
-        let annotated: Vec<String> = objects
-            .iter()
-            .filter(|o| o.item_type() == "annotation")
-            .filter_map(|o| super::documents::field(o, "parentItem"))
-            .collect();
-        tops.know(annotated.iter().map(String::as_str))?;
-        let mut b = up.batch()?;
-        for o in &objects {
-            run.report.chunks_written += write_object(&mut b, &tops.map, o)?;
-        }
-        if let Some(mark) = items_mark(rest, changes.mark.as_deref()) {
-            b.set_source_mark(ITEMS_MARK, mark)?;
-        }
-        b.commit()?;
+        let mark = items_mark(rest, changes.mark.as_deref());
+        write_items(run, tops, up, &keys, mark)?;
         done += now.len() as u64;
         run.tell(Phase::Items, done, total);
+    }
+    Ok(Flow::Done)
+}
+
+/// Reads the items of `keys` and writes them in one transaction, with the items' `mark`.
+fn write_items(
+    run: &mut Run<'_>,
+    tops: &mut Tops<'_>,
+    up: &mut Updater<'_>,
+    keys: &[String],
+    mark: Option<&str>,
+) -> Result<(), UpdateError> {
+    let values = tops.db.items_by_key(tops.scope, keys).map_err(db_error)?;
+    let mut objects = Vec::with_capacity(values.len());
+    for value in values {
+        let o: WireObject = serde_json::from_value(value).map_err(|e| ZoteroError::Database {
+            reason: format!("an item of Zotero's database could not be read: {e}"),
+        })?;
+        objects.push(o);
+    }
+    run.report.objects_read += objects.len() as u64;
+    let annotated: Vec<String> = objects
+        .iter()
+        .filter(|o| o.item_type() == "annotation")
+        .filter_map(|o| super::documents::field(o, "parentItem"))
+        .collect();
+    tops.know(annotated.iter().map(String::as_str))?;
+    let mut b = up.batch()?;
+    for o in &objects {
+        run.report.chunks_written += write_object(&mut b, &tops.map, o)?;
+    }
+    if let Some(mark) = mark {
+        b.set_source_mark(ITEMS_MARK, mark)?;
+    }
+    b.commit()?;
+    Ok(())
+}
+
+/// The items the index files in a collection the library no longer has are read again
+/// (erasing a collection changes no item's stamp).
+fn sync_erased_collections(
+    run: &mut Run<'_>,
+    tops: &mut Tops<'_>,
+    up: &mut Updater<'_>,
+    changes: &ItemChanges,
+) -> Result<Flow, UpdateError> {
+    let stale: Vec<String> = up
+        .index()
+        .document_collections()?
+        .into_iter()
+        .filter(|(key, filed)| {
+            changes.keys.contains(key) && filed.iter().any(|c| !changes.collections.contains(c))
+        })
+        .map(|(key, _)| key)
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .collect();
+    for keys in stale.chunks(ITEMS_PER_BATCH) {
+        if run.cancelled() {
+            return Ok(Flow::Cancelled);
+        }
+        write_items(run, tops, up, keys, None)?;
     }
     Ok(Flow::Done)
 }
