@@ -169,7 +169,7 @@ fn group_json(
     })
 }
 
-fn library(s: &Snapshot, scope: LibraryScope) -> Result<Option<Lib>, DbError> {
+pub(crate) fn library(s: &Snapshot, scope: LibraryScope) -> Result<Option<Lib>, DbError> {
     Ok(match scope {
         LibraryScope::User => s
             .conn

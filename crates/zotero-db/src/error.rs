@@ -26,6 +26,9 @@ pub enum DbError {
     #[error("reading the Zotero database snapshot failed: {0}")]
     Sqlite(#[from] rusqlite::Error),
 
+    #[error("Zotero's database holds no {scope} library: name a library it holds (zotero-mcp check lists the groups), or set ZOTERO_DATA_DIR to the data directory of the Zotero that syncs it")]
+    NoLibrary { scope: crate::LibraryScope },
+
     #[error("reading {what} from the Zotero data directory failed: {source}")]
     Io {
         what: &'static str,

@@ -4,6 +4,7 @@
 //! API's wire JSON, so the client above parses them exactly as it parses the web's answers.
 
 mod answer;
+mod changes;
 mod error;
 pub mod fixture;
 mod locate;
@@ -14,6 +15,7 @@ mod schema;
 mod snapshot;
 
 pub use answer::{DbAnswer, LibraryScope};
+pub use changes::{ItemChange, ItemChanges, TextChange, TextChanges};
 pub use error::DbError;
 pub use locate::{default_data_dirs, find_data_dir, DataDirSource};
 pub use schema::{SchemaVersion, KNOWN_USERDATA_VERSIONS, NEWEST_USERDATA_VERSION};

@@ -5,7 +5,8 @@
 //! - `meta(key, value)`: the model identity of the stored vectors (`model_id`,
 //!   `model_revision`, `model_hashes` as `name=hash` lines, `model_dims`), whether full
 //!   text is included (`fulltext_included`), the time of the last committed update
-//!   (`last_update`, Unix seconds), and `data_generation`: raised by every committed write
+//!   (`last_update`, Unix seconds), the marks of a source that has no library version
+//!   (`mark:<name>`, e.g. how far Zotero's own database was read), and `data_generation`: raised by every committed write
 //!   of documents or vectors (to at least the time in nanoseconds, so that a rebuilt file
 //!   does not start again where the old one was), which tells an in-memory copy of the
 //!   vectors ([`crate::vcache`]) that it is stale.

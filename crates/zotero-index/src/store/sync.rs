@@ -31,9 +31,59 @@ impl Index {
             .map_err(|e| IndexError::from(e).at(&self.path))?;
         Ok(v.map(|v| v.max(0) as u64))
     }
+
+    /// Where a source that has no library version (Zotero's own database) last read
+    /// `name` up to, as it wrote it with [`Batch::set_source_mark`]. Kept apart from the
+    /// sync versions: it is no library version and must not lower the index's.
+    pub fn source_mark(&self, name: &str) -> Result<Option<String>> {
+        self.meta(&mark_key(name)).map_err(|e| e.at(&self.path))
+    }
+
+    /// Every document filed in collections, with their keys: for a source that is not told
+    /// when a collection's members change (a collection erased in Zotero's database leaves
+    /// its items as they were).
+    pub fn document_collections(&self) -> Result<Vec<(String, Vec<String>)>> {
+        let run = || -> Result<Vec<(String, Vec<String>)>> {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT key, collections FROM documents WHERE collections != ''")?;
+            let rows =
+                stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (key, list) = row?;
+                let collections = list
+                    .split('\u{1f}')
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                out.push((key, collections));
+            }
+            Ok(out)
+        };
+        run().map_err(|e| e.at(&self.path))
+    }
+}
+
+fn mark_key(name: &str) -> String {
+    format!("mark:{name}")
 }
 
 impl Batch<'_> {
+    /// Records a source's mark (see [`Index::source_mark`]), in the batch that wrote what
+    /// it covers.
+    pub fn set_source_mark(&mut self, name: &str, value: &str) -> Result<()> {
+        set_meta(&self.tx, &mark_key(name), value).map_err(|e| e.at(&self.path))
+    }
+
+    /// Forgets a source's mark (the next update reads everything of `name` again).
+    pub fn clear_source_mark(&mut self, name: &str) -> Result<()> {
+        self.tx
+            .execute("DELETE FROM meta WHERE key = ?1", [mark_key(name)])
+            .map_err(|e| IndexError::from(e).at(&self.path))?;
+        Ok(())
+    }
+
     /// Forgets how far objects of `kind` are indexed (the next update reads them all).
     pub fn clear_sync_version(&mut self, kind: &str) -> Result<()> {
         self.tx

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 use zotero_api::model::WireObject;
-use zotero_index::{Document, ItemMeta};
+use zotero_index::{Batch, Document, IndexError, ItemMeta};
 
 /// The document an object is indexed as; `None` for what is not indexed (attachments with
 /// a parent: their text comes as full text, their annotations on their own). An
@@ -64,6 +64,24 @@ pub(super) fn document(
         "attachment" if parent.is_some() => None,
         _ => Some(Document::item(&key, version, item_meta(o), deleted)),
     }
+}
+
+/// Writes an object into `b`: its document, or for an attachment with a parent (not
+/// indexed itself) what hangs under it follows it (another parent, the trash). Answers
+/// the chunks written.
+pub(super) fn write_object(
+    b: &mut Batch<'_>,
+    parents: &HashMap<String, Option<String>>,
+    o: &WireObject,
+) -> Result<u64, IndexError> {
+    if let Some(doc) = document(parents, o) {
+        b.upsert(&doc)?;
+        return Ok(doc.chunks.len() as u64);
+    }
+    if o.item_type() == "attachment" {
+        b.reattach(&o.key(), &top_of(o), is_deleted(o))?;
+    }
+    Ok(0)
 }
 
 /// Whether an object is in the trash.

@@ -32,11 +32,16 @@
 //!    index instead.
 //! 4. vectors, when an encoder is given: the chunks still without one, metadata, notes and
 //!    annotations first, committed in batches.
+//!
+//! With Zotero's own database configured (`ZOTERO_DATA_DIR`), steps 1 to 3 read it instead
+//! and send no request (`source_db`): what changed since the last update by the items'
+//! `clientDateModified` and the cached full texts' modification times, deletions by key.
 
 mod documents;
 mod freshness;
 mod run;
 mod settings;
+mod source_db;
 mod sync;
 
 use std::path::{Path, PathBuf};

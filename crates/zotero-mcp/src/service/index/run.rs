@@ -6,14 +6,16 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
+use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
+use zotero_db::ZoteroDb;
 use zotero_index::{Document, EmbedPlan, Encoder, Index, IndexError, Updater};
 
-use super::documents::{document, top_of};
+use super::documents::{top_of, write_object};
 use super::index_id;
 use super::sync::{Phase, Progress, ProgressCallback, UpdateError, UpdateOptions, UpdateReport};
 
@@ -22,7 +24,7 @@ const FULLTEXTS_PER_BATCH: usize = 20;
 
 /// Whether a phase ran to its end or saw the update cancelled (what it committed stays).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Flow {
+pub(super) enum Flow {
     Done,
     Cancelled,
 }
@@ -32,9 +34,12 @@ pub(super) struct Run<'a> {
     handle: tokio::runtime::Handle,
     cancel: CancellationToken,
     progress: Option<ProgressCallback>,
-    report: UpdateReport,
+    pub(super) report: UpdateReport,
     /// Attachment → its top-level item, learnt in this run.
     parents: HashMap<String, Option<String>>,
+    /// Zotero's own database, when configured: the objects are read there, not asked of
+    /// the API (`super::source_db`).
+    database: Option<Arc<ZoteroDb>>,
 }
 
 /// (key, version) sorted oldest first, so that a committed batch completes a version.
@@ -77,7 +82,14 @@ impl<'a> Run<'a> {
                 ..UpdateReport::default()
             },
             parents: HashMap::new(),
+            database: None,
         }
+    }
+
+    /// Reads the objects from Zotero's database rather than the API.
+    pub(super) fn with_database(mut self, database: Option<Arc<ZoteroDb>>) -> Self {
+        self.database = database;
+        self
     }
 
     pub(super) fn into_report(self) -> UpdateReport {
@@ -92,7 +104,7 @@ impl<'a> Run<'a> {
         self.handle.block_on(fut)
     }
 
-    fn tell(&self, phase: Phase, done: u64, total: u64) {
+    pub(super) fn tell(&self, phase: Phase, done: u64, total: u64) {
         if let Some(p) = &self.progress {
             p(Progress {
                 phase,
@@ -104,7 +116,7 @@ impl<'a> Run<'a> {
     }
 
     /// The update's cancellation, seen between two batches: recorded in the report.
-    fn cancelled(&mut self) -> bool {
+    pub(super) fn cancelled(&mut self) -> bool {
         if self.cancel.is_cancelled() {
             self.report.cancelled = true;
         }
@@ -132,18 +144,13 @@ impl<'a> Run<'a> {
             None => index.updater()?,
         };
         start_kinds(&mut up, options)?;
-        let since = up.index().sync_version("items")?.filter(|v| *v > 0);
-        let (flow, last) = self.sync_items(&mut up, since)?;
+        let flow = match self.database.clone() {
+            Some(db) => super::source_db::sync(self, &db, library, &mut up, options)?,
+            None => self.sync_from_api(&mut up, options)?,
+        };
         if flow == Flow::Cancelled {
             return Ok(());
         }
-        if self.sync_fulltexts(&mut up, options, last)? == Flow::Cancelled {
-            return Ok(());
-        }
-        if self.cancelled() {
-            return Ok(());
-        }
-        self.sync_deletions(&mut up, since, last)?;
         self.report.library_version = up.index().status()?.library_version;
         match encoder {
             Some(encoder) => {
@@ -158,6 +165,27 @@ impl<'a> Run<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Items, full texts and deletions, from the API.
+    fn sync_from_api(
+        &mut self,
+        up: &mut Updater<'_>,
+        options: UpdateOptions,
+    ) -> Result<Flow, UpdateError> {
+        let since = up.index().sync_version("items")?.filter(|v| *v > 0);
+        let (flow, last) = self.sync_items(up, since)?;
+        if flow == Flow::Cancelled {
+            return Ok(flow);
+        }
+        if self.sync_fulltexts(up, options, last)? == Flow::Cancelled {
+            return Ok(Flow::Cancelled);
+        }
+        if self.cancelled() {
+            return Ok(Flow::Cancelled);
+        }
+        self.sync_deletions(up, since, last)?;
+        Ok(Flow::Done)
     }
 
     /// Lists the items changed since `since` (every item of a new index).
@@ -200,14 +228,7 @@ impl<'a> Run<'a> {
             let objects = self.fetch_objects(up.index(), now)?;
             let mut b = up.batch()?;
             for o in &objects {
-                if let Some(doc) = document(&self.parents, o) {
-                    self.report.chunks_written += doc.chunks.len() as u64;
-                    b.upsert(&doc)?;
-                } else if o.item_type() == "attachment" {
-                    // Its full text and annotations follow it (another parent, the trash).
-                    let deleted = super::documents::is_deleted(o);
-                    b.reattach(&o.key(), &top_of(o), deleted)?;
-                }
+                self.report.chunks_written += write_object(&mut b, &self.parents, o)?;
             }
             b.set_sync_version("items", watermark(rest, last))?;
             b.commit()?;
@@ -250,18 +271,7 @@ impl<'a> Run<'a> {
         options: UpdateOptions,
         last: u64,
     ) -> Result<Flow, UpdateError> {
-        {
-            let was_included = up.index().status()?.fulltext_included;
-            let mut b = up.batch()?;
-            if was_included && !options.include_fulltext {
-                // Left out from now on: what was indexed goes too, so that the index holds
-                // what its status says, and including them again reads them all.
-                self.report.removed += b.delete_kind(zotero_index::DocKind::Fulltext)? as u64;
-                b.clear_sync_version("fulltext")?;
-            }
-            b.set_fulltext_included(options.include_fulltext)?;
-            b.commit()?;
-        }
+        self.report.removed += fulltext_inclusion(up, options.include_fulltext)?;
         if !options.include_fulltext {
             return Ok(Flow::Done);
         }
@@ -446,6 +456,24 @@ impl<'a> Run<'a> {
         }
         Ok(())
     }
+}
+
+/// Records whether full texts are included; when they no longer are, what was indexed goes
+/// (and how far each source read them) so that the index holds what its status says, and
+/// including them again reads them all, whichever source does. Answers how many documents
+/// went.
+pub(super) fn fulltext_inclusion(up: &mut Updater<'_>, include: bool) -> Result<u64, UpdateError> {
+    let was_included = up.index().status()?.fulltext_included;
+    let mut b = up.batch()?;
+    let mut removed = 0;
+    if was_included && !include {
+        removed = b.delete_kind(zotero_index::DocKind::Fulltext)? as u64;
+        b.clear_sync_version("fulltext")?;
+        b.clear_source_mark(super::source_db::FULLTEXT_MARK)?;
+    }
+    b.set_fulltext_included(include)?;
+    b.commit()?;
+    Ok(removed)
 }
 
 /// A new index records every kind at 0 first, so that until each is complete the index

@@ -252,8 +252,10 @@ pub async fn update(
     let handle = tokio::runtime::Handle::current();
     let job = tokio::task::spawn_blocking(move || {
         let started = Instant::now();
-        let lib = (*client).as_ref().library(library)?;
-        let mut run = Run::new(lib, handle, cancel, progress, library, options);
+        let zotero: &ZoteroClient = (*client).as_ref();
+        let lib = zotero.library(library)?;
+        let mut run = Run::new(lib, handle, cancel, progress, library, options)
+            .with_database(zotero.database().cloned());
         run.update(&dir, library, encoder.as_deref(), options)?;
         let mut report = run.into_report();
         report.seconds = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
