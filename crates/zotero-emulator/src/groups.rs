@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::access::{Creds, Perm, Role};
 use super::library::Library;
-use super::libs::{Lib, LibInfo, LibraryId};
+use super::libs::{LibInfo, LibraryId};
 use super::params::{self, Action};
 use super::util::{iso_now, md5_hex};
 use super::{Answer, Emulator, Recorded, State, USER_ID};
@@ -292,7 +292,7 @@ impl Emulator {
         let lib_id = LibraryId::Group(id);
         let mut st = self.state.lock().unwrap();
         assert!(!st.groups.contains_key(&id), "group {id} exists");
-        let lib = Lib::new(spec.lib_info(), library);
+        let lib = library.into_lib(spec.lib_info());
         st.files.register(&lib);
         st.libs.insert(lib_id, lib);
         let now = iso_now();

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 use md5::{Digest, Md5};
 use serde_json::{json, Map, Value};
 
-use super::super::super::fulltext::FullText;
 use super::super::super::libs::LibraryId;
-use super::super::super::storage::{ItemFile, S3Object};
+use super::super::super::storage::S3Object;
+use super::super::super::stored::FullText;
+use super::super::super::stored::ItemFile;
 use super::super::super::{Answer, Recorded, State, USER_ID};
 use super::super::text;
 use super::objects::library_header;
