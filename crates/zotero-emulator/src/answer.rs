@@ -1,6 +1,8 @@
 //! The emulator's answer to one request, before it becomes a wiremock `ResponseTemplate`:
 //! a leaf that every handler (web API, desktop, its Zotero 10 wire server) builds, below the
-//! dispatch in `respond.rs`.
+//! dispatch in `respond.rs`; and the refusal (`BadRequest`) that becomes a `400`.
+
+use std::fmt;
 
 /// An answer before it becomes a wiremock `ResponseTemplate`.
 pub(crate) struct Answer {
@@ -58,3 +60,35 @@ impl Answer {
         self
     }
 }
+
+/// A request refused with `400` and this plain-text body, worded as the real server words it
+/// (the web API and the desktop each send it with their own content type).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BadRequest(String);
+
+impl BadRequest {
+    /// The body of the `400`.
+    pub(crate) fn body(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<String> for BadRequest {
+    fn from(body: String) -> Self {
+        BadRequest(body)
+    }
+}
+
+impl From<&str> for BadRequest {
+    fn from(body: &str) -> Self {
+        BadRequest(body.to_string())
+    }
+}
+
+impl fmt::Display for BadRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadRequest {}

@@ -205,7 +205,7 @@ pub(crate) fn single(st: &State, creds: Creds, base: &str, id: u64) -> Answer {
 pub(crate) fn list(st: &State, creds: Creds, base: &str, req: &Recorded) -> Answer {
     let p = match params::parse(&req.query, Action::Groups, false) {
         Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     if p.format == "atom" {
         return Answer::text(501, "The emulator does not render format=atom");

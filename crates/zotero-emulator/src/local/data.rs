@@ -241,7 +241,7 @@ fn finish(ctx: &Ctx, out: Output, mut headers: Vec<(String, String)>, lmv: Optio
 /// The desktop's citeproc for this request (`citeprocToHTML`): its default style, a
 /// style it cannot find or download is `400 Invalid style: …`.
 fn cite(req: &Recorded) -> Result<LocalCite, Answer> {
-    let style = cite::local_style(query(req, "style")).map_err(|e| text(400, &e))?;
+    let style = cite::local_style(query(req, "style")).map_err(|e| text(400, e.body()))?;
     let locale = cite::local_locale(query(req, "locale"));
     let linkwrap = query(req, "linkwrap") == Some("1");
     Ok(LocalCite(cite::Cite::new(

@@ -180,12 +180,12 @@ pub(crate) fn items(ctx: &Ctx, from: &ItemsFrom, top: bool, tags: bool) -> Answe
     };
     let mut p = match params::parse(&search_query(ctx, tags), Action::Items, false) {
         Ok(p) => p,
-        Err(e) => return text(400, &e),
+        Err(e) => return text(400, e.body()),
     };
     p.desktop = true;
     let mut idx = match search::search_items(lib, &scope, top, &p, &reads::valid_item_types()) {
         Ok(v) => v,
-        Err(e) => return text(400, &e),
+        Err(e) => return text(400, e.body()),
     };
     let data = |i: &usize| &lib.items[*i]["data"];
     match from {
