@@ -104,11 +104,11 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
     };
     let dir = match &config.index.dir {
         Ok(d) => d.clone(),
-        Err(e) => return usage(e),
+        Err(e) => return usage(&e.to_string()),
     };
     let svc = match ZoteroService::new(&config) {
         Ok(s) => Arc::new(s),
-        Err(e) => return usage(&e),
+        Err(e) => return usage(&e.to_string()),
     };
     let library = library.unwrap_or(svc.default_library);
     if let Err(e) = svc.library(Some(library)) {
@@ -201,7 +201,7 @@ pub async fn db_status(config: Config, library: Option<String>, json: bool) -> E
     };
     let svc = match ZoteroService::new(&config) {
         Ok(s) => s,
-        Err(e) => return usage(&e),
+        Err(e) => return usage(&e.to_string()),
     };
     let data = match statuses(&svc, which, &CancellationToken::new()).await {
         Ok(d) => d,
