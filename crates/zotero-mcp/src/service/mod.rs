@@ -20,6 +20,26 @@ use zotero_sources::{Fetcher, PrepareOptions, PreparedFile, SourceSpec};
 use crate::config::Config;
 use crate::mcp::envelope::ToolError;
 
+/// What could not be set up when the service was built; each cause says what to change.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot build the Zotero client: {0}")]
+    Client(zotero_api::ZoteroError),
+    #[error("cannot read Zotero's database: {0}")]
+    Database(zotero_db::DbError),
+    #[error("cannot build the file fetcher: {0}")]
+    Fetcher(zotero_sources::SourceError),
+    #[error("cannot build the metadata client: {0}")]
+    Metadata(zotero_metadata::services::ServicesSetupError),
+}
+
+/// The server's own start (`mcp/server.rs`) still reports its setup as text.
+impl From<SetupError> for String {
+    fn from(e: SetupError) -> String {
+        e.to_string()
+    }
+}
+
 pub struct ZoteroService {
     pub client: ZoteroClient,
     /// Fetches upload sources (`file_url`, arXiv) and reads local files.
@@ -37,7 +57,7 @@ pub struct ZoteroService {
 
 impl ZoteroService {
     /// The service for this configuration; an error says what could not be set up.
-    pub fn new(config: &Config) -> Result<Self, String> {
+    pub fn new(config: &Config) -> Result<Self, SetupError> {
         Self::with_encoder(config, None)
     }
 
@@ -46,7 +66,7 @@ impl ZoteroService {
     pub fn with_encoder(
         config: &Config,
         encoder: crate::service::index::SharedEncoder,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, SetupError> {
         Ok(Self {
             search: crate::service::index::SearchSettings::new(
                 config.index.dir.clone(),
@@ -55,12 +75,11 @@ impl ZoteroService {
                 config.index.embedding.clone(),
             ),
             client: client(config)?,
-            fetcher: Fetcher::new(&config.sources())
-                .map_err(|e| format!("cannot build the file fetcher: {e}"))?,
+            fetcher: Fetcher::new(&config.sources()).map_err(SetupError::Fetcher)?,
             arxiv_base: config.uploads.arxiv_base.clone(),
             default_library: config.zotero.library,
             metadata: zotero_metadata::services::MetadataServices::new(config.metadata())
-                .map_err(|e| format!("cannot build the metadata client: {e}"))?,
+                .map_err(SetupError::Metadata)?,
         })
     }
 
@@ -150,15 +169,12 @@ fn to_upload(prepared: PreparedFile) -> FileToUpload {
 
 /// The Zotero client, with Zotero's own database when it is configured (opened now, so a
 /// missing, foreign or too new database stops the server at start with the reason).
-pub fn client(config: &Config) -> Result<ZoteroClient, String> {
-    let client = ZoteroClient::new(&config.client())
-        .map_err(|e| format!("cannot build the Zotero client: {e}"))?;
+pub fn client(config: &Config) -> Result<ZoteroClient, SetupError> {
+    let client = ZoteroClient::new(&config.client()).map_err(SetupError::Client)?;
     match &config.database {
         None => Ok(client),
         Some(database) => {
-            let db = database
-                .open()
-                .map_err(|e| format!("cannot read Zotero's database: {e}"))?;
+            let db = database.open().map_err(SetupError::Database)?;
             Ok(client.with_database(std::sync::Arc::new(db)))
         }
     }

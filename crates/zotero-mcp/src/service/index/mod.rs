@@ -49,7 +49,7 @@ use zotero_index::{Index, IndexError, LibraryId, Remedy};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 
 pub use freshness::{current_version, freshness, freshness_of, iso_time, Freshness};
-pub use settings::{ModelSource, SearchSettings, SharedEncoder};
+pub use settings::{ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
 pub use sync::{update, update_with_model, SharedClient};
 pub use update::{
     number_schema, Phase, Progress, ProgressCallback, UpdateError, UpdateOptions, UpdateReport,
