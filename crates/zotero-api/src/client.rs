@@ -123,8 +123,8 @@ pub struct ZoteroClient {
     /// One upload at a time per library, parent item and file MD5 (see `upload_attachment`).
     pub(crate) upload_turns: KeyedLocks<(LibraryRef, ObjectKey, String)>,
     /// Zotero 10's local keys and `ZOTERO_WRITE_BACKEND` (`local_writes.rs`).
-    local_writes: crate::local_writes::LocalWrites,
-    local_write_state: crate::local_writes::LocalWriteState,
+    local_writes: crate::config::LocalWrites,
+    local_write_state: crate::write_route::LocalWriteState,
 }
 
 impl ZoteroClient {
@@ -149,11 +149,11 @@ impl ZoteroClient {
         })
     }
 
-    pub(crate) fn local_writes(&self) -> &crate::local_writes::LocalWrites {
+    pub(crate) fn local_writes(&self) -> &crate::config::LocalWrites {
         &self.local_writes
     }
 
-    pub(crate) fn local_write_state(&self) -> &crate::local_writes::LocalWriteState {
+    pub(crate) fn local_write_state(&self) -> &crate::write_route::LocalWriteState {
         &self.local_write_state
     }
 

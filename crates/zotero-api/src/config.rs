@@ -51,7 +51,59 @@ pub struct ClientConfig {
     /// trailing slash; `None` when it is not used.
     pub local_api_base: Option<String>,
     /// Writes through Zotero 10's local API: the keys and `ZOTERO_WRITE_BACKEND`.
-    pub local_writes: crate::local_writes::LocalWrites,
+    pub local_writes: LocalWrites,
+}
+
+/// Which backend writes (`ZOTERO_WRITE_BACKEND`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WriteBackend {
+    /// The desktop app when a local key is set and Zotero 10 answers, else the web API.
+    #[default]
+    Auto,
+    /// Always the desktop app (an error says why when it cannot).
+    Local,
+    /// Always the web API.
+    Web,
+}
+
+impl std::str::FromStr for WriteBackend {
+    type Err = ();
+    fn from_str(s: &str) -> Result<Self, ()> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" => Ok(WriteBackend::Auto),
+            "local" => Ok(WriteBackend::Local),
+            "web" => Ok(WriteBackend::Web),
+            _ => Err(()),
+        }
+    }
+}
+
+/// The local keys the server knows: `ZOTERO_LOCAL_API_KEY` (for whatever Zotero answers) and
+/// those `zotero-mcp authorize` stored, each for the `Zotero-Server-ID` it was granted by.
+#[derive(Debug, Clone, Default)]
+pub struct LocalWrites {
+    pub backend: WriteBackend,
+    /// `ZOTERO_LOCAL_API_KEY`.
+    pub key: Option<ApiKey>,
+    /// `(server ID, key)` from the key file.
+    pub stored: Vec<(String, ApiKey)>,
+}
+
+impl LocalWrites {
+    /// Whether any local key is configured.
+    pub fn has_key(&self) -> bool {
+        self.key.is_some() || !self.stored.is_empty()
+    }
+
+    /// The key for the database with this server ID: the one granted by it, else the
+    /// variable's.
+    pub(crate) fn key_for(&self, server_id: &str) -> Option<&ApiKey> {
+        self.stored
+            .iter()
+            .find(|(id, _)| id == server_id)
+            .map(|(_, k)| k)
+            .or(self.key.as_ref())
+    }
 }
 
 #[cfg(test)]

@@ -32,7 +32,9 @@ pub const MAX_SOURCES: usize = 25;
 const HEADER_TITLE_CHARS: usize = 200;
 
 /// What kind of document an attachment is, in the order a parent's full texts are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// Serialized by its [`name`](DocumentKind::name), as a server answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum DocumentKind {
     Pdf,
     Epub,
@@ -44,7 +46,32 @@ pub enum DocumentKind {
     Other,
 }
 
+// By hand, not derived: a doc on a variant would publish the enum as a `oneOf`; the
+// values say what they are.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for DocumentKind {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        std::borrow::Cow::Borrowed("DocumentKind")
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = DocumentKind::ALL.iter().map(|k| k.name()).collect();
+        schemars::json_schema!({ "type": "string", "enum": names })
+    }
+}
+
 impl DocumentKind {
+    /// Every kind, in reading order.
+    pub const ALL: [DocumentKind; 5] = [
+        DocumentKind::Pdf,
+        DocumentKind::Epub,
+        DocumentKind::Html,
+        DocumentKind::Text,
+        DocumentKind::Other,
+    ];
+
     /// The kind of a MIME type (`Other` for one Zotero does not index).
     pub fn of(content_type: &str) -> DocumentKind {
         let base = content_type
@@ -393,6 +420,24 @@ impl Library<'_> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn kinds_serialize_by_name() {
+        for k in DocumentKind::ALL {
+            assert_eq!(serde_json::to_value(k).unwrap(), json!(k.name()));
+        }
+    }
+
+    // The published tool schemas take this type as it is: a plain enum of the names.
+    #[cfg(feature = "schema")]
+    #[test]
+    fn kind_schema_is_the_plain_enum_of_names() {
+        let schema = schemars::SchemaGenerator::default().into_root_schema_for::<DocumentKind>();
+        let v = serde_json::to_value(&schema).unwrap();
+        assert_eq!(v["type"], "string");
+        assert_eq!(v["enum"], json!(["pdf", "epub", "html", "text", "other"]));
+        assert!(v.get("oneOf").is_none(), "{v}");
+    }
 
     fn attachment(key: &str, content_type: &str, link_mode: &str, added: &str) -> WireObject {
         serde_json::from_value(json!({"key": key, "data": {

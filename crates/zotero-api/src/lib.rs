@@ -34,15 +34,18 @@ pub mod tags;
 pub mod templates;
 pub mod upload;
 pub mod write;
+pub mod write_route;
 
 #[cfg(test)]
 mod backends_tests;
 
 pub use client::ZoteroClient;
 pub use config::{ApiKey, ClientConfig};
+pub use config::{LocalWrites, WriteBackend};
 pub use error::ZoteroError;
 pub use groups::LibraryInfo;
 pub use keys::{KeyAccess, Permissions};
 pub use library::{InvalidKey, InvalidLibrary, LibraryId, LibraryRef, ObjectKey};
-pub use local_writes::{DesktopProbe, LocalWrites, WriteBackend, WriteRoute};
+pub use local_writes::DesktopProbe;
 pub use routing::{Backend, Library};
+pub use write_route::WriteRoute;

@@ -6,8 +6,6 @@
 //! apart by their bodies (another database, a spent or revoked key, the API off, a library
 //! the desktop may not change).
 
-use std::sync::Mutex;
-
 use hyper::header::HeaderValue;
 use hyper::Method;
 use serde_json::{json, Map, Value};
@@ -15,63 +13,13 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::ZoteroClient;
 use crate::config::ApiKey;
+pub use crate::config::{LocalWrites, WriteBackend};
 use crate::error::ZoteroError;
 use crate::http::{ApiRequest, ApiResponse, HttpClient};
 use crate::library::LibraryRef;
 use crate::response::{encode_query, parse_json, unexpected};
 use crate::routing::Library;
-
-/// Which backend writes (`ZOTERO_WRITE_BACKEND`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum WriteBackend {
-    /// The desktop app when a local key is set and Zotero 10 answers, else the web API.
-    #[default]
-    Auto,
-    /// Always the desktop app (an error says why when it cannot).
-    Local,
-    /// Always the web API.
-    Web,
-}
-
-impl std::str::FromStr for WriteBackend {
-    type Err = ();
-    fn from_str(s: &str) -> Result<Self, ()> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "auto" => Ok(WriteBackend::Auto),
-            "local" => Ok(WriteBackend::Local),
-            "web" => Ok(WriteBackend::Web),
-            _ => Err(()),
-        }
-    }
-}
-
-/// The local keys the server knows: `ZOTERO_LOCAL_API_KEY` (for whatever Zotero answers) and
-/// those `zotero-mcp authorize` stored, each for the `Zotero-Server-ID` it was granted by.
-#[derive(Debug, Clone, Default)]
-pub struct LocalWrites {
-    pub backend: WriteBackend,
-    /// `ZOTERO_LOCAL_API_KEY`.
-    pub key: Option<ApiKey>,
-    /// `(server ID, key)` from the key file.
-    pub stored: Vec<(String, ApiKey)>,
-}
-
-impl LocalWrites {
-    /// Whether any local key is configured.
-    pub fn has_key(&self) -> bool {
-        self.key.is_some() || !self.stored.is_empty()
-    }
-
-    /// The key for the database with this server ID: the one granted by it, else the
-    /// variable's.
-    fn key_for(&self, server_id: &str) -> Option<&ApiKey> {
-        self.stored
-            .iter()
-            .find(|(id, _)| id == server_id)
-            .map(|(_, k)| k)
-            .or(self.key.as_ref())
-    }
-}
+pub use crate::write_route::WriteRoute;
 
 /// What `GET /api/` says about the desktop app.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,31 +32,6 @@ pub enum DesktopProbe {
     ReadOnlyRelease,
     /// Nothing answers (Zotero is not running, or its HTTP server is off).
     Unreachable { reason: String },
-}
-
-/// Where a write (and every read it depends on) goes.
-#[derive(Debug, Clone)]
-pub enum WriteRoute {
-    Web,
-    Local { server_id: String, key: ApiKey },
-}
-
-/// The desktop's write state of one process: the server ID last seen.
-#[derive(Default)]
-pub(crate) struct LocalWriteState {
-    server_id: Mutex<Option<String>>,
-}
-
-impl LocalWriteState {
-    fn get(&self) -> Option<String> {
-        self.server_id
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-    fn set(&self, id: Option<String>) {
-        *self.server_id.lock().unwrap_or_else(|p| p.into_inner()) = id;
-    }
 }
 
 /// `GET /api/` (with the trailing slash: `/api` is `404 No endpoint found`).

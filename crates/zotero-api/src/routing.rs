@@ -17,7 +17,7 @@ use crate::error::ZoteroError;
 use crate::http::{ApiRequest, ApiResponse, Consistency, HttpClient};
 use crate::keys::Permissions;
 use crate::library::{LibraryId, LibraryRef};
-use crate::local_writes::WriteRoute;
+use crate::write_route::WriteRoute;
 
 /// Which backend answers a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

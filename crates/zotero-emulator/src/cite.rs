@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use super::answer::BadRequest;
+
 /// Which of Zotero's renderers answers: they differ in defaults and wrapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Renderer {
@@ -83,22 +85,23 @@ pub(crate) fn find_style(id_or_url: &str) -> Option<Style> {
 /// The web API's style check before it asks the citation server (`Zotero_Cite::buildURLPath`:
 /// `/^(https?|[a-zA-Z0-9\-]+$)/`); a style that passes but the server does not have is also
 /// `400 Invalid style` (the citation server's 400 `no style found`).
-pub(crate) fn web_style(raw: Option<&str>) -> Result<Style, String> {
+pub(crate) fn web_style(raw: Option<&str>) -> Result<Style, BadRequest> {
     let s = raw.unwrap_or(WEB_DEFAULT_STYLE);
     let shaped = s.starts_with("http")
         || (!s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-'));
     match (shaped, find_style(s)) {
         (true, Some(style)) => Ok(style),
-        _ => Err("Invalid style".to_string()),
+        _ => Err("Invalid style".into()),
     }
 }
 
 /// The desktop's style lookup: an installed style, else a download from the repository;
 /// a failed download is `400 Invalid style: ID (…)`.
-pub(crate) fn local_style(raw: Option<&str>) -> Result<Style, String> {
+pub(crate) fn local_style(raw: Option<&str>) -> Result<Style, BadRequest> {
     let s = raw.filter(|s| !s.is_empty()).unwrap_or(LOCAL_DEFAULT_STYLE);
     find_style(s).ok_or_else(|| {
         format!("Invalid style: {s} (Error: Style not found at https://www.zotero.org/styles/{s})")
+            .into()
     })
 }
 
@@ -710,13 +713,14 @@ mod tests {
     fn styles_and_locales_are_checked_like_zotero() {
         assert!(web_style(None).is_ok());
         assert_eq!(
-            web_style(Some("no such style")).unwrap_err(),
+            web_style(Some("no such style")).unwrap_err().body(),
             "Invalid style"
         );
         assert!(web_style(Some("https://www.zotero.org/styles/ieee")).is_ok());
         assert!(web_style(Some("made-up-style")).is_err());
         assert!(local_style(Some("made-up"))
             .unwrap_err()
+            .body()
             .starts_with("Invalid style: made-up"));
         assert_eq!(web_locale(Some("de-DE")), "de-DE");
         assert_eq!(web_locale(Some("de")), "en-US");

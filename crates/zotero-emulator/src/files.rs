@@ -10,16 +10,13 @@ use serde_json::{json, Value};
 
 use super::libs::{Lib, LibraryId};
 use super::schema::ordered_json;
-use super::storage::{b64_md5, ItemFile, Upload};
+use super::storage::{b64_md5, Upload, BUCKET_PATH};
+use super::stored::ItemFile;
 use super::util::{
     iso8601, php_empty, php_float, php_int, php_is_numeric, random_hex32, round1, unix_now,
 };
 use super::{Answer, Recorded, State};
 
-/// The free storage plan: 300 MB (`Zotero_Storage::$defaultQuota`).
-pub(crate) const DEFAULT_QUOTA: u64 = 300 * 1024 * 1024;
-/// The fake bucket's path on the emulator.
-pub(crate) const BUCKET_PATH: &str = "/s3/zotero-uploads/";
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// `$_REQUEST`: query parameters, then the form body (only for a form content type).

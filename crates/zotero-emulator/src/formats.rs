@@ -18,7 +18,7 @@ fn web_csl_id(lib: &Lib) -> impl Fn(&Value) -> String + '_ {
 }
 
 fn cite_for(p: &Params) -> Result<Cite, Answer> {
-    let style = cite::web_style(p.style.as_deref()).map_err(|e| Answer::text(400, &e))?;
+    let style = cite::web_style(p.style.as_deref()).map_err(|e| Answer::text(400, e.body()))?;
     Ok(Cite::new(
         style,
         &cite::web_locale(p.locale.as_deref()),

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 
 use super::access::{Creds, Perm, Role};
 use super::library::Library;
-use super::libs::{Lib, LibInfo, LibraryId};
+use super::libs::{LibInfo, LibraryId};
 use super::params::{self, Action};
 use super::util::{iso_now, md5_hex};
 use super::{Answer, Emulator, Recorded, State, USER_ID};
@@ -205,7 +205,7 @@ pub(crate) fn single(st: &State, creds: Creds, base: &str, id: u64) -> Answer {
 pub(crate) fn list(st: &State, creds: Creds, base: &str, req: &Recorded) -> Answer {
     let p = match params::parse(&req.query, Action::Groups, false) {
         Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     if p.format == "atom" {
         return Answer::text(501, "The emulator does not render format=atom");
@@ -292,7 +292,7 @@ impl Emulator {
         let lib_id = LibraryId::Group(id);
         let mut st = self.state.lock().unwrap();
         assert!(!st.groups.contains_key(&id), "group {id} exists");
-        let lib = Lib::new(spec.lib_info(), library);
+        let lib = library.into_lib(spec.lib_info());
         st.files.register(&lib);
         st.libs.insert(lib_id, lib);
         let now = iso_now();

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::fulltext::FullText;
 use super::library::{creator_summary, Library, TITLE_WORDS};
+use super::stored::FullText;
 
 /// Regular items of the plain kind (short records, two tags each).
 pub const PLAIN_ITEMS: usize = 10_000;

@@ -17,6 +17,7 @@
 //! same state.
 
 mod access;
+mod answer;
 mod apply;
 mod cite;
 mod collwrites;
@@ -45,6 +46,7 @@ mod schema;
 mod search;
 mod shape;
 mod storage;
+mod stored;
 pub mod testing;
 mod util;
 mod validate;
@@ -53,7 +55,6 @@ mod web;
 mod writes;
 
 pub use access::{GroupAccess, GroupsAccess, KeyAccess, Role, UserAccess};
-pub use fulltext::FullText;
 pub use groups::{FileEditing, GroupSpec, GroupType, LibraryEditing, LibraryReading};
 pub use hf::{git_blob_sha1, sha256_hex, HfFile, HF_CDN_ROOT, HF_ROOT};
 pub use library::{Library, TITLE_WORDS};
@@ -61,10 +62,11 @@ pub use libs::LibraryId;
 pub use local::{DesktopRelease, DialogAnswer, LOCAL_DATA_DIR};
 pub use metadata::{crossref_article, ArxivPaper, MetadataHost};
 pub use storage::StoredFile;
+pub use stored::FullText;
 pub use view::LibraryView;
 pub use web::HostedFile;
 
-pub(crate) use respond::Answer;
+pub(crate) use answer::Answer;
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -332,6 +334,29 @@ impl Fault {
     }
 }
 
+/// The first fault queued for this request on `server`, counted down and dropped when spent
+/// (a fault with `skip` left lets that many matching requests through first).
+pub(crate) fn take_fault(
+    faults: &mut VecDeque<Fault>,
+    r: &Recorded,
+    server: Server,
+) -> Option<FaultKind> {
+    let idx = faults
+        .iter()
+        .position(|f| f.server == server && f.matches(r))?;
+    let f = &mut faults[idx];
+    if f.skip > 0 {
+        f.skip -= 1;
+        return None;
+    }
+    let kind = f.kind.clone();
+    f.times -= 1;
+    if f.times == 0 {
+        faults.remove(idx);
+    }
+    Some(kind)
+}
+
 /// The emulator's mutable state, shared by the responders and the test.
 pub(crate) struct State {
     /// Every library: the user's and each group's.
@@ -382,7 +407,7 @@ impl Emulator {
     /// An emulator serving `lib` as the user library (no groups until
     /// [`Emulator::add_group`]).
     pub async fn with_library(lib: Library) -> Emulator {
-        let lib = libs::Lib::new(libs::LibInfo::user(), lib);
+        let lib = lib.into_lib(libs::LibInfo::user());
         let mut files = storage::FileStore::new();
         files.register(&lib);
         let state = Arc::new(Mutex::new(State {

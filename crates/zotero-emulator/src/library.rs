@@ -4,12 +4,13 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
-use super::fulltext::FullText;
-use super::libs::{Lib, LibInfo, REAL_API};
+use super::libs::{rehome, Lib, LibInfo, REAL_API};
+use super::stored::FullText;
+use super::stored::ItemFile;
 
 const ITEMS_JSON: &str = include_str!("../../../fixtures/library/items.json");
 /// A paper with notes in note-editor HTML and annotations on its PDF and EPUB.
@@ -216,6 +217,41 @@ impl Library {
             .filter_map(|o| o["version"].as_u64())
             .chain(self.fulltext.values().map(|f| f.version))
             .fold(self.version, u64::max)
+    }
+}
+
+impl Library {
+    /// A library serving these objects, re-homed to `info` (its `library` block and links).
+    pub(crate) fn into_lib(self, info: LibInfo) -> Lib {
+        let version = self.effective_version();
+        let mut items = self.items;
+        let mut collections = self.collections;
+        for (kind, objs) in [("items", &mut items), ("collections", &mut collections)] {
+            for o in objs.iter_mut() {
+                rehome(o, &info, kind);
+            }
+        }
+        let mut files = HashMap::new();
+        for i in &items {
+            let (Some(md5), Some(size)) = (
+                i["data"]["md5"].as_str(),
+                i["links"]["enclosure"]["length"].as_u64(),
+            ) else {
+                continue;
+            };
+            let key = i["key"].as_str().unwrap_or("").to_string();
+            let hash = md5.to_string();
+            files.insert(key, ItemFile { hash, size });
+        }
+        Lib {
+            info,
+            items,
+            collections,
+            version,
+            fulltext: self.fulltext,
+            files,
+            delete_log: Vec::new(),
+        }
     }
 }
 

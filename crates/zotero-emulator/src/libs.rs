@@ -6,9 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
-use super::fulltext::FullText;
-use super::library::Library;
-use super::storage::ItemFile;
+use super::stored::{FullText, ItemFile};
 use super::USER_ID;
 
 pub(crate) const REAL_API: &str = "https://api.zotero.org";
@@ -121,39 +119,6 @@ pub(crate) struct Lib {
 }
 
 impl Lib {
-    /// A library serving `lib`'s objects, re-homed to `info` (its `library` block and links).
-    pub(crate) fn new(info: LibInfo, lib: Library) -> Lib {
-        let version = lib.effective_version();
-        let mut items = lib.items;
-        let mut collections = lib.collections;
-        for (kind, objs) in [("items", &mut items), ("collections", &mut collections)] {
-            for o in objs.iter_mut() {
-                rehome(o, &info, kind);
-            }
-        }
-        let mut files = HashMap::new();
-        for i in &items {
-            let (Some(md5), Some(size)) = (
-                i["data"]["md5"].as_str(),
-                i["links"]["enclosure"]["length"].as_u64(),
-            ) else {
-                continue;
-            };
-            let key = i["key"].as_str().unwrap_or("").to_string();
-            let hash = md5.to_string();
-            files.insert(key, ItemFile { hash, size });
-        }
-        Lib {
-            info,
-            items,
-            collections,
-            version,
-            fulltext: lib.fulltext,
-            files,
-            delete_log: Vec::new(),
-        }
-    }
-
     pub(crate) fn id(&self) -> LibraryId {
         self.info.id
     }

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use super::answer::BadRequest;
+
 /// Which kind of listing a request asks for (validation differs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Action {
@@ -105,7 +107,7 @@ pub(crate) fn parse(
     query: &[(String, String)],
     action: Action,
     single: bool,
-) -> Result<Params, String> {
+) -> Result<Params, BadRequest> {
     // proper_parse_str: empty values are skipped; repeated names collect into a list.
     let mut raw: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for (k, v) in query {
@@ -130,7 +132,7 @@ pub(crate) fn parse(
         Action::Groups => matches!(format.as_str(), "json" | "atom" | "etags" | "versions"),
     };
     if !valid_format {
-        return Err(format!("Invalid 'format' value '{format}'"));
+        return Err(format!("Invalid 'format' value '{format}'").into());
     }
     if format != "json" {
         nd.insert("format".into(), format.clone());
@@ -139,7 +141,7 @@ pub(crate) fn parse(
         // `Zotero_API::parseQueryParams`: a bibliography is never paged or sorted.
         for key in ["order", "sort", "start", "limit", "direction"] {
             if raw.contains_key(key) {
-                return Err(format!("'{key}' is not valid for format=bib"));
+                return Err(format!("'{key}' is not valid for format=bib").into());
             }
         }
     }
@@ -157,7 +159,7 @@ pub(crate) fn parse(
                 "none" | "html" | "citation" | "bib" | "csljson" | "data"
             ) || EXPORT_FORMATS.contains(v);
             if !known {
-                return Err(format!("Invalid 'include' value '{v}'"));
+                return Err(format!("Invalid 'include' value '{v}'").into());
             }
         }
         if vals != ["data"] {
@@ -181,7 +183,7 @@ pub(crate) fn parse(
         };
         let lower = m.to_lowercase();
         if !valid.contains(&lower.as_str()) {
-            return Err(format!("Invalid 'qmode' value '{m}'"));
+            return Err(format!("Invalid 'qmode' value '{m}'").into());
         }
         nd.insert("qmode".into(), lower.clone());
         qmode = lower;
@@ -248,13 +250,13 @@ pub(crate) fn parse(
         if s == "asc" || s == "desc" {
             desc = Some(s == "desc");
         } else if !SORT_FIELDS.contains(&s) {
-            return Err(format!("Invalid 'sort' value '{s}'"));
+            return Err(format!("Invalid 'sort' value '{s}'").into());
         } else if s == "numItems" && action != Action::Tags {
-            return Err(format!("Invalid 'order' value '{s}'"));
+            return Err(format!("Invalid 'order' value '{s}'").into());
         } else if s == "itemKeyList" && (action != Action::Items || item_key.is_empty()) {
             return Err("order=itemKeyList requires the itemKey parameter".into());
         } else if matches!(s, "collectionKeyList" | "searchKeyList") {
-            return Err(format!("order={s} is not valid for this request"));
+            return Err(format!("order={s} is not valid for this request").into());
         } else {
             sort = s.to_string();
         }
@@ -263,7 +265,7 @@ pub(crate) fn parse(
     if desc.is_none() {
         if let Some(d) = last("direction") {
             if d != "asc" && d != "desc" {
-                return Err(format!("Invalid 'direction' value '{d}'"));
+                return Err(format!("Invalid 'direction' value '{d}'").into());
             }
             desc = Some(d == "desc");
         }

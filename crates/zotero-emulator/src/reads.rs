@@ -56,7 +56,7 @@ pub(crate) fn library_read(
             }
             let p = match params::parse(&req.query, Action::Items, true) {
                 Ok(p) => p,
-                Err(e) => return Answer::text(400, &e),
+                Err(e) => return Answer::text(400, e.body()),
             };
             let version = st.items[i]["version"].as_u64().unwrap_or(0);
             if if_modified_since(req).is_some_and(|n| version <= n) {
@@ -192,14 +192,14 @@ fn items_list(
 ) -> Answer {
     let p = match params::parse(&req.query, Action::Items, false) {
         Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     if if_modified_since(req).is_some_and(|n| st.version <= n) {
         return Answer::text(304, "");
     }
     let mut all = match search::search_items(st, &scope, top, &p, &valid_item_types()) {
         Ok(v) => v,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     if !vis.notes {
         // `Zotero_Items::search` leaves notes out without note access.
@@ -228,14 +228,14 @@ fn items_list(
 fn collections_list(st: &Lib, base: &str, req: &Recorded, parent: Option<Option<&str>>) -> Answer {
     let p = match params::parse(&req.query, Action::Collections, false) {
         Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     if if_modified_since(req).is_some_and(|n| st.version <= n) {
         return Answer::text(304, "");
     }
     let all = match search::search_collections(st, parent, &p) {
         Ok(v) => v,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     let shown = page(&all, &p);
     let body = if p.format == "json" {
@@ -281,7 +281,7 @@ fn items_tags(
 ) -> Answer {
     let mut ip = match params::parse(&item_query(req), Action::Items, false) {
         Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     // `itemQMode` is passed on unchecked, and the search compares it with `everything`
     // as written.
@@ -294,7 +294,7 @@ fn items_tags(
     }
     let mut within = match search::search_items(st, &scope, top, &ip, &valid_item_types()) {
         Ok(v) => v,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     if !vis.notes {
         within.retain(|i| !is_note(&st.items[*i]));
@@ -308,7 +308,7 @@ fn items_tags(
 fn tags_list(st: &Lib, vis: Visible, base: &str, req: &Recorded, within: &[usize]) -> Answer {
     let p = match params::parse(&req.query, Action::Tags, false) {
         Ok(p) => p,
-        Err(e) => return Answer::text(400, &e),
+        Err(e) => return Answer::text(400, e.body()),
     };
     if p.format != "json" {
         return not_emulated(&p.format);

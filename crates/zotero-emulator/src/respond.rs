@@ -1,71 +1,14 @@
 //! From a wiremock request to an answer: recording, injected faults, dispatch to the web API
 //! (`routes.rs`) or the desktop local API (`local/`), and the `ResponseTemplate`.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use wiremock::{Match, Respond, ResponseTemplate};
 
-use super::{local, metadata, routes, writes};
-use super::{Fault, FaultKind, Recorded, RetryAfter, Server, State, RECORDED_BODY_LIMIT};
-
-/// An answer before it becomes a wiremock `ResponseTemplate`.
-pub(crate) struct Answer {
-    pub(crate) status: u16,
-    pub(crate) headers: Vec<(String, String)>,
-    pub(crate) body: Vec<u8>,
-    /// `None`: no body at all.
-    pub(crate) content_type: Option<String>,
-    /// Sent by the desktop's HTTP server itself, not by an API endpoint: no API headers.
-    pub(crate) bare: bool,
-}
-
-impl Answer {
-    /// A plain-text error answer, as the real server writes them.
-    pub(crate) fn text(status: u16, body: &str) -> Answer {
-        Answer::raw(
-            status,
-            body.as_bytes().to_vec(),
-            "text/plain; charset=utf-8",
-        )
-    }
-
-    pub(crate) fn json(value: &serde_json::Value) -> Answer {
-        Answer::raw(
-            200,
-            serde_json::to_vec_pretty(value).unwrap(),
-            "application/json",
-        )
-    }
-
-    /// Any body with this content type (`""` sends no `Content-Type`).
-    pub(crate) fn raw(status: u16, body: Vec<u8>, content_type: &str) -> Answer {
-        Answer {
-            status,
-            headers: Vec::new(),
-            body,
-            content_type: Some(content_type.to_string()),
-            bare: false,
-        }
-    }
-
-    /// No body (204, 302, ...).
-    pub(crate) fn empty(status: u16) -> Answer {
-        Answer {
-            status,
-            headers: Vec::new(),
-            body: Vec::new(),
-            content_type: None,
-            bare: false,
-        }
-    }
-
-    pub(crate) fn header(mut self, name: &str, value: impl ToString) -> Answer {
-        self.headers.push((name.to_string(), value.to_string()));
-        self
-    }
-}
+use super::answer::Answer;
+use super::{local, metadata, routes, take_fault, writes};
+use super::{FaultKind, Recorded, RetryAfter, Server, State, RECORDED_BODY_LIMIT};
 
 /// Answers the requests of one server (the web API's or the desktop's).
 pub(crate) struct Responder {
@@ -182,11 +125,11 @@ impl Respond for Responder {
         let api_headers: &[(&str, &str)] = if web {
             &[("Zotero-API-Version", "3")]
         } else {
-            local::API_HEADERS
+            local::headers::API_HEADERS
         };
         let mut t = to_template(answer, delay, dropped, api_headers);
         if !web {
-            for (k, v) in local::SERVER_HEADERS {
+            for (k, v) in local::headers::SERVER_HEADERS {
                 t = t.insert_header(*k, *v);
             }
         }
@@ -215,27 +158,6 @@ impl Match for LocalDrop {
 /// The error a dropped request answers with (hyper then closes the connection).
 pub(crate) fn dropped(_: &wiremock::Request) -> std::io::Error {
     std::io::Error::other("the desktop's HTTP server drops browser requests")
-}
-
-pub(crate) fn take_fault(
-    faults: &mut VecDeque<Fault>,
-    r: &Recorded,
-    server: Server,
-) -> Option<FaultKind> {
-    let idx = faults
-        .iter()
-        .position(|f| f.server == server && f.matches(r))?;
-    let f = &mut faults[idx];
-    if f.skip > 0 {
-        f.skip -= 1;
-        return None;
-    }
-    let kind = f.kind.clone();
-    f.times -= 1;
-    if f.times == 0 {
-        faults.remove(idx);
-    }
-    Some(kind)
 }
 
 fn to_template(

@@ -4,8 +4,9 @@
 //! the controllers do it, `/keys/current`, the groups, item types and fields.
 
 use super::access::{keys_current, Creds, Perm};
-use super::files::{self, FileRights, BUCKET_PATH};
+use super::files::{self, FileRights};
 use super::libs::LibraryId;
+use super::storage::BUCKET_PATH;
 use super::{collwrites, groups, hf, mappings, metadata, reads, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 

@@ -6,8 +6,8 @@
 use md5::{Digest, Md5};
 use serde_json::Value;
 
-use super::files::BUCKET_PATH;
 use super::storage::S3Object;
+use super::storage::BUCKET_PATH;
 use super::util::{hex, unix_now, xml_escape};
 use super::{Answer, Recorded, State};
 

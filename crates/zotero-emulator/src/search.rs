@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
+use super::answer::BadRequest;
 use super::library::{creator_summary, is_deleted, parent_of};
 use super::libs::Lib;
 use super::params::Params;
@@ -314,7 +315,7 @@ pub(crate) fn search_items(
     top: bool,
     p: &Params,
     valid_types: &[String],
-) -> Result<Vec<usize>, String> {
+) -> Result<Vec<usize>, BadRequest> {
     let items = &lib.items;
     let type_sets = search_sets(&p.item_type);
     if type_sets.len() > 1 {
@@ -322,7 +323,7 @@ pub(crate) fn search_items(
     }
     for (_, types) in &type_sets {
         if let Some(bad) = types.iter().find(|t| !valid_types.contains(t)) {
-            return Err(format!("Invalid itemType '{bad}'"));
+            return Err(format!("Invalid itemType '{bad}'").into());
         }
     }
     let tag_sets = search_sets(&p.tag);
@@ -507,7 +508,7 @@ pub(crate) fn search_collections(
     lib: &Lib,
     parent: Option<Option<&str>>,
     p: &Params,
-) -> Result<Vec<usize>, String> {
+) -> Result<Vec<usize>, BadRequest> {
     let mut idx: Vec<usize> = lib
         .collections
         .iter()
@@ -536,7 +537,7 @@ pub(crate) fn search_collections(
     let by_name = match p.sort.as_str() {
         "title" => true,
         "dateModified" | "dateAdded" | "serverDateModified" => false,
-        other => return Err(format!("Invalid 'sort' value '{other}'")),
+        other => return Err(format!("Invalid 'sort' value '{other}'").into()),
     };
     let cols = &lib.collections;
     idx.sort_by(|a, b| {

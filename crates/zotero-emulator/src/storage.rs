@@ -5,22 +5,18 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use super::files::{BUCKET_PATH, DEFAULT_QUOTA};
 use super::libs::{Lib, LibraryId};
 use super::util::{md5_hex, random_hex32, unhex};
 use super::{Recorded, State, USER_ID};
 use base64::Engine;
 
+/// The free storage plan: 300 MB (`Zotero_Storage::$defaultQuota`).
+pub(crate) const DEFAULT_QUOTA: u64 = 300 * 1024 * 1024;
+/// The fake bucket's path on the emulator.
+pub(crate) const BUCKET_PATH: &str = "/s3/zotero-uploads/";
 /// How long an upload authorization's S3 policy is valid (`Zotero_Storage::
 /// $s3PresignedRequestTTL`, used as `+N seconds` in `generateUploadPOSTParams`).
 pub(crate) const POLICY_TTL_SECS: i64 = 3600;
-
-/// A file attached to an item (`storageFileItems`).
-#[derive(Debug, Clone)]
-pub(crate) struct ItemFile {
-    pub(crate) hash: String,
-    pub(crate) size: u64,
-}
 
 /// An object in the fake bucket (key = MD5 of the uploaded file).
 #[derive(Debug, Clone)]

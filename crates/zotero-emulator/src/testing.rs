@@ -53,6 +53,27 @@ impl Resp {
     }
 }
 
+/// Why a test request got no complete answer: the connection failed (or was dropped, as
+/// the desktop drops browser requests) or the body broke off.
+#[derive(Debug)]
+pub enum SendError {
+    /// No answer: the connection was refused, reset or dropped.
+    Request(hyper_util::client::legacy::Error),
+    /// The answer's body broke off.
+    Body(hyper::Error),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Request(e) => write!(f, "request: {e}"),
+            SendError::Body(e) => write!(f, "body: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SendError {}
+
 /// Any request; `url` is absolute or a path on the emulator. An error when the client does
 /// not receive a complete answer.
 pub async fn send(
@@ -61,7 +82,7 @@ pub async fn send(
     url: &str,
     headers: &[(&str, &str)],
     body: impl Into<Bytes>,
-) -> Result<Resp, String> {
+) -> Result<Resp, SendError> {
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let url = if url.starts_with("http") {
         url.to_string()
@@ -75,14 +96,14 @@ pub async fn send(
     let resp = client
         .request(req.body(Full::new(body.into())).unwrap())
         .await
-        .map_err(|e| format!("request: {e}"))?;
+        .map_err(SendError::Request)?;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let body = resp
         .into_body()
         .collect()
         .await
-        .map_err(|e| format!("body: {e}"))?
+        .map_err(SendError::Body)?
         .to_bytes();
     Ok(Resp {
         status,

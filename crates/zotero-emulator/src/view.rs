@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::fulltext::FullText;
 use super::libs::{Lib, LibraryId};
 use super::storage::StoredFile;
+use super::stored::FullText;
 use super::Emulator;
 
 /// One library of a running emulator, as stored (the web API's current state, whatever the

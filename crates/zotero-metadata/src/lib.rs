@@ -27,7 +27,7 @@ mod xml;
 pub mod zotero_item;
 
 pub use csl::{from_csl_json, from_doi_csl_json};
-pub use mapping_error::MappingError;
+pub use mapping_error::{MappingError, SchemaError};
 pub use sources::{
     from_arxiv_atom, from_arxiv_entry, from_crossref_work, from_datacite, from_open_library,
     from_pubmed_summary, merge_arxiv_with_published, parse_arxiv_feed, ArxivEntry,

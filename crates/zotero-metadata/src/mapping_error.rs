@@ -6,7 +6,7 @@
 pub enum MappingError {
     /// The embedded schema (`fixtures/schema/*.json`) did not parse: a build problem.
     #[error("the embedded Zotero schema is unreadable: {0}")]
-    Schema(String),
+    Schema(SchemaError),
     /// The answer does not have the shape the service documents.
     #[error("unexpected {source_name} answer: {detail}")]
     Shape {
@@ -42,6 +42,17 @@ pub enum MappingError {
     /// An XML answer is not well-formed.
     #[error("malformed XML: {0}")]
     Xml(String),
+}
+
+/// An embedded schema file that did not parse, and the parser's reason: the file shipped
+/// with the build is wrong, so the fix is to restore it from zotero-schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {reason}")]
+pub struct SchemaError {
+    /// The file, from the repository's root (`fixtures/schema/templates.json`).
+    pub file: &'static str,
+    /// What the JSON parser found wrong.
+    pub reason: String,
 }
 
 impl MappingError {

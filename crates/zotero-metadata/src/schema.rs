@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 
-use crate::mapping_error::MappingError;
+use crate::mapping_error::{MappingError, SchemaError};
 
 const TEMPLATES_JSON: &str = include_str!("../../../fixtures/schema/templates.json");
 const CSL_JSON: &str = include_str!("../../../fixtures/schema/csl.json");
@@ -103,7 +103,7 @@ pub struct Schema {
     csl_names: Vec<(String, String)>,
 }
 
-static SCHEMA: OnceLock<Result<Schema, String>> = OnceLock::new();
+static SCHEMA: OnceLock<Result<Schema, SchemaError>> = OnceLock::new();
 
 /// The embedded schema, parsed on first use.
 pub fn schema() -> Result<&'static Schema, MappingError> {
@@ -114,15 +114,21 @@ pub fn schema() -> Result<&'static Schema, MappingError> {
 }
 
 impl Schema {
-    fn parse_embedded() -> Result<Schema, String> {
+    fn parse_embedded() -> Result<Schema, SchemaError> {
         Schema::parse(TEMPLATES_JSON, CSL_JSON)
     }
 
-    fn parse(templates: &str, csl: &str) -> Result<Schema, String> {
+    fn parse(templates: &str, csl: &str) -> Result<Schema, SchemaError> {
+        let unreadable = |file: &'static str| {
+            move |e: serde_json::Error| SchemaError {
+                file,
+                reason: e.to_string(),
+            }
+        };
         let templates: TemplatesFile = serde_json::from_str(templates)
-            .map_err(|e| format!("fixtures/schema/templates.json: {e}"))?;
+            .map_err(unreadable("fixtures/schema/templates.json"))?;
         let csl: CslFile =
-            serde_json::from_str(csl).map_err(|e| format!("fixtures/schema/csl.json: {e}"))?;
+            serde_json::from_str(csl).map_err(unreadable("fixtures/schema/csl.json"))?;
         let mut base_fields: HashMap<String, HashMap<String, String>> = csl
             .base_fields
             .0
@@ -303,7 +309,12 @@ mod tests {
     #[test]
     fn broken_fixtures_are_errors_not_panics() {
         assert!(Schema::parse("{", CSL_JSON).is_err());
-        assert!(Schema::parse(TEMPLATES_JSON, "[]").is_err());
+        let e = Schema::parse(TEMPLATES_JSON, "[]").unwrap_err();
+        assert_eq!(e.file, "fixtures/schema/csl.json", "{e}");
+        assert!(
+            e.to_string().starts_with("fixtures/schema/csl.json: "),
+            "{e}"
+        );
         assert!(Schema::parse(TEMPLATES_JSON, r#"{"csl": {}, "baseFields": {}}"#).is_err());
     }
 }

@@ -47,9 +47,9 @@ impl ArxivId {
         let s = strip_suffix_ci(s, ".pdf").unwrap_or(s);
         let (base, version) = split_version(s).map_err(&invalid)?;
         let base = if base.contains('/') {
-            old_style(base).map_err(|r| invalid(&r))?
+            old_style(base).map_err(|r| invalid(&r.to_string()))?
         } else {
-            new_style(base).map_err(|r| invalid(&r))?
+            new_style(base).map_err(|r| invalid(&r.to_string()))?
         };
         let id = match version {
             Some(v) => format!("{base}v{v}"),
@@ -156,34 +156,59 @@ fn all_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// Why a bare id has neither arXiv shape, said so that the caller can correct it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum NotAnId {
+    #[error("expected YYMM.NNNNN or archive/YYMMNNN")]
+    NoDot,
+    #[error("expected YYMM.NNNNN: four digits, a dot, four or five digits")]
+    NewShape,
+    #[error("{0:02} is not a month")]
+    Month(u32),
+    #[error("four-digit numbers were used from 0704 to 1412; later ids have five digits")]
+    FourDigitsLate,
+    #[error("five-digit numbers are used from 1501 on; earlier ids have four digits")]
+    FiveDigitsEarly,
+    #[error("the number after the dot has four or five digits")]
+    NumberLength,
+    #[error("expected archive/YYMMNNN")]
+    NoSlash,
+    #[error("{0:?} is not an arXiv archive of old-style ids (such as hep-th, math, cond-mat)")]
+    Archive(String),
+    #[error("{0:?} is not a subject class (such as CA in math.CA)")]
+    Class(String),
+    #[error("old-style ids end in seven digits, YYMMNNN")]
+    OldDigits,
+    #[error("old-style ids run from 1991 to 2007")]
+    OldRange,
+}
+
 /// `YYMM.NNNN` (April 2007 to December 2014) or `YYMM.NNNNN` (from January 2015).
-fn new_style(s: &str) -> Result<String, String> {
+fn new_style(s: &str) -> Result<String, NotAnId> {
     let Some((yymm, number)) = s.split_once('.') else {
-        return Err("expected YYMM.NNNNN or archive/YYMMNNN".into());
+        return Err(NotAnId::NoDot);
     };
     if yymm.len() != 4 || !all_digits(yymm) || !all_digits(number) {
-        return Err("expected YYMM.NNNNN: four digits, a dot, four or five digits".into());
+        return Err(NotAnId::NewShape);
     }
-    let ym: u32 = yymm.parse().map_err(|_| "bad YYMM".to_string())?;
+    let ym: u32 = yymm.parse().map_err(|_| NotAnId::NewShape)?;
     let month = ym % 100;
     if !(1..=12).contains(&month) {
-        return Err(format!("{month:02} is not a month"));
+        return Err(NotAnId::Month(month));
     }
     match number.len() {
         4 if (704..=1412).contains(&ym) => Ok(s.to_string()),
-        4 => {
-            Err("four-digit numbers were used from 0704 to 1412; later ids have five digits".into())
-        }
+        4 => Err(NotAnId::FourDigitsLate),
         5 if ym >= 1501 => Ok(s.to_string()),
-        5 => Err("five-digit numbers are used from 1501 on; earlier ids have four digits".into()),
-        _ => Err("the number after the dot has four or five digits".into()),
+        5 => Err(NotAnId::FiveDigitsEarly),
+        _ => Err(NotAnId::NumberLength),
     }
 }
 
 /// `archive[.SC]/YYMMNNN`, e.g. `hep-th/9901001`, `math.CA/0611800`.
-fn old_style(s: &str) -> Result<String, String> {
+fn old_style(s: &str) -> Result<String, NotAnId> {
     let Some((archive_full, number)) = s.split_once('/') else {
-        return Err("expected archive/YYMMNNN".into());
+        return Err(NotAnId::NoSlash);
     };
     let (archive, class) = match archive_full.split_once('.') {
         Some((a, c)) => (a, Some(c)),
@@ -191,29 +216,25 @@ fn old_style(s: &str) -> Result<String, String> {
     };
     let archive = archive.to_ascii_lowercase();
     if !OLD_ARCHIVES.contains(&archive.as_str()) {
-        return Err(format!(
-            "{archive:?} is not an arXiv archive of old-style ids (such as hep-th, math, cond-mat)"
-        ));
+        return Err(NotAnId::Archive(archive));
     }
     if let Some(class) = class {
         let ok = (1..=10).contains(&class.len())
             && class.bytes().all(|b| b.is_ascii_alphabetic() || b == b'-');
         if !ok {
-            return Err(format!(
-                "{class:?} is not a subject class (such as CA in math.CA)"
-            ));
+            return Err(NotAnId::Class(class.to_string()));
         }
     }
     if number.len() != 7 || !all_digits(number) {
-        return Err("old-style ids end in seven digits, YYMMNNN".into());
+        return Err(NotAnId::OldDigits);
     }
-    let n: u32 = number.parse().map_err(|_| "bad YYMMNNN".to_string())?;
+    let n: u32 = number.parse().map_err(|_| NotAnId::OldDigits)?;
     let (yy, mm) = (n / 100_000, (n / 1000) % 100);
     if !(1..=12).contains(&mm) {
-        return Err(format!("{mm:02} is not a month"));
+        return Err(NotAnId::Month(mm));
     }
     if !(91..=99).contains(&yy) && yy > 7 {
-        return Err("old-style ids run from 1991 to 2007".into());
+        return Err(NotAnId::OldRange);
     }
     Ok(match class {
         Some(class) => format!("{archive}.{class}/{number}"),

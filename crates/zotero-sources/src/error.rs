@@ -6,9 +6,9 @@ pub(crate) const ARXIV_EXAMPLES: &str = "2301.00001, 2301.00001v2, arXiv:1706.03
 hep-th/9901001, math.CA/0611800v2, https://arxiv.org/abs/1706.03762, \
 https://arxiv.org/pdf/1706.03762v1.pdf";
 
-use serde_json::{Map, Value};
+use std::path::PathBuf;
 
-use crate::path_policy::PathRefusal;
+use serde_json::{Map, Value};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
@@ -270,6 +270,57 @@ impl SourceError {
             SourceError::InvalidContentType { .. } => Some("content_type"),
             SourceError::InvalidArxivId { .. } => Some("arxiv_id"),
             _ => None,
+        }
+    }
+}
+
+/// Why a resolved path may not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathRefusal {
+    /// A hidden file or a file under a hidden directory (with roots: below the root).
+    Hidden { with_roots: bool },
+    /// Under one of `SYSTEM_DIRS` (the default policy only).
+    SystemDir { dir: &'static str },
+    /// Below none of the `ZOTERO_UPLOAD_ROOTS` directories, listed here.
+    OutsideRoots { roots: Vec<PathBuf> },
+}
+
+/// How an operator widens what may be read; every refusal ends with it.
+const HOW: &str = "the server's operator can set ZOTERO_UPLOAD_ROOTS=/path/to/papers \
+(directories separated by ':'), and then only files below those directories are read";
+
+impl PathRefusal {
+    /// The refusal as a word for `details.reason`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            PathRefusal::Hidden { .. } => "hidden",
+            PathRefusal::SystemDir { .. } => "system_directory",
+            PathRefusal::OutsideRoots { .. } => "outside_upload_roots",
+        }
+    }
+
+    /// Why, and what to do instead. Names no part of the caller's path: this is logged.
+    pub fn explain(&self) -> String {
+        match self {
+            PathRefusal::SystemDir { dir } => format!(
+                "it leads (symlinks followed) to a file under {dir}, a system directory, which \
+                 is not read; to upload from a directory of your own, {HOW}"
+            ),
+            PathRefusal::Hidden { with_roots: false } => format!(
+                "it leads (symlinks followed) to a hidden file or into a hidden directory (a \
+                 name starting with '.', such as ~/.ssh or ~/.config, where keys and settings \
+                 live), which is not read; to upload from a directory of your own, {HOW}"
+            ),
+            PathRefusal::Hidden { with_roots: true } => format!(
+                "it leads (symlinks followed) to a hidden file or into a hidden directory (a \
+                 name starting with '.') below the directories ZOTERO_UPLOAD_ROOTS allows, \
+                 which is not read; move the file, or {HOW} (a directory named there may \
+                 itself be hidden)"
+            ),
+            PathRefusal::OutsideRoots { .. } => format!(
+                "it leads (symlinks followed) outside the directories ZOTERO_UPLOAD_ROOTS \
+                 allows (details.upload_roots); use a file inside them, or {HOW}"
+            ),
         }
     }
 }

@@ -86,8 +86,10 @@ impl Downloader {
         require_pdf: bool,
         cancel: &CancellationToken,
     ) -> Result<Downloaded, SourceError> {
-        let mut current =
-            weburl::parse(url).map_err(|reason| SourceError::InvalidUrl { field, reason })?;
+        let mut current = weburl::parse(url).map_err(|reason| SourceError::InvalidUrl {
+            field,
+            reason: reason.to_string(),
+        })?;
         let mut redirects = 0usize;
         // The place is held for the whole download, its redirects and body included.
         let _place = self
@@ -136,7 +138,7 @@ impl Downloader {
                         SourceError::BadRedirect {
                             url: weburl::without_query(&current),
                             host: host.clone(),
-                            reason,
+                            reason: reason.to_string(),
                         }
                     })?;
                     redirects += 1;

@@ -38,8 +38,8 @@ use md5::{Digest, Md5};
 use tokio_util::sync::CancellationToken;
 
 pub use arxiv::ArxivId;
-pub use error::{Blame, SourceError};
-pub use path_policy::{PathRefusal, SYSTEM_DIRS};
+pub use error::{Blame, PathRefusal, SourceError};
+pub use path_policy::SYSTEM_DIRS;
 
 use fetch::Downloader;
 use store::Storage;

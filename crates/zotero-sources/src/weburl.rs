@@ -4,39 +4,51 @@
 
 use hyper::Uri;
 
+/// Why a URL cannot be fetched, said so that the caller can give another.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UrlRefusal {
+    #[error("it is empty")]
+    Empty,
+    #[error("it must be an absolute URL starting with http:// or https://")]
+    NotAbsolute,
+    #[error("only http:// and https:// URLs can be fetched, not {0}://")]
+    Scheme(String),
+    #[error("URLs with a user name or password are not accepted; give a URL that needs no login")]
+    Credentials,
+    #[error("it has no host")]
+    NoHost,
+    #[error("internationalized host names must be written in their ASCII (xn--…) form")]
+    NonAsciiHost,
+    #[error("it is not a valid URL ({0})")]
+    Invalid(hyper::http::uri::InvalidUri),
+}
+
 /// Parses an absolute `http://` or `https://` URL. The fragment is dropped, spaces and
 /// non-ASCII characters in the path and query are percent-encoded; a user name or password,
 /// another scheme, or a non-ASCII host is refused with a reason for the caller.
-pub(crate) fn parse(input: &str) -> Result<Uri, String> {
+pub(crate) fn parse(input: &str) -> Result<Uri, UrlRefusal> {
     let input = input.trim();
     if input.is_empty() {
-        return Err("it is empty".into());
+        return Err(UrlRefusal::Empty);
     }
     let input = input.split('#').next().unwrap_or(input);
     let Some((scheme, rest)) = input.split_once("://") else {
-        return Err("it must be an absolute URL starting with http:// or https://".into());
+        return Err(UrlRefusal::NotAbsolute);
     };
     let scheme = scheme.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
-        return Err(format!(
-            "only http:// and https:// URLs can be fetched, not {scheme}://"
-        ));
+        return Err(UrlRefusal::Scheme(scheme));
     }
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(authority_end);
     if authority.contains('@') {
-        return Err(
-            "URLs with a user name or password are not accepted; give a URL that needs no login"
-                .into(),
-        );
+        return Err(UrlRefusal::Credentials);
     }
     if authority.is_empty() || authority.starts_with(':') {
-        return Err("it has no host".into());
+        return Err(UrlRefusal::NoHost);
     }
     if !authority.is_ascii() {
-        return Err(
-            "internationalized host names must be written in their ASCII (xn--…) form".into(),
-        );
+        return Err(UrlRefusal::NonAsciiHost);
     }
     let mut url = String::with_capacity(input.len() + 16);
     url.push_str(&scheme);
@@ -46,12 +58,10 @@ pub(crate) fn parse(input: &str) -> Result<Uri, String> {
         url.push('/');
     }
     encode_into(tail, &mut url);
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| format!("it is not a valid URL ({e})"))?;
+    let uri: Uri = url.parse().map_err(UrlRefusal::Invalid)?;
     match uri.host() {
         Some(h) if !h.is_empty() => Ok(uri),
-        _ => Err("it has no host".into()),
+        _ => Err(UrlRefusal::NoHost),
     }
 }
 
@@ -72,7 +82,7 @@ fn encode_into(s: &str, out: &mut String) {
 }
 
 /// Resolves a `Location` header against the URL that answered with it.
-pub(crate) fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
+pub(crate) fn resolve(base: &Uri, location: &str) -> Result<Uri, UrlRefusal> {
     let location = location.trim();
     let scheme = base.scheme_str().unwrap_or("http");
     let authority = base.authority().map(|a| a.as_str()).unwrap_or("");
@@ -236,7 +246,7 @@ mod tests {
             ("https://bücher.de/", "xn--"),
         ] {
             let err = parse(url).unwrap_err();
-            assert!(err.contains(why), "{url}: {err}");
+            assert!(err.to_string().contains(why), "{url}: {err}");
         }
     }
 

@@ -16,9 +16,9 @@ use crate::client::Library;
 use crate::error::ZoteroError;
 use crate::http::{host_of, ApiRequest, ApiResponse, ByteStream, UploadRequest};
 use crate::library::ObjectKey;
-use crate::local_writes::WriteRoute;
 use crate::progress::Progress;
 use crate::response::{parse_json, percent_encode, unexpected};
+use crate::write_route::WriteRoute;
 
 /// How much of the storage's error answer is searched for its `<Code>` and `<Message>`.
 const STORAGE_ERROR_PREFIX: usize = 8 * 1024;

@@ -6,9 +6,8 @@
 use serde_json::{json, Map, Value};
 
 use super::super::libs::{Lib, LibraryId};
-use super::super::{cite, export, mappings, schema, Answer, Recorded, USER_ID};
-use super::routes::Endpoint;
-use super::{parse_int, query, render, text, Desktop};
+use super::super::{cite, export, Answer, Recorded, USER_ID};
+use super::{parse_int, query, text, Desktop};
 
 /// One request's context: what the desktop holds, the library, its own API URL.
 pub(crate) struct Ctx<'a> {
@@ -62,59 +61,6 @@ pub(crate) fn sort_error(req: &Recorded) -> Option<Answer> {
     match query(req, "direction") {
         None | Some("asc" | "desc") => None,
         Some(d) => Some(text(400, &format!("Invalid 'direction' value '{d}'"))),
-    }
-}
-
-/// Answers an endpoint of a known library.
-pub(crate) fn endpoint(ctx: &Ctx, ep: &Endpoint) -> Answer {
-    let none = schema::DroppedFields::new();
-    let view = schema::SchemaView::new(&none);
-    match ep {
-        Endpoint::Root => text(200, "Nothing to see here."),
-        Endpoint::Schema => text(501, "The emulator does not serve the local /schema"),
-        Endpoint::ItemTypes => mappings::item_types(),
-        Endpoint::ItemFields => mappings::item_fields(view),
-        Endpoint::ItemTypeFields | Endpoint::ItemTypeCreatorTypes => {
-            render::type_details(ctx, ep == &Endpoint::ItemTypeFields)
-        }
-        Endpoint::CreatorFields => json_answer(&json!([
-            {"field": "firstName", "localized": "First"},
-            {"field": "lastName", "localized": "Last"},
-            {"field": "name", "localized": "Name"},
-        ])),
-        Endpoint::Settings => Answer::raw(200, b"{}".to_vec(), "application/json"),
-        Endpoint::Collections { top, parent } => render::collections(ctx, *top, parent.as_deref()),
-        Endpoint::Collection(key) => match render::collection(ctx, key) {
-            Some(o) => one(ctx, o),
-            None => text(404, "Not found"),
-        },
-        Endpoint::Groups => {
-            let groups = render::groups(ctx);
-            // The list's version is the user library's, whatever the groups'.
-            let v = ctx.desktop.libs[&LibraryId::USER].version;
-            many(ctx, groups, Some(v))
-        }
-        Endpoint::Group => render::group(ctx),
-        Endpoint::Items { from, top, tags } => render::items(ctx, from, *top, *tags),
-        Endpoint::Item(key) => match render::item(ctx, key) {
-            Some(o) => one(ctx, o),
-            None => text(404, "Not found"),
-        },
-        Endpoint::ItemFile { key, url } => render::file(ctx, key, *url),
-        Endpoint::ItemFullText(key) => render::item_fulltext(ctx, key),
-        Endpoint::FullText => render::fulltext(ctx),
-        Endpoint::Searches => many(ctx, Vec::new(), Some(ctx.lib().version)),
-        Endpoint::Search(_) => text(404, "Not found"),
-        Endpoint::Tags => {
-            let tags = render::tags(ctx);
-            many(ctx, tags, Some(ctx.lib().version))
-        }
-        Endpoint::Tag(t) => {
-            // `decodeURIComponent(tag.replaceAll('+', '%20'))`
-            let name = super::super::util::percent_decode(&t.replace('+', "%20"));
-            let tag = render::tag(ctx, &name);
-            many(ctx, vec![tag], Some(ctx.lib().version))
-        }
     }
 }
 
@@ -295,7 +241,7 @@ fn finish(ctx: &Ctx, out: Output, mut headers: Vec<(String, String)>, lmv: Optio
 /// The desktop's citeproc for this request (`citeprocToHTML`): its default style, a
 /// style it cannot find or download is `400 Invalid style: …`.
 fn cite(req: &Recorded) -> Result<LocalCite, Answer> {
-    let style = cite::local_style(query(req, "style")).map_err(|e| text(400, &e))?;
+    let style = cite::local_style(query(req, "style")).map_err(|e| text(400, e.body()))?;
     let locale = cite::local_locale(query(req, "locale"));
     let linkwrap = query(req, "linkwrap") == Some("1");
     Ok(LocalCite(cite::Cite::new(

@@ -6,6 +6,7 @@
 //! ([`DesktopRelease`]).
 
 mod data;
+pub(crate) mod headers;
 mod render;
 mod routes;
 pub(crate) mod z10;
@@ -22,17 +23,6 @@ use routes::{route, Endpoint, Route};
 /// Where the emulated desktop keeps its data: stored files are at
 /// `{LOCAL_DATA_DIR}/storage/{KEY}/{filename}` (the local API redirects to `file://` URLs).
 pub const LOCAL_DATA_DIR: &str = "/home/user/Zotero";
-
-/// Headers the desktop's HTTP server puts on every answer (`_generateResponse`).
-pub(crate) const SERVER_HEADERS: &[(&str, &str)] = &[
-    ("X-Zotero-Version", "9.0.6"),
-    ("X-Zotero-Connector-API-Version", "3"),
-];
-
-/// Headers every local API endpoint adds (`LocalAPIEndpoint.makeResponse`); the schema
-/// version is that of `fixtures/schema/templates.json`.
-pub(crate) const API_HEADERS: &[(&str, &str)] =
-    &[("Zotero-API-Version", "3"), ("Zotero-Schema-Version", "41")];
 
 /// Which desktop HTTP server the local API runs on: the rules for browser requests and the
 /// `Host` header changed in Zotero 9.0.2.
@@ -261,7 +251,7 @@ pub(crate) fn handle(st: &mut State, server: &str, req: &Recorded) -> Answer {
         api: format!("http://localhost:{port}/api"),
         req,
     };
-    data::endpoint(&ctx, &route.endpoint)
+    render::endpoint(&ctx, &route.endpoint)
 }
 
 /// The library a route is about: the user's (`users/0` or the real id) or a group's.

@@ -1,6 +1,6 @@
 //! The local API's objects as the desktop writes them (`toResponseJSON` with its own
 //! `apiURL`): items, collections, groups, tags, files as `file://` URLs, full text, and the
-//! type/field endpoints.
+//! type/field endpoints; and which of them answers each endpoint.
 
 use serde_json::{json, Value};
 
@@ -11,9 +11,62 @@ use super::super::libs::{Lib, LibraryId};
 use super::super::params::{self, Action};
 use super::super::search::{self, Scope};
 use super::super::{mappings, reads, schema, Answer};
-use super::data::{many, one, sort_error, Ctx, Obj};
-use super::routes::ItemsFrom;
+use super::data::{json_answer, many, one, sort_error, Ctx, Obj};
+use super::routes::{Endpoint, ItemsFrom};
 use super::{parse_int, query, text, LOCAL_DATA_DIR};
+
+/// Answers an endpoint of a known library.
+pub(crate) fn endpoint(ctx: &Ctx, ep: &Endpoint) -> Answer {
+    let none = schema::DroppedFields::new();
+    let view = schema::SchemaView::new(&none);
+    match ep {
+        Endpoint::Root => text(200, "Nothing to see here."),
+        Endpoint::Schema => text(501, "The emulator does not serve the local /schema"),
+        Endpoint::ItemTypes => mappings::item_types(),
+        Endpoint::ItemFields => mappings::item_fields(view),
+        Endpoint::ItemTypeFields | Endpoint::ItemTypeCreatorTypes => {
+            type_details(ctx, ep == &Endpoint::ItemTypeFields)
+        }
+        Endpoint::CreatorFields => json_answer(&json!([
+            {"field": "firstName", "localized": "First"},
+            {"field": "lastName", "localized": "Last"},
+            {"field": "name", "localized": "Name"},
+        ])),
+        Endpoint::Settings => Answer::raw(200, b"{}".to_vec(), "application/json"),
+        Endpoint::Collections { top, parent } => collections(ctx, *top, parent.as_deref()),
+        Endpoint::Collection(key) => match collection(ctx, key) {
+            Some(o) => one(ctx, o),
+            None => text(404, "Not found"),
+        },
+        Endpoint::Groups => {
+            let groups = groups(ctx);
+            // The list's version is the user library's, whatever the groups'.
+            let v = ctx.desktop.libs[&LibraryId::USER].version;
+            many(ctx, groups, Some(v))
+        }
+        Endpoint::Group => group(ctx),
+        Endpoint::Items { from, top, tags } => items(ctx, from, *top, *tags),
+        Endpoint::Item(key) => match item(ctx, key) {
+            Some(o) => one(ctx, o),
+            None => text(404, "Not found"),
+        },
+        Endpoint::ItemFile { key, url } => file(ctx, key, *url),
+        Endpoint::ItemFullText(key) => item_fulltext(ctx, key),
+        Endpoint::FullText => fulltext(ctx),
+        Endpoint::Searches => many(ctx, Vec::new(), Some(ctx.lib().version)),
+        Endpoint::Search(_) => text(404, "Not found"),
+        Endpoint::Tags => {
+            let tags = tags(ctx);
+            many(ctx, tags, Some(ctx.lib().version))
+        }
+        Endpoint::Tag(t) => {
+            // `decodeURIComponent(tag.replaceAll('+', '%20'))`
+            let name = super::super::util::percent_decode(&t.replace('+', "%20"));
+            let tag = tag(ctx, &name);
+            many(ctx, vec![tag], Some(ctx.lib().version))
+        }
+    }
+}
 
 const WWW: &str = "https://www.zotero.org";
 
@@ -127,12 +180,12 @@ pub(crate) fn items(ctx: &Ctx, from: &ItemsFrom, top: bool, tags: bool) -> Answe
     };
     let mut p = match params::parse(&search_query(ctx, tags), Action::Items, false) {
         Ok(p) => p,
-        Err(e) => return text(400, &e),
+        Err(e) => return text(400, e.body()),
     };
     p.desktop = true;
     let mut idx = match search::search_items(lib, &scope, top, &p, &reads::valid_item_types()) {
         Ok(v) => v,
-        Err(e) => return text(400, &e),
+        Err(e) => return text(400, e.body()),
     };
     let data = |i: &usize| &lib.items[*i]["data"];
     match from {

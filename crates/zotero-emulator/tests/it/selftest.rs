@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 
 use bytes::Bytes;
-use zotero_emulator::testing::{send, Resp};
+use zotero_emulator::testing::{send, Resp, SendError};
 use zotero_emulator::{Emulator, Library, API_KEY, USER_ID};
 
 /// GET `url` (absolute, or a path on the emulator) with the given headers; an error if the
@@ -14,7 +14,7 @@ pub(crate) async fn get_with(
     emu: &Emulator,
     url: &str,
     headers: &[(&str, &str)],
-) -> Result<Resp, String> {
+) -> Result<Resp, SendError> {
     let mut h = vec![("Zotero-API-Version", "3")];
     h.extend_from_slice(headers);
     send(emu, "GET", url, &h, Bytes::new()).await

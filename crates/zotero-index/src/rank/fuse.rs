@@ -5,7 +5,9 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
-use super::query::RRF_K;
+/// The reciprocal rank fusion constant of Cormack et al. (2009), for ordering an item's
+/// chunks.
+pub const RRF_K: f64 = 60.0;
 
 /// A chunk (or an item's keyword row) a signal found, in that signal's order.
 #[derive(Debug, Clone, PartialEq)]

@@ -25,8 +25,8 @@ mod semantic;
 #[cfg(test)]
 mod tests;
 
-pub use fuse::{fuse, fuse_items, group, Candidate, Fused, FusedItem, Fusion, Group};
+pub use fuse::{fuse, fuse_items, group, Candidate, Fused, FusedItem, Fusion, Group, RRF_K};
 pub use query::{
     Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, CANDIDATES, DEFAULT_LIMIT,
-    FUSION, MAX_LIMIT, MAX_PASSAGES, PASSAGE_MAX_CHARS, RRF_K,
+    FUSION, MAX_LIMIT, MAX_PASSAGES, PASSAGE_MAX_CHARS,
 };

@@ -5,10 +5,6 @@ use crate::chunk::Matched;
 
 use super::fuse::Fusion;
 
-/// The reciprocal rank fusion constant of Cormack et al. (2009), for ordering an item's
-/// chunks.
-pub const RRF_K: f64 = 60.0;
-
 /// How hybrid search fuses the items found by words and by meaning (chosen on the test
 /// collection, see the crate's README).
 pub const FUSION: Fusion = Fusion::Convex { keyword: 0.5 };

@@ -59,6 +59,7 @@ impl Index {
             match self.semantic_ready(encoder, chunks_with_vectors) {
                 Ok(e) => Some(e),
                 Err(why) => {
+                    let why = why.to_string();
                     if query.mode == Mode::Semantic {
                         return Err(IndexError::NoSemantic { why });
                     }

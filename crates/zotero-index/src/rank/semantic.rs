@@ -84,20 +84,32 @@ pub(crate) struct Scan<'a> {
     pub(crate) candidates: usize,
 }
 
+/// Why an index cannot be searched by meaning, and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotSearchable {
+    #[error("no sentence model is loaded, so the search is by words only")]
+    NoModel,
+    #[error("no vectors are computed yet (run the index update)")]
+    NoVectors,
+    /// The index's model differs from the encoder's, or the index cannot be read.
+    #[error("{0}")]
+    Index(Box<IndexError>),
+}
+
 impl Index {
     /// The encoder when its vectors can be searched, else why not.
     pub(crate) fn semantic_ready<'e>(
         &self,
         encoder: Option<&'e dyn Encoder>,
         with_vectors: u64,
-    ) -> std::result::Result<&'e dyn Encoder, String> {
+    ) -> std::result::Result<&'e dyn Encoder, NotSearchable> {
         let Some(encoder) = encoder else {
-            return Err("no sentence model is loaded, so the search is by words only".into());
+            return Err(NotSearchable::NoModel);
         };
         match self.check_model(&encoder.identity()) {
             Ok(()) if with_vectors > 0 => Ok(encoder),
-            Ok(()) => Err("no vectors are computed yet (run the index update)".into()),
-            Err(e) => Err(e.to_string()),
+            Ok(()) => Err(NotSearchable::NoVectors),
+            Err(e) => Err(NotSearchable::Index(Box::new(e))),
         }
     }
 

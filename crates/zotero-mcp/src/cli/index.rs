@@ -104,7 +104,7 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
     };
     let dir = match &config.index.dir {
         Ok(d) => d.clone(),
-        Err(e) => return usage(e),
+        Err(e) => return usage(&e.to_string()),
     };
     let svc = match ZoteroService::new(&config) {
         Ok(s) => Arc::new(s),

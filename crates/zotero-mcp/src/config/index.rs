@@ -9,12 +9,17 @@ use zotero_hub::{HubConfig, ModelSpec};
 use super::parse::Vars;
 use super::ConfigError;
 
+/// No place for the search indexes: none of the variables that name one is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("{}", zotero_index::IndexError::NoDirectory)]
+pub struct NoIndexDir;
+
 /// Where the index lives and which model makes its vectors.
 #[derive(Debug, Clone)]
 pub struct IndexConfig {
     /// Where the search indexes live (`ZOTERO_INDEX_DIR`, else under `XDG_DATA_HOME`, else
     /// under `HOME`); `Err` says why there is no place.
-    pub dir: Result<PathBuf, String>,
+    pub dir: Result<PathBuf, NoIndexDir>,
     /// `ZOTERO_EMBEDDING_MODEL` as given: the sentence model for search by meaning (a Hugging
     /// Face id, `id@revision`, or a directory; `none` for words only).
     pub embedding_model: Option<String>,
@@ -27,7 +32,8 @@ pub struct IndexConfig {
 impl IndexConfig {
     /// `allow_http_loopback`: whether the model hub may be plain http on this machine.
     pub(super) fn parse(get: Vars, allow_http_loopback: bool) -> Result<Self, ConfigError> {
-        let dir = zotero_index::default_dir(get).map_err(|e| e.to_string());
+        // `default_dir` fails only for want of a variable.
+        let dir = zotero_index::default_dir(get).map_err(|_| NoIndexDir);
         let embedding_model = get("ZOTERO_EMBEDDING_MODEL");
         let embedding = match embedding_model.as_deref().map(str::trim) {
             Some(off) if ["none", "off"].contains(&off.to_ascii_lowercase().as_str()) => None,

@@ -38,18 +38,30 @@ pub fn is_local_key(k: &str) -> bool {
     k.len() == 32 && k.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
+/// Why the key file cannot be read; the caller says what to do (delete it and authorize
+/// again).
+#[derive(Debug, thiserror::Error)]
+pub enum KeyFileError {
+    #[error("{0}")]
+    Read(std::io::Error),
+    #[error("{0}")]
+    NotJson(serde_json::Error),
+    #[error("no \"keys\" object")]
+    NoKeys,
+}
+
 /// The stored keys, by server ID (empty when there is no file).
-pub fn load_keys(path: &Path) -> Result<BTreeMap<String, String>, String> {
+pub fn load_keys(path: &Path) -> Result<BTreeMap<String, String>, KeyFileError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(KeyFileError::Read(e)),
     };
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(KeyFileError::NotJson)?;
     let keys = v
         .get("keys")
         .and_then(serde_json::Value::as_object)
-        .ok_or("no \"keys\" object")?;
+        .ok_or(KeyFileError::NoKeys)?;
     Ok(keys
         .iter()
         .filter_map(|(id, k)| Some((id.clone(), k.as_str()?.to_string())))
@@ -82,8 +94,12 @@ pub fn store_key(dir: &Path, server_id: &str, key: &str) -> std::io::Result<Path
     Ok(path)
 }
 
-/// `ZOTERO_WRITE_BACKEND`, `ZOTERO_LOCAL_API_KEY` and the key file.
-pub fn parse(get: &impl Fn(&str) -> Option<String>) -> Result<LocalWrites, ConfigError> {
+/// `ZOTERO_WRITE_BACKEND`, `ZOTERO_LOCAL_API_KEY` and the key file in `config_dir` (the
+/// user's config directory, found once by the caller with [`config_dir`]).
+pub fn parse(
+    get: &impl Fn(&str) -> Option<String>,
+    config_dir: Option<&Path>,
+) -> Result<LocalWrites, ConfigError> {
     let backend = match get("ZOTERO_WRITE_BACKEND") {
         None => WriteBackend::Auto,
         Some(v) => v.parse().map_err(|()| ConfigError {
@@ -104,7 +120,7 @@ pub fn parse(get: &impl Fn(&str) -> Option<String>) -> Result<LocalWrites, Confi
             });
         }
     };
-    let stored = match config_dir(get) {
+    let stored = match config_dir {
         None => Vec::new(),
         Some(dir) => {
             let path = dir.join(KEY_FILE);
@@ -140,17 +156,21 @@ mod tests {
         move |k: &str| map.get(k).cloned()
     }
 
+    fn parse_in(get: &impl Fn(&str) -> Option<String>) -> Result<LocalWrites, ConfigError> {
+        parse(get, config_dir(get).as_deref())
+    }
+
     #[test]
     fn backend_and_key_are_checked_and_the_key_never_echoed() {
-        let c = parse(&env(&[])).unwrap();
+        let c = parse_in(&env(&[])).unwrap();
         assert_eq!(c.backend, WriteBackend::Auto);
         assert!(!c.has_key());
-        let e = parse(&env(&[("ZOTERO_WRITE_BACKEND", "desktop")])).unwrap_err();
+        let e = parse_in(&env(&[("ZOTERO_WRITE_BACKEND", "desktop")])).unwrap_err();
         assert_eq!(e.var, "ZOTERO_WRITE_BACKEND");
-        let e = parse(&env(&[("ZOTERO_LOCAL_API_KEY", "short-secret")])).unwrap_err();
+        let e = parse_in(&env(&[("ZOTERO_LOCAL_API_KEY", "short-secret")])).unwrap_err();
         assert!(!e.value.contains("short-secret"));
         let k = "A".repeat(32);
-        let c = parse(&env(&[
+        let c = parse_in(&env(&[
             ("ZOTERO_LOCAL_API_KEY", &k),
             ("ZOTERO_WRITE_BACKEND", "LOCAL"),
         ]))
@@ -175,13 +195,16 @@ mod tests {
             assert_eq!(mode, 0o600);
         }
         let x = dir.to_string_lossy().into_owned();
-        let c = parse(&env(&[("XDG_CONFIG_HOME", &x)])).unwrap();
+        let c = parse_in(&env(&[("XDG_CONFIG_HOME", &x)])).unwrap();
         assert_eq!(c.stored.len(), 2);
         assert_eq!(c.stored[0].0, "SERVERAAAAAA");
         assert_eq!(c.stored[0].1.expose(), k1);
+        std::fs::write(&path, r#"{"other": 1}"#).unwrap();
+        assert!(matches!(load_keys(&path), Err(KeyFileError::NoKeys)));
         std::fs::write(&path, "not json").unwrap();
+        assert!(matches!(load_keys(&path), Err(KeyFileError::NotJson(_))));
         assert_eq!(
-            parse(&env(&[("XDG_CONFIG_HOME", &x)])).unwrap_err().var,
+            parse_in(&env(&[("XDG_CONFIG_HOME", &x)])).unwrap_err().var,
             "XDG_CONFIG_HOME"
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -80,8 +80,8 @@ impl ZoteroConfig {
                 expected: "at least 0.01 seconds".into(),
             });
         }
-        let local_writes = super::local_writes::parse(&get)?;
         let local_key_dir = super::local_writes::config_dir(&get);
+        let local_writes = super::local_writes::parse(&get, local_key_dir.as_deref())?;
         Ok(ZoteroConfig {
             local_writes,
             local_key_dir,

@@ -69,7 +69,7 @@ impl ZoteroService {
         } else {
             match self.search.encoder_for_search().await {
                 Ok(e) => (e, None),
-                Err(why) => (None, Some(why)),
+                Err(why) => (None, Some(why.to_string())),
             }
         };
         if matches!(query.mode, Mode::Semantic) && encoder.is_none() {

@@ -32,6 +32,7 @@ mod input_bounds;
 mod item_metadata;
 mod item_writes;
 mod jsonrpc_framing;
+mod layering;
 mod libraries;
 mod listing;
 mod local_authorize;

@@ -7,9 +7,10 @@ use std::time::{Duration, Instant};
 use md5::{Digest, Md5};
 use serde_json::{json, Map, Value};
 
-use super::super::super::fulltext::FullText;
+use super::super::super::answer::BadRequest;
 use super::super::super::libs::LibraryId;
-use super::super::super::storage::{ItemFile, S3Object};
+use super::super::super::storage::S3Object;
+use super::super::super::stored::{FullText, ItemFile};
 use super::super::super::{Answer, Recorded, State, USER_ID};
 use super::super::text;
 use super::objects::library_header;
@@ -318,7 +319,7 @@ pub(crate) fn receive(st: &mut State, upload_key: &str, data: &Data, body: &[u8]
 const FULLTEXT_TYPES: &[&str] = &["application/pdf", "text/html", "application/epub+zip"];
 
 /// A full-text body checked (`'content' must be a string`, counts integers or absent).
-fn fulltext_of(v: &Value) -> Result<FullText, String> {
+fn fulltext_of(v: &Value) -> Result<FullText, BadRequest> {
     let Some(o) = v.as_object() else {
         return Err("Body must be a JSON object".into());
     };
@@ -334,7 +335,7 @@ fn fulltext_of(v: &Value) -> Result<FullText, String> {
             None | Some(Value::Null) => {}
             Some(x) => match x.as_u64() {
                 Some(c) => counts[n] = Some(c),
-                None => return Err(format!("'{name}' must be an integer")),
+                None => return Err(format!("'{name}' must be an integer").into()),
             },
         }
     }
@@ -378,7 +379,7 @@ pub(crate) fn put_fulltext(st: &mut State, lib: LibraryId, key: &str, data: &Dat
     };
     let ft = match fulltext_of(&v) {
         Ok(f) => f,
-        Err(m) => return text(400, &m),
+        Err(m) => return text(400, m.body()),
     };
     match store_fulltext(st, lib, key, ft) {
         Ok(()) => Answer::empty(204).header("Last-Modified-Version", st.libs[&lib].version),
@@ -418,7 +419,7 @@ pub(crate) fn post_fulltext(st: &mut State, req: &Recorded, lib: LibraryId, data
             continue;
         };
         let stored = fulltext_of(e)
-            .map_err(|m| text(400, &m))
+            .map_err(|m| text(400, m.body()))
             .and_then(|ft| store_fulltext(st, lib, key, ft));
         match stored {
             Ok(()) => {

@@ -316,7 +316,7 @@ pub(crate) fn handle(
             api: format!("http://localhost:{port}/api"),
             req,
         };
-        return answer(super::data::endpoint(&ctx, &route.endpoint));
+        return answer(super::render::endpoint(&ctx, &route.endpoint));
     }
     if let Err(a) = check_key(st, req) {
         return answer(a);

@@ -10,8 +10,8 @@ use std::time::{Instant, SystemTime};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::super::super::{respond, FaultKind, Recorded, Server, State, RECORDED_BODY_LIMIT};
-use super::super::API_HEADERS;
+use super::super::super::{take_fault, FaultKind, Recorded, Server, State, RECORDED_BODY_LIMIT};
+use super::super::headers::API_HEADERS;
 use super::{DialogAnswer, Step};
 use crate::Answer;
 
@@ -195,7 +195,7 @@ async fn connection(
     let (step, fault, dialog) = {
         let mut st = state.lock().unwrap();
         st.local.requests.push(rec.clone());
-        let fault = respond::take_fault(&mut st.faults, &rec, Server::Local);
+        let fault = take_fault(&mut st.faults, &rec, Server::Local);
         let step = match &fault {
             Some(FaultKind::Status(code)) => {
                 Step::Answer(super::text(*code, &format!("Emulated status {code}")))

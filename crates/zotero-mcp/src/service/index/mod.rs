@@ -8,8 +8,9 @@
 //!
 //! # Where things are
 //! - `settings`: where indexes live and which encoder makes vectors (loaded once);
-//! - `sync`: an update as the tools and the CLI ask for it (its options, report, errors);
-//!   `run` holds its phases, `documents` turns Zotero objects into index documents;
+//! - `sync`: an update as the tools and the CLI ask for it; `update` holds its options,
+//!   progress, report and errors, `run` its phases, `documents` turns Zotero objects into
+//!   index documents;
 //! - `freshness`: how far behind the library an index is;
 //! - here: the index files of a directory and the index errors as tool errors.
 //!
@@ -43,6 +44,7 @@ mod run;
 mod settings;
 mod source_db;
 mod sync;
+mod update;
 
 use std::path::{Path, PathBuf};
 
@@ -52,10 +54,10 @@ use zotero_index::{Index, IndexError, LibraryId, Remedy};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 
 pub use freshness::{current_version, freshness, freshness_of, iso_time, Freshness};
-pub use settings::{ModelSource, SearchSettings, SharedEncoder};
-pub use sync::{
-    number_schema, update, update_with_model, Phase, Progress, ProgressCallback, SharedClient,
-    UpdateError, UpdateOptions, UpdateReport,
+pub use settings::{ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
+pub use sync::{update, update_with_model, SharedClient};
+pub use update::{
+    number_schema, Phase, Progress, ProgressCallback, UpdateError, UpdateOptions, UpdateReport,
 };
 
 /// The command that builds an index; answers about a missing index name it.

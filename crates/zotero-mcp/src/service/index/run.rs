@@ -17,7 +17,7 @@ use zotero_index::{Document, EmbedPlan, Encoder, Index, IndexError, Updater};
 
 use super::documents::{top_of, write_object};
 use super::index_id;
-use super::sync::{Phase, Progress, ProgressCallback, UpdateError, UpdateOptions, UpdateReport};
+use super::update::{Phase, Progress, ProgressCallback, UpdateError, UpdateOptions, UpdateReport};
 
 /// Full texts fetched (one request each) per committed transaction.
 const FULLTEXTS_PER_BATCH: usize = 20;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use zotero_hub::{ModelCache, Progress as ModelProgress};
+use zotero_embed::EmbedError;
+use zotero_hub::{ModelCache, ModelCacheError, Progress as ModelProgress};
 use zotero_index::{Encoder, VectorCache};
 
 use super::BUILD_COMMAND;
@@ -17,13 +18,40 @@ use crate::mcp::envelope::{ErrorCode, ToolError};
 pub type SharedEncoder = Option<Arc<dyn Encoder>>;
 
 pub use crate::config::ModelSource;
+use crate::config::NoIndexDir;
+
+/// Why a search or an update has no sentence model, and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelUnavailable {
+    /// The model cache cannot be used (its directory, the hub's settings).
+    #[error("{0}")]
+    Cache(ModelCacheError),
+    /// An update could not download the model.
+    #[error("the model {spec} could not be fetched: {cause}")]
+    Fetch {
+        spec: String,
+        cause: ModelCacheError,
+    },
+    /// A search found the model neither loaded nor in the cache (a search never downloads).
+    #[error("the model {spec} is not loaded yet ({cause}); `{cmd}` downloads it", cmd = BUILD_COMMAND)]
+    NotLoaded {
+        spec: String,
+        cause: ModelCacheError,
+    },
+    /// The thread loading the model ended abnormally.
+    #[error("loading the model stopped: {0}")]
+    Stopped(tokio::task::JoinError),
+    /// The model's files are there but do not load.
+    #[error("the model {spec} cannot be loaded: {cause}")]
+    Load { spec: String, cause: EmbedError },
+}
 
 /// Where indexes live and what makes vectors.
 #[derive(Clone)]
 pub struct SearchSettings {
     /// `Err` says why no directory could be derived (no ZOTERO_INDEX_DIR, XDG_DATA_HOME
     /// or HOME).
-    pub dir: Result<PathBuf, String>,
+    pub dir: Result<PathBuf, NoIndexDir>,
     /// An encoder given when the server was built (tests: `SynonymEncoder`); it wins over
     /// the configured model.
     pub encoder: SharedEncoder,
@@ -54,7 +82,7 @@ impl std::fmt::Debug for SearchSettings {
 
 impl SearchSettings {
     pub fn new(
-        dir: Result<PathBuf, String>,
+        dir: Result<PathBuf, NoIndexDir>,
         encoder: SharedEncoder,
         embedding_model: Option<String>,
         model: Option<ModelSource>,
@@ -77,7 +105,7 @@ impl SearchSettings {
     /// The encoder of a search: the given one, or the configured model when it is already
     /// loaded or in the model cache (a search never downloads). `Err` says why there is
     /// none, for the answer's note.
-    pub async fn encoder_for_search(&self) -> Result<SharedEncoder, String> {
+    pub async fn encoder_for_search(&self) -> Result<SharedEncoder, ModelUnavailable> {
         self.encoder(false, None, &CancellationToken::new()).await
     }
 
@@ -87,7 +115,7 @@ impl SearchSettings {
         &self,
         progress: Option<ModelProgress<'_>>,
         cancel: &CancellationToken,
-    ) -> Result<SharedEncoder, String> {
+    ) -> Result<SharedEncoder, ModelUnavailable> {
         self.encoder(true, progress, cancel).await
     }
 
@@ -104,7 +132,7 @@ impl SearchSettings {
         download: bool,
         progress: Option<ModelProgress<'_>>,
         cancel: &CancellationToken,
-    ) -> Result<SharedEncoder, String> {
+    ) -> Result<SharedEncoder, ModelUnavailable> {
         if self.encoder.is_some() {
             return Ok(self.encoder.clone());
         }
@@ -120,25 +148,24 @@ impl SearchSettings {
         if !download {
             hub.offline = true;
         }
-        let cache = ModelCache::new(hub).map_err(|e| e.to_string())?;
+        let cache = ModelCache::new(hub).map_err(ModelUnavailable::Cache)?;
         let quiet = |_: &str, _: u64, _: u64| {};
+        let spec = source.spec.to_string();
         let dir = cache
             .get(&source.spec, progress.unwrap_or(&quiet), cancel)
             .await
-            .map_err(|e| {
+            .map_err(|cause| {
+                let spec = spec.clone();
                 if download {
-                    format!("the model {} could not be fetched: {e}", source.spec)
+                    ModelUnavailable::Fetch { spec, cause }
                 } else {
-                    format!(
-                        "the model {} is not loaded yet ({e}); `{BUILD_COMMAND}` downloads it",
-                        source.spec
-                    )
+                    ModelUnavailable::NotLoaded { spec, cause }
                 }
             })?;
         let encoder = tokio::task::spawn_blocking(move || zotero_embed::load_model_dir(&dir))
             .await
-            .map_err(|e| format!("loading the model stopped: {e}"))?
-            .map_err(|e| format!("the model {} cannot be loaded: {e}", source.spec))?;
+            .map_err(ModelUnavailable::Stopped)?
+            .map_err(|cause| ModelUnavailable::Load { spec, cause })?;
         tracing::info!(model = %source.spec, "sentence model loaded");
         let encoder: Arc<dyn Encoder> = Arc::new(encoder);
         *loaded = Some(encoder.clone());
@@ -147,7 +174,7 @@ impl SearchSettings {
 
     pub fn dir(&self) -> Result<&Path, ToolError> {
         self.dir.as_deref().map_err(|why| {
-            ToolError::new(ErrorCode::Validation, why.clone())
+            ToolError::new(ErrorCode::Validation, why.to_string())
                 .with_detail("variable", "ZOTERO_INDEX_DIR")
         })
     }

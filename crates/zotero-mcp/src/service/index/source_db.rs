@@ -17,7 +17,7 @@ use zotero_index::{Document, Updater};
 
 use super::documents::write_object;
 use super::run::{fulltext_inclusion, Flow, Run};
-use super::sync::{Phase, UpdateError, UpdateOptions};
+use super::update::{Phase, UpdateError, UpdateOptions};
 
 /// The source mark of the items: the last `clientDateModified` read.
 const ITEMS_MARK: &str = "db-items";

@@ -93,31 +93,6 @@ pub struct GetItemFulltextParams {
     pub library: Option<LibraryParam>,
 }
 
-/// What kind of document an attachment is.
-#[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
-#[allow(missing_docs)]
-pub enum Kind {
-    Pdf,
-    Epub,
-    Html,
-    Text,
-    Other,
-}
-
-impl From<DocumentKind> for Kind {
-    fn from(k: DocumentKind) -> Self {
-        match k {
-            DocumentKind::Pdf => Kind::Pdf,
-            DocumentKind::Epub => Kind::Epub,
-            DocumentKind::Html => Kind::Html,
-            DocumentKind::Text => Kind::Text,
-            DocumentKind::Other => Kind::Other,
-        }
-    }
-}
-
 /// An attachment read for the text.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
@@ -130,7 +105,7 @@ pub struct Source {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// pdf, epub, html (a web snapshot), text or other
-    pub kind: Kind,
+    pub kind: DocumentKind,
 }
 
 impl From<TextSource> for Source {
@@ -139,7 +114,7 @@ impl From<TextSource> for Source {
             attachment_key: s.attachment_key.to_string(),
             title: s.title,
             content_type: s.content_type,
-            kind: s.kind.into(),
+            kind: s.kind,
         }
     }
 }

@@ -7,7 +7,7 @@
 //! `javascript:` link or an autolink is shown as written, never as markup.
 
 use crate::notes::markdown::{code_span, escape_lines, escape_text as escape, link_to};
-use crate::tools::items::get_item_metadata::ItemMetadata;
+use crate::tools::items::metadata::ItemMetadata;
 
 /// Fields shown first, in this order (a reader looks for these); the rest follow by name.
 const FIRST: &[&str] = &[

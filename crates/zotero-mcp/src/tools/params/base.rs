@@ -94,7 +94,7 @@ pub mod limits {
 /// Checks `s` against `max` (characters, or UTF-8 bytes when `bytes`), with a message that
 /// says the limit and the size without quoting the text. Counting stops just past the limit,
 /// so the check costs little whatever the size.
-pub(super) fn check_len(s: &str, max: usize, bytes: bool) -> Result<(), String> {
+pub(super) fn check_len(s: &str, max: usize, bytes: bool) -> Result<(), TooLong> {
     let over = if bytes {
         s.len() > max
     } else {
@@ -104,16 +104,22 @@ pub(super) fn check_len(s: &str, max: usize, bytes: bool) -> Result<(), String> 
         return Ok(());
     }
     Err(if bytes {
-        format!(
-            "must be at most {max} bytes of UTF-8 (Zotero's limit), got {} bytes",
-            s.len()
-        )
+        TooLong::Bytes { max, got: s.len() }
     } else {
-        format!(
-            "must be at most {max} characters, got {}",
-            s.chars().count()
-        )
+        TooLong::Chars {
+            max,
+            got: s.chars().count(),
+        }
     })
+}
+
+/// A text over its bound: the bound and the size, never the text itself.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TooLong {
+    #[error("must be at most {max} characters, got {got}")]
+    Chars { max: usize, got: usize },
+    #[error("must be at most {max} bytes of UTF-8 (Zotero's limit), got {got} bytes")]
+    Bytes { max: usize, got: usize },
 }
 
 /// For `#[serde(deserialize_with = "bounded::<MAX, _>")]`: a string of at most `MAX`

@@ -52,7 +52,7 @@ impl StyleId {
     }
 
     /// The style id, or what it must be.
-    pub fn parse(raw: &str) -> Result<StyleId, String> {
+    pub fn parse(raw: &str) -> Result<StyleId, NotAStyle> {
         let id = [
             "https://www.zotero.org/styles/",
             "http://www.zotero.org/styles/",
@@ -71,12 +71,19 @@ impl StyleId {
         if shaped {
             Ok(StyleId(id.to_string()))
         } else {
-            Err(format!(
-                "must be the id of a citation style in the Zotero style repository ({STYLES_URL}): lower-case letters, digits and hyphens, e.g. apa, chicago-note-bibliography, ieee, nature; got '{}'",
-                quote(raw)
-            ))
+            Err(NotAStyle { got: quote(raw) })
         }
     }
+}
+
+/// A value that is not a style id: what an id looks like, and the value quoted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "must be the id of a citation style in the Zotero style repository ({url}): lower-case letters, digits and hyphens, e.g. apa, chicago-note-bibliography, ieee, nature; got '{got}'",
+    url = STYLES_URL
+)]
+pub struct NotAStyle {
+    got: String,
 }
 
 impl Default for StyleId {
@@ -238,7 +245,7 @@ mod tests {
             "https://evil.example/x",
         ] {
             let e = StyleId::parse(bad).unwrap_err();
-            assert!(e.contains(STYLES_URL), "{e}");
+            assert!(e.to_string().contains(STYLES_URL), "{e}");
         }
         assert!(StyleId::parse(&"a".repeat(200)).is_err());
         let every: Vec<&str> = ExportFormatParam::ALL

@@ -30,10 +30,8 @@ fn key_text<S: serde::Serializer>(k: &zotero_api::ObjectKey, s: S) -> Result<S::
 
 impl ObjectKey {
     /// The key, or what it must be.
-    pub fn parse(key: &str) -> Result<Self, String> {
-        zotero_api::ObjectKey::parse(key)
-            .map(Self)
-            .map_err(|e| format!("must be {e}"))
+    pub fn parse(key: &str) -> Result<Self, NotAKey> {
+        zotero_api::ObjectKey::parse(key).map(Self).map_err(NotAKey)
     }
 
     /// The key as text.
@@ -46,6 +44,11 @@ impl ObjectKey {
         &self.0
     }
 }
+
+/// A value that is not an object key, with what a key must be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be {0}")]
+pub struct NotAKey(zotero_api::InvalidKey);
 
 impl From<zotero_api::ObjectKey> for ObjectKey {
     fn from(k: zotero_api::ObjectKey) -> Self {

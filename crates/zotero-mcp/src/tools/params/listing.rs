@@ -147,8 +147,25 @@ impl ItemTypes {
     }
 }
 
+/// Why an `item_type` value cannot be used, and what it must be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum ItemTypesError {
+    #[error(
+        "must be Zotero item types such as journalArticle or book (a leading '-' leaves that \
+         type out); got '{got}'"
+    )]
+    NotAType { got: String },
+    #[error("must name at most {max} item types", max = MAX_ITEM_TYPES)]
+    TooMany,
+    #[error(
+        "must either keep types (journalArticle) or leave them out (-attachment), not both: \
+         Zotero takes one item type condition"
+    )]
+    Mixed,
+}
+
 /// Adds the names of one entry (`a`, `-a`, `a || b`) to `out`.
-fn add_item_types(entry: &str, out: &mut Vec<(bool, String)>) -> Result<(), String> {
+fn add_item_types(entry: &str, out: &mut Vec<(bool, String)>) -> Result<(), ItemTypesError> {
     for part in entry.split("||") {
         let part = part.trim();
         let (exclude, name) = match part.strip_prefix('-') {
@@ -159,30 +176,22 @@ fn add_item_types(entry: &str, out: &mut Vec<(bool, String)>) -> Result<(), Stri
             && name.len() <= limits::TYPE_NAME
             && name.bytes().all(|b| b.is_ascii_alphabetic());
         if !well_formed {
-            return Err(format!(
-                "must be Zotero item types such as journalArticle or book (a leading '-' \
-                 leaves that type out); got '{}'",
-                quote(part)
-            ));
+            return Err(ItemTypesError::NotAType { got: quote(part) });
         }
         if !out.iter().any(|(_, n)| n == name) {
             out.push((exclude, name.to_string()));
         }
         if out.len() > MAX_ITEM_TYPES {
-            return Err(format!("must name at most {MAX_ITEM_TYPES} item types"));
+            return Err(ItemTypesError::TooMany);
         }
     }
     Ok(())
 }
 
-fn item_type_filter(names: Vec<(bool, String)>) -> Result<ItemTypeFilter, String> {
+fn item_type_filter(names: Vec<(bool, String)>) -> Result<ItemTypeFilter, ItemTypesError> {
     let exclude = names.first().is_some_and(|(x, _)| *x);
     if names.iter().any(|(x, _)| *x != exclude) {
-        return Err(
-            "must either keep types (journalArticle) or leave them out (-attachment), not \
-             both: Zotero takes one item type condition"
-                .into(),
-        );
+        return Err(ItemTypesError::Mixed);
     }
     Ok(ItemTypeFilter {
         types: names.into_iter().map(|(_, n)| n).collect(),

@@ -126,7 +126,7 @@ pub struct AnnotationColor(String);
 
 impl AnnotationColor {
     /// The colour, or what it must be.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, NotAColour> {
         let t = s.trim();
         let is_hex =
             t.len() == 7 && t.starts_with('#') && t.bytes().skip(1).all(|b| b.is_ascii_hexdigit());
@@ -142,20 +142,26 @@ impl AnnotationColor {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, hex)| Self((*hex).to_string()))
-            .ok_or_else(|| {
-                let names: Vec<&str> = ANNOTATION_COLORS.iter().map(|(n, _)| *n).collect();
-                format!(
-                    "must be a colour as #rrggbb or one of {}; got '{}'",
-                    names.join(", "),
-                    quote(s)
-                )
-            })
+            .ok_or_else(|| NotAColour { got: quote(s) })
     }
 
     /// The colour as lower-case #rrggbb.
     pub fn hex(&self) -> &str {
         &self.0
     }
+}
+
+/// A value that is neither `#rrggbb` nor a colour Zotero names, quoted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be a colour as #rrggbb or one of {names}; got '{got}'", names = colour_names())]
+pub struct NotAColour {
+    got: String,
+}
+
+/// Zotero's colour names, as the message lists them.
+fn colour_names() -> String {
+    let names: Vec<&str> = ANNOTATION_COLORS.iter().map(|(n, _)| *n).collect();
+    names.join(", ")
 }
 
 impl fmt::Display for AnnotationColor {
@@ -195,7 +201,11 @@ mod tests {
 
     #[test]
     fn colours_by_hex_or_name() {
-        let c = |v: &str| AnnotationColor::parse(v).map(|c| c.hex().to_string());
+        let c = |v: &str| {
+            AnnotationColor::parse(v)
+                .map(|c| c.hex().to_string())
+                .map_err(|e| e.to_string())
+        };
         assert_eq!(c("#FFD400").unwrap(), "#ffd400");
         assert_eq!(c("yellow").unwrap(), "#ffd400");
         assert_eq!(c(" Gray ").unwrap(), "#aaaaaa");
