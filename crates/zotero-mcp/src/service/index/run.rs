@@ -6,13 +6,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
-use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 use zotero_api::model::WireObject;
 use zotero_api::sync::KEYS_PER_REQUEST;
 use zotero_api::{Library, LibraryRef, ZoteroError};
-use zotero_db::ZoteroDb;
 use zotero_index::{Document, EmbedPlan, Encoder, Index, IndexError, Updater};
 
 use super::documents::{top_of, write_object};
@@ -37,9 +35,6 @@ pub(super) struct Run<'a> {
     pub(super) report: UpdateReport,
     /// Attachment → its top-level item, learnt in this run.
     parents: HashMap<String, Option<String>>,
-    /// Zotero's own database, when configured: the objects are read there, not asked of
-    /// the API (`super::source_db`).
-    database: Option<Arc<ZoteroDb>>,
 }
 
 /// (key, version) sorted oldest first, so that a committed batch completes a version.
@@ -82,14 +77,7 @@ impl<'a> Run<'a> {
                 ..UpdateReport::default()
             },
             parents: HashMap::new(),
-            database: None,
         }
-    }
-
-    /// Reads the objects from Zotero's database rather than the API.
-    pub(super) fn with_database(mut self, database: Option<Arc<ZoteroDb>>) -> Self {
-        self.database = database;
-        self
     }
 
     pub(super) fn into_report(self) -> UpdateReport {
@@ -123,13 +111,20 @@ impl<'a> Run<'a> {
         self.report.cancelled
     }
 
-    pub(super) fn update(
+    /// The whole update: the index opened (or replaced), the objects read by `objects` (the
+    /// API's phases, `Run::sync_from_api`, or another source's, chosen by the caller), then
+    /// the vectors.
+    pub(super) fn update<F>(
         &mut self,
         dir: &Path,
         library: LibraryRef,
         encoder: Option<&dyn Encoder>,
         options: UpdateOptions,
-    ) -> Result<(), UpdateError> {
+        objects: F,
+    ) -> Result<(), UpdateError>
+    where
+        F: FnOnce(&mut Self, &mut Updater<'_>) -> Result<Flow, UpdateError>,
+    {
         let id = index_id(library);
         // The lock is taken for the whole update: a second update answers Busy at once. A
         // rebuild takes it before the old file goes, and keeps it while the new one is made.
@@ -144,10 +139,7 @@ impl<'a> Run<'a> {
             None => index.updater()?,
         };
         start_kinds(&mut up, options)?;
-        let flow = match self.database.clone() {
-            Some(db) => super::source_db::sync(self, &db, library, &mut up, options)?,
-            None => self.sync_from_api(&mut up, options)?,
-        };
+        let flow = objects(self, &mut up)?;
         if flow == Flow::Cancelled {
             return Ok(());
         }
@@ -168,7 +160,7 @@ impl<'a> Run<'a> {
     }
 
     /// Items, full texts and deletions, from the API.
-    fn sync_from_api(
+    pub(super) fn sync_from_api(
         &mut self,
         up: &mut Updater<'_>,
         options: UpdateOptions,
@@ -458,6 +450,10 @@ impl<'a> Run<'a> {
     }
 }
 
+/// The source mark of how far full texts were read from Zotero's database
+/// (`super::source_db`); cleared here when full texts are no longer included.
+pub(super) const FULLTEXT_MARK: &str = "db-fulltext";
+
 /// Records whether full texts are included; when they no longer are, what was indexed goes
 /// (and how far each source read them) so that the index holds what its status says, and
 /// including them again reads them all, whichever source does. Answers how many documents
@@ -469,7 +465,7 @@ pub(super) fn fulltext_inclusion(up: &mut Updater<'_>, include: bool) -> Result<
     if was_included && !include {
         removed = b.delete_kind(zotero_index::DocKind::Fulltext)? as u64;
         b.clear_sync_version("fulltext")?;
-        b.clear_source_mark(super::source_db::FULLTEXT_MARK)?;
+        b.clear_source_mark(FULLTEXT_MARK)?;
     }
     b.set_fulltext_included(include)?;
     b.commit()?;

@@ -16,13 +16,11 @@ use zotero_db::{DbError, ItemChange, ItemChanges, LibraryScope, TextChange, Zote
 use zotero_index::{Document, Updater};
 
 use super::documents::write_object;
-use super::run::{fulltext_inclusion, Flow, Run};
+use super::run::{fulltext_inclusion, Flow, Run, FULLTEXT_MARK};
 use super::update::{Phase, UpdateError, UpdateOptions};
 
 /// The source mark of the items: the last `clientDateModified` read.
 const ITEMS_MARK: &str = "db-items";
-/// The source mark of the full texts: the last cache file's modification time read (ms).
-pub(super) const FULLTEXT_MARK: &str = "db-fulltext";
 
 /// Items read and written per transaction: each is one read of a local file, not a
 /// request, so a transaction can hold more than the API's 50.

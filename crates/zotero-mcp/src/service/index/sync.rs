@@ -13,6 +13,7 @@ use zotero_hub::Progress as ModelProgress;
 
 use super::run::Run;
 use super::settings::{SearchSettings, SharedEncoder};
+use super::source_db;
 use super::update::{Phase, Progress, ProgressCallback, UpdateError, UpdateOptions, UpdateReport};
 
 /// The Zotero client an update reads from, shared with the blocking thread that runs it
@@ -127,9 +128,16 @@ pub async fn update(
         let started = Instant::now();
         let zotero: &ZoteroClient = (*client).as_ref();
         let lib = zotero.library(library)?;
-        let mut run = Run::new(lib, handle, cancel, progress, library, options)
-            .with_database(zotero.database().cloned());
-        run.update(&dir, library, encoder.as_deref(), options)?;
+        let mut run = Run::new(lib, handle, cancel, progress, library, options);
+        // Zotero's own database, when configured, is the source of the objects: no request.
+        match zotero.database().cloned() {
+            Some(db) => run.update(&dir, library, encoder.as_deref(), options, |run, up| {
+                source_db::sync(run, &db, library, up, options)
+            })?,
+            None => run.update(&dir, library, encoder.as_deref(), options, |run, up| {
+                run.sync_from_api(up, options)
+            })?,
+        }
         let mut report = run.into_report();
         report.seconds = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
         Ok(report)
