@@ -1,6 +1,8 @@
 //! Prints figures for the database backend on a generated 10,000-item library: opening (the
-//! snapshot copy), quick search p50/p99, one item read, a page of 100, and the process's
-//! peak memory. `cargo bench -p zotero-db --bench db`.
+//! snapshot copy and its index), quick search p50/p99, one item read, an item's children, a
+//! page of 100, the `update-db`-style full listing (every key and version, then every item
+//! by `itemKey=` batches of 50, as the search index's sync reads them), a read while the
+//! files are unchanged, and the process's peak memory. `cargo bench -p zotero-db --bench db`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::time::{Duration, Instant};
@@ -102,6 +104,59 @@ fn main() {
         assert_eq!(a.status, 200);
     });
     println!("page of 100 items: p50 {p50:.2?}, p99 {p99:.2?}");
+
+    let (p50, p99) = time(1000, |i| {
+        let a = db
+            .answer(
+                LibraryScope::User,
+                &format!("/items/K{:07}/children", (i * 10) % ITEMS),
+            )
+            .unwrap();
+        assert_eq!(a.status, 200);
+    });
+    println!("an item's children: p50 {p50:.2?}, p99 {p99:.2?}");
+
+    // update-db's metadata pass: every key and version, then the items 50 keys at a time.
+    let t = Instant::now();
+    let versions = db
+        .answer(
+            LibraryScope::User,
+            "/items?since=0&format=versions&includeTrashed=1",
+        )
+        .unwrap();
+    let versions: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&versions.body).unwrap();
+    let keys: Vec<&String> = versions.keys().collect();
+    let mut batches = Vec::new();
+    let mut read = 0;
+    for chunk in keys.chunks(50) {
+        let b = Instant::now();
+        let joined: Vec<&str> = chunk.iter().map(|k| k.as_str()).collect();
+        let a = db
+            .answer(
+                LibraryScope::User,
+                &format!(
+                    "/items?itemKey={}&includeTrashed=1&format=json&limit=50",
+                    joined.join(",")
+                ),
+            )
+            .unwrap();
+        assert_eq!(a.status, 200);
+        read += serde_json::from_slice::<Vec<serde_json::Value>>(&a.body)
+            .unwrap()
+            .len();
+        batches.push(b.elapsed());
+    }
+    let total = t.elapsed();
+    assert_eq!(read, keys.len());
+    batches.sort();
+    println!(
+        "update-db full listing: {} items in {total:.2?} ({} batches of 50: p50 {:.2?}, p99 {:.2?})",
+        read,
+        batches.len(),
+        percentile(&batches, 0.5),
+        percentile(&batches, 0.99)
+    );
 
     if let Some(kib) = peak_rss_kib() {
         println!("peak RSS: {:.1} MB", kib as f64 / 1024.0);
