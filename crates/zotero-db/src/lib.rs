@@ -4,8 +4,13 @@
 //! API's wire JSON, so the client above parses them exactly as it parses the web's answers.
 
 mod answer;
+mod child_data;
+mod collections;
 mod error;
 pub mod fixture;
+mod fulltext;
+mod index;
+mod listing;
 mod locate;
 pub mod mirror;
 mod query;
