@@ -10,7 +10,7 @@ use crate::error::DbError;
 use crate::fulltext::full_text;
 use crate::listing::{collection_id, keep_type, list_items, sort_page};
 use crate::query::{parse, Params, Route};
-use crate::reader::{ItemRow, Lib, Reader};
+use crate::reader::{slug, ItemRow, Lib, Reader};
 use crate::snapshot::{Snapshot, ZoteroDb};
 
 /// Which library a request is about.
@@ -170,7 +170,7 @@ fn group_json(
 }
 
 fn library(s: &Snapshot, scope: LibraryScope) -> Result<Option<Lib>, DbError> {
-    Ok(match scope {
+    let mut found = match scope {
         LibraryScope::User => s
             .conn
             .prepare_cached(
@@ -184,6 +184,7 @@ fn library(s: &Snapshot, scope: LibraryScope) -> Result<Option<Lib>, DbError> {
                         group: None,
                         version: r.get(1)?,
                         name: String::new(),
+                        www: None,
                     })
                 },
             )
@@ -202,11 +203,27 @@ fn library(s: &Snapshot, scope: LibraryScope) -> Result<Option<Lib>, DbError> {
                         group: Some(g),
                         version: r.get(1)?,
                         name: r.get(2)?,
+                        www: None,
                     })
                 },
             )
             .optional()?,
-    })
+    };
+    if let (Some(lib), LibraryScope::User) = (found.as_mut(), scope) {
+        // The account Zotero synced with (`Zotero.Users.setCurrentUsername`).
+        let username: Option<String> = s
+            .conn
+            .prepare_cached(
+                "SELECT value FROM settings WHERE setting = 'account' AND key = 'username'",
+            )?
+            .query_row([], |r| r.get(0))
+            .optional()?;
+        lib.www = username
+            .map(|u| slug(&u))
+            .filter(|u| !u.is_empty())
+            .map(|u| format!("https://www.zotero.org/{u}"));
+    }
+    Ok(found)
 }
 
 fn answer_route(r: &Reader<'_>, lib: &Lib, route: &Route, p: &Params) -> Result<DbAnswer, DbError> {

@@ -20,6 +20,25 @@ pub(crate) struct Lib {
     pub group: Option<u64>,
     pub version: i64,
     pub name: String,
+    /// The library's page on zotero.org (`links.alternate` of its items), when the database
+    /// names the account.
+    pub www: Option<String>,
+}
+
+/// A zotero.org username as the site writes it in URLs (`Zotero_Utilities::slugify` of the
+/// dataserver: letters, digits, space, `.`, `_`, `-` kept, lowercased, spaces as `_`).
+pub(crate) fn slug(name: &str) -> String {
+    name.trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-'))
+        .map(|c| {
+            if c == ' ' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
 }
 
 impl Lib {
@@ -251,6 +270,12 @@ impl<'a> Reader<'a> {
             data.insert(
                 "collections".into(),
                 Value::Array(self.collection_keys(row.id)?),
+            );
+        }
+        if let (Some(www), Some(o)) = (&lib.www, links.as_object_mut()) {
+            o.insert(
+                "alternate".into(),
+                json!({"href": format!("{www}/items/{}", row.key), "type": "text/html"}),
             );
         }
         data.insert("relations".into(), self.relations(row.id)?);

@@ -129,10 +129,7 @@ impl Snapshot {
             &copy,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        let not_zotero = |e: rusqlite::Error| DbError::NotZotero {
-            path: db.to_path_buf(),
-            reason: e.to_string(),
-        };
+        let not_zotero = |e: rusqlite::Error| DbError::unreadable(db, e);
         // The copy is ours alone: one lock for the connection's life instead of a lock and
         // an unlock per statement (and the copy's WAL index in memory, no `-shm`), its
         // pages mapped rather than read, and every statement the answers use kept prepared.
@@ -143,7 +140,7 @@ impl Snapshot {
         )
         .map_err(not_zotero)?;
         conn.set_prepared_statement_cache_capacity(64);
-        let version = check_version(&conn, db)?;
+        let version = check_version(&conn, db).map_err(|e| e.damaged_at(db))?;
         let names = Names::read(&conn).map_err(not_zotero)?;
         let index = Index::read(&conn, &names).map_err(not_zotero)?;
         Ok(Self {
@@ -236,7 +233,7 @@ impl ZoteroDb {
             self.taken.fetch_add(1, Ordering::Relaxed);
         }
         match guard.as_ref() {
-            Some(snapshot) => read(snapshot),
+            Some(snapshot) => read(snapshot).map_err(|e| e.damaged_at(&self.db)),
             None => Err(DbError::NotFound {
                 path: self.db.clone(),
             }),
