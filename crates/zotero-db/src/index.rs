@@ -91,6 +91,13 @@ pub(crate) fn in_list(ids: &[i64]) -> String {
     )
 }
 
+/// A title as titles sort: leading quotes, brackets and other marks do not count.
+fn title_sort_key(lower: &str) -> String {
+    lower
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .to_string()
+}
+
 fn pairs(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<(i64, String)>> {
     let mut stmt = conn.prepare(sql)?;
     let rows = stmt.query_map([], |r| {
@@ -183,7 +190,7 @@ impl Index {
         for (id, title) in pairs(conn, &format!("{values}{titles}"))? {
             let lower = title.to_lowercase();
             self.add_text(id, &lower);
-            self.title_sort.insert(id, lower);
+            self.title_sort.insert(id, title_sort_key(&lower));
         }
         let dates = in_list(&field_ids_with_base(names, "date"));
         for (id, date) in pairs(conn, &format!("{values}{dates}"))? {
@@ -221,7 +228,8 @@ impl Index {
             }
         }
         for (id, title) in pairs(conn, "SELECT itemID, COALESCE(title, '') FROM itemNotes")? {
-            self.title_sort.insert(id, title.to_lowercase());
+            self.title_sort
+                .insert(id, title_sort_key(&title.to_lowercase()));
         }
         Ok(())
     }

@@ -240,7 +240,8 @@ pub(crate) fn sort_page(
     let sort = p.sort.as_deref().unwrap_or("dateModified");
     let descending = match p.direction.as_deref() {
         Some(d) => d == "desc",
-        None => matches!(sort, "dateAdded" | "dateModified"),
+        // The dataserver's default: descending for the dates (`date*`), else ascending.
+        None => sort.starts_with("date"),
     };
     let index = r.index;
     // Other fields are read when asked, in one query for the whole library.

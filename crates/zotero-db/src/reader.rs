@@ -173,10 +173,12 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// The item's collections in the order it was filed in them (`collectionItems` rows in
+    /// insertion order, as Zotero reads them and syncs them up), as the web API lists them.
     fn collection_keys(&self, id: i64) -> Result<Vec<Value>, DbError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.key FROM collectionItems ci JOIN collections c USING (collectionID) \
-             WHERE ci.itemID = ?1 ORDER BY c.key",
+             WHERE ci.itemID = ?1 ORDER BY ci.rowid",
         )?;
         let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
         Ok(rows
@@ -207,6 +209,36 @@ impl<'a> Reader<'a> {
             }
         }
         Ok(Value::Object(out))
+    }
+
+    /// `meta.numChildren` as the API counts it (`Zotero_Item::getUncachedResponseProps`):
+    /// a top-level item its children outside the trash, a note its attachments, a PDF
+    /// attachment (not a linked URL) its annotations; other children have none.
+    fn num_children(&self, row: &ItemRow, data: &Map<String, Value>) -> Option<u64> {
+        if row.parent.is_none() {
+            return Some(self.index.num_children(row.id));
+        }
+        let counted = |kind: &str| {
+            self.index
+                .children
+                .get(&row.id)
+                .into_iter()
+                .flatten()
+                .filter_map(|c| self.index.row(*c))
+                .filter(|c| !c.deleted && self.type_name(c) == kind)
+                .count() as u64
+        };
+        let field = |name: &str| data.get(name).and_then(Value::as_str);
+        match self.type_name(row) {
+            "note" => Some(counted("attachment")),
+            "attachment"
+                if field("contentType") == Some("application/pdf")
+                    && field("linkMode") != Some("linked_url") =>
+            {
+                Some(counted("annotation"))
+            }
+            _ => None,
+        }
     }
 
     /// The item as the API's wire object (`{key, version, library, links, meta, data}`).
@@ -284,7 +316,9 @@ impl<'a> Reader<'a> {
         if self.index.trashed.contains(&row.id) {
             data.insert("deleted".into(), json!(true));
         }
-        meta.insert("numChildren".into(), json!(self.index.num_children(row.id)));
+        if let Some(n) = self.num_children(row, &data) {
+            meta.insert("numChildren".into(), json!(n));
+        }
         if let Some(retraction) = self.index.retraction(row.id) {
             meta.insert("retraction".into(), retraction);
         }
