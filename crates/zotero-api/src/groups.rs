@@ -54,7 +54,8 @@ struct GroupData {
     settings: GroupSettings,
 }
 
-/// What the desktop app's local API lets this server do: read, never write.
+/// What the desktop app's local API (or Zotero's database) lets this server do: read,
+/// never write.
 const LOCAL_PERMISSIONS: Permissions = Permissions {
     library: true,
     files: false,
@@ -64,7 +65,8 @@ const LOCAL_PERMISSIONS: Permissions = Permissions {
 
 impl ZoteroClient {
     /// The user library and every group: through the Web API when the key is set (with
-    /// what the key may do in each), else through the desktop app's local API (read-only).
+    /// what the key may do in each), else from Zotero's database when it is configured,
+    /// else through the desktop app's local API (both read-only).
     pub async fn libraries(
         &self,
         cancel: &CancellationToken,
@@ -86,6 +88,9 @@ impl ZoteroClient {
                 out.push(group_info(g, permissions));
             }
             return Ok(out);
+        }
+        if let Some(db) = self.database() {
+            return database_libraries(db).await;
         }
         if self.local_http().is_none() {
             // Neither backend: the error names the variables to set.
@@ -178,4 +183,34 @@ async fn groups(
         parse_page_of(&resp, "list the groups", |g: GroupWire| g)
     })
     .await
+}
+
+/// The user library and the groups of Zotero's database (read off the runtime's threads:
+/// the snapshot blocks).
+async fn database_libraries(
+    db: &Arc<zotero_db::ZoteroDb>,
+) -> Result<Vec<LibraryInfo>, ZoteroError> {
+    let db = Arc::clone(db);
+    let answer = tokio::task::spawn_blocking(move || db.groups())
+        .await
+        .map_err(|e| ZoteroError::Database {
+            reason: format!("reading the Zotero database stopped: {e}"),
+        })?
+        .map_err(|e| ZoteroError::Database {
+            reason: e.to_string(),
+        })?;
+    let groups: Vec<GroupWire> =
+        serde_json::from_slice(&answer.body).map_err(|e| ZoteroError::Database {
+            reason: format!("the database's group list did not parse: {e}"),
+        })?;
+    let mut out = vec![LibraryInfo {
+        library: LibraryRef::User,
+        name: "My Library".into(),
+        kind: "user",
+        group_type: None,
+        num_items: None,
+        permissions: LOCAL_PERMISSIONS,
+    }];
+    out.extend(groups.into_iter().map(|g| group_info(g, LOCAL_PERMISSIONS)));
+    Ok(out)
 }

@@ -200,8 +200,8 @@ impl ZoteroDb {
             };
             let mut out = Vec::with_capacity(keys.len());
             for key in keys {
-                if let Some(row) = reader.item_by_key(lib, key)? {
-                    out.push(reader.item_json(lib, &row)?);
+                if let Some(row) = reader.item_by_key(lib, key) {
+                    out.push(reader.item_json(lib, row)?);
                 }
             }
             Ok(out)

@@ -1,6 +1,6 @@
 //! What can go wrong reading Zotero's database, each with what to change.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DbError {
@@ -16,6 +16,9 @@ pub enum DbError {
 
     #[error("{path} is not a Zotero database ({reason}); set ZOTERO_DATA_DIR to Zotero's data directory")]
     NotZotero { path: PathBuf, reason: String },
+
+    #[error("the Zotero database {path} is damaged ({reason}): in Zotero, Settings → Advanced → Files and Folders → Check Database Integrity repairs it; or restore zotero.sqlite.bak from the same folder")]
+    Corrupt { path: PathBuf, reason: String },
 
     #[error("the Zotero database has schema version {found} (userdata), newer than the newest this server understands ({known}); update zotero-mcp, or use the web API (ZOTERO_API_KEY)")]
     NewerSchema { found: i64, known: i64 },
@@ -35,4 +38,37 @@ pub enum DbError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Whether SQLite read a damaged database (as opposed to a file that is not one).
+fn is_corrupt(e: &rusqlite::Error) -> bool {
+    e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt)
+}
+
+impl DbError {
+    /// A failed read of the database at `path`: damaged, else not a Zotero database.
+    pub(crate) fn unreadable(path: &Path, e: rusqlite::Error) -> Self {
+        if is_corrupt(&e) {
+            Self::Corrupt {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }
+        } else {
+            Self::NotZotero {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            }
+        }
+    }
+
+    /// A read that failed on a damaged page says so, naming the database.
+    pub(crate) fn damaged_at(self, path: &Path) -> Self {
+        match self {
+            Self::Sqlite(e) if is_corrupt(&e) => Self::Corrupt {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            },
+            other => other,
+        }
+    }
 }

@@ -5,18 +5,25 @@
 
 mod answer;
 mod changes;
+mod child_data;
+mod collections;
 mod error;
 pub mod fixture;
+mod fulltext;
+mod index;
+mod listing;
 mod locate;
 pub mod mirror;
 mod query;
 mod reader;
+mod reply;
 mod schema;
 mod snapshot;
 
-pub use answer::{DbAnswer, LibraryScope};
+pub use answer::LibraryScope;
 pub use changes::{ItemChange, ItemChanges, TextChange, TextChanges};
 pub use error::DbError;
 pub use locate::{default_data_dirs, find_data_dir, DataDirSource};
+pub use reply::DbAnswer;
 pub use schema::{SchemaVersion, KNOWN_USERDATA_VERSIONS, NEWEST_USERDATA_VERSION};
 pub use snapshot::{zotero_has_it_open, DbStatus, ZoteroDb};

@@ -39,6 +39,18 @@ fn s<'a>(v: &'a Value, k: &str) -> &'a str {
     v.get(k).and_then(Value::as_str).unwrap_or_default()
 }
 
+/// A date as Zotero stores it (`Zotero.Date.multipartToSQL`): the parsed date as
+/// `YYYY-MM-DD` with `00` for what is unknown, a space, the date as written.
+fn multipart_date(parsed: Option<&str>, written: &str) -> String {
+    let mut parts = parsed.unwrap_or_default().split('-');
+    let mut part = |width: usize| {
+        let p = parts.next().unwrap_or_default();
+        format!("{}{p}", "0".repeat(width.saturating_sub(p.len())))
+    };
+    let (y, m, d) = (part(4), part(2), part(2));
+    format!("{y}-{m}-{d} {written}")
+}
+
 /// ISO 8601 (`2024-01-01T10:00:00Z`) as Zotero stores it (`2024-01-01 10:00:00`).
 fn sql_time(iso: &str) -> String {
     iso.trim_end_matches('Z').replacen('T', " ", 1)
@@ -122,6 +134,30 @@ impl Builder {
         Ok(())
     }
 
+    /// An item's relations (`{"owl:sameAs": "uri"}` or a list of URIs) as
+    /// `Zotero.Item._saveData` stores them: `relationPredicates`, then `itemRelations`.
+    fn relations(&self, item: i64, relations: Option<&Value>) -> Result<()> {
+        for (predicate, objects) in relations.and_then(Value::as_object).into_iter().flatten() {
+            self.conn.execute(
+                "INSERT INTO relationPredicates (predicate) SELECT ?1 \
+                 WHERE NOT EXISTS (SELECT 1 FROM relationPredicates WHERE predicate = ?1)",
+                [predicate],
+            )?;
+            let objects: Vec<&str> = match objects {
+                Value::Array(list) => list.iter().filter_map(Value::as_str).collect(),
+                other => other.as_str().into_iter().collect(),
+            };
+            for object in objects {
+                self.conn.execute(
+                    "INSERT OR IGNORE INTO itemRelations (itemID, predicateID, object) \
+                     SELECT ?1, predicateID, ?3 FROM relationPredicates WHERE predicate = ?2",
+                    params![item, predicate, object],
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// Writes wire items and collections into `library` (1: the user library).
     pub fn mirror(&self, library: i64, items: &[Value], collections: &[Value]) -> Result<()> {
         self.conn.execute_batch("BEGIN")?;
@@ -179,7 +215,16 @@ impl Builder {
                 }
                 if let Some(text) = v.as_str().filter(|t| !t.is_empty()) {
                     self.ensure_field(type_id, k)?;
-                    fields.push((k.clone(), text.to_string()));
+                    let text = if k == "date" {
+                        let parsed = item
+                            .get("meta")
+                            .and_then(|m| m.get("parsedDate"))
+                            .and_then(Value::as_str);
+                        multipart_date(parsed, text)
+                    } else {
+                        text.to_string()
+                    };
+                    fields.push((k.clone(), text));
                 }
             }
             let mut creators: Vec<(String, Option<String>, String)> = Vec::new();
@@ -247,6 +292,7 @@ impl Builder {
                 ],
             )?;
             item_ids.insert(key.to_string(), id);
+            self.relations(id, d.get("relations"))?;
             for c in d
                 .get("collections")
                 .and_then(Value::as_array)
@@ -296,9 +342,19 @@ impl Builder {
                         Some(f) => Some(format!("storage:{f}")),
                         None => d.get("path").and_then(Value::as_str).map(str::to_string),
                     };
+                    let charset = d
+                        .get("charset")
+                        .and_then(Value::as_str)
+                        .filter(|c| !c.is_empty());
+                    if let Some(charset) = charset {
+                        self.conn.execute(
+                            "INSERT OR IGNORE INTO charsets (charset) VALUES (?1)",
+                            [charset],
+                        )?;
+                    }
                     self.conn.execute(
-                        "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path, storageHash, storageModTime) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                        "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path, storageHash, storageModTime, charsetID) \
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT charsetID FROM charsets WHERE charset = ?8))",
                         params![
                             id,
                             parent,
@@ -306,7 +362,8 @@ impl Builder {
                             d.get("contentType").and_then(Value::as_str),
                             path,
                             d.get("md5").and_then(Value::as_str),
-                            d.get("mtime").and_then(Value::as_i64)
+                            d.get("mtime").and_then(Value::as_i64),
+                            charset
                         ],
                     )?;
                 }

@@ -1,14 +1,15 @@
 //! Rows of the snapshot as the Zotero API's wire objects: items (every field under Zotero's
-//! field name, creators in order, tags, collections, relations; notes, attachments and
-//! annotations with their own data), collections, and the retraction Zotero stored.
+//! field name, creators in order, tags, collections, relations, the retraction Zotero
+//! stored); notes, attachments and annotations add their own data (`child_data`).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 
 use crate::error::DbError;
+pub(crate) use crate::index::{Index, ItemRow};
 use crate::schema::Names;
 
 /// A library of the database.
@@ -19,107 +20,35 @@ pub(crate) struct Lib {
     pub group: Option<u64>,
     pub version: i64,
     pub name: String,
+    /// The library's page on zotero.org (`links.alternate` of its items), when the database
+    /// names the account.
+    pub www: Option<String>,
+}
+
+/// A zotero.org username as the site writes it in URLs (`Zotero_Utilities::slugify` of the
+/// dataserver: letters, digits, space, `.`, `_`, `-` kept, lowercased, spaces as `_`).
+pub(crate) fn slug(name: &str) -> String {
+    name.trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '.' | '_' | '-'))
+        .map(|c| {
+            if c == ' ' {
+                '_'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .collect()
 }
 
 impl Lib {
-    fn wire(&self) -> Value {
+    pub(crate) fn wire(&self) -> Value {
         match self.group {
             Some(g) => json!({"type": "group", "id": g, "name": self.name, "links": {}}),
             None => json!({"type": "user", "id": 0, "name": self.name, "links": {}}),
         }
     }
 }
-
-/// What every listing needs about every item, read once per snapshot.
-#[derive(Debug, Default)]
-pub(crate) struct Index {
-    /// Child → parent (notes, attachments, annotations).
-    pub parent: HashMap<i64, i64>,
-    pub trashed: HashSet<i64>,
-    /// Item → (Zotero's stored JSON, flag).
-    pub retracted: HashMap<i64, (String, i64)>,
-}
-
-impl Index {
-    pub(crate) fn read(conn: &Connection) -> rusqlite::Result<Self> {
-        let mut parent = HashMap::new();
-        for table in ["itemNotes", "itemAttachments", "itemAnnotations"] {
-            let mut stmt = conn.prepare(&format!(
-                "SELECT itemID, parentItemID FROM {table} WHERE parentItemID IS NOT NULL"
-            ))?;
-            let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?;
-            for row in rows {
-                let (child, p) = row?;
-                parent.insert(child, p);
-            }
-        }
-        let mut stmt = conn.prepare("SELECT itemID FROM deletedItems")?;
-        let trashed = stmt
-            .query_map([], |r| r.get::<_, i64>(0))?
-            .collect::<rusqlite::Result<HashSet<_>>>()?;
-        let mut stmt = conn.prepare(
-            "SELECT itemID, COALESCE(data, '{}'), COALESCE(flag, 0) FROM retractedItems",
-        )?;
-        let retracted = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    (r.get::<_, String>(1)?, r.get::<_, i64>(2)?),
-                ))
-            })?
-            .collect::<rusqlite::Result<HashMap<_, _>>>()?;
-        Ok(Self {
-            parent,
-            trashed,
-            retracted,
-        })
-    }
-
-    /// In the trash itself, or a child of an item in the trash (the API counts both).
-    pub(crate) fn in_trash(&self, id: i64) -> bool {
-        self.trashed.contains(&id)
-            || self
-                .parent
-                .get(&id)
-                .is_some_and(|p| self.trashed.contains(p))
-    }
-
-    /// The retraction as Zotero stored it (`Zotero.Retractions._addEntry`), with `hidden`
-    /// when the user chose to hide it (FLAG_HIDDEN).
-    pub(crate) fn retraction(&self, id: i64) -> Option<Value> {
-        let (data, flag) = self.retracted.get(&id)?;
-        let mut value = serde_json::from_str::<Value>(data).unwrap_or_else(|_| json!({}));
-        if let Some(o) = value.as_object_mut() {
-            o.insert("hidden".into(), Value::Bool(*flag == 1));
-        }
-        Some(value)
-    }
-}
-
-/// The columns of `items` a listing sorts and pages on.
-#[derive(Debug, Clone)]
-pub(crate) struct ItemRow {
-    pub id: i64,
-    pub type_id: i64,
-    pub key: String,
-    pub version: i64,
-    pub date_added: String,
-    pub date_modified: String,
-}
-
-pub(crate) const ITEM_COLUMNS: &str = "itemID, itemTypeID, key, version, dateAdded, dateModified";
-
-pub(crate) fn item_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<ItemRow> {
-    Ok(ItemRow {
-        id: r.get(0)?,
-        type_id: r.get(1)?,
-        key: r.get(2)?,
-        version: r.get(3)?,
-        date_added: r.get(4)?,
-        date_modified: r.get(5)?,
-    })
-}
-
 /// Zotero's SQL timestamps (UTC, `YYYY-MM-DD HH:MM:SS`) as the API's ISO 8601.
 pub(crate) fn iso(ts: &str) -> String {
     format!("{}Z", ts.replacen(' ', "T", 1))
@@ -148,17 +77,6 @@ fn parsed_date(stored: &str) -> Option<String> {
     (!parts.is_empty() && parts.iter().all(|p| p.chars().all(|c| c.is_ascii_digit())))
         .then(|| parts.join("-"))
 }
-
-const LINK_MODES: [&str; 5] = [
-    "imported_file",
-    "imported_url",
-    "linked_file",
-    "linked_url",
-    "embedded_image",
-];
-
-const ANNOTATION_TYPES: [&str; 6] = ["highlight", "note", "image", "ink", "underline", "text"];
-
 /// Builds wire objects from one snapshot.
 pub(crate) struct Reader<'a> {
     pub conn: &'a Connection,
@@ -167,22 +85,16 @@ pub(crate) struct Reader<'a> {
     pub data_dir: &'a Path,
 }
 
-impl Reader<'_> {
-    pub(crate) fn item_by_key(&self, lib: &Lib, key: &str) -> Result<Option<ItemRow>, DbError> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {ITEM_COLUMNS} FROM items WHERE libraryID = ?1 AND key = ?2"
-        ))?;
-        Ok(stmt.query_row(params![lib.id, key], item_row).optional()?)
+impl<'a> Reader<'a> {
+    pub(crate) fn item_by_key(&self, lib: &Lib, key: &str) -> Option<&'a ItemRow> {
+        self.index.by_key(lib.id, key)
     }
 
-    pub(crate) fn key_of(&self, id: i64) -> Result<Option<String>, DbError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT key FROM items WHERE itemID = ?1")?;
-        Ok(stmt.query_row([id], |r| r.get(0)).optional()?)
+    pub(crate) fn key_of(&self, id: i64) -> Option<&'a str> {
+        self.index.row(id).map(|row| row.key.as_str())
     }
 
-    pub(crate) fn type_name(&self, row: &ItemRow) -> &str {
+    pub(crate) fn type_name(&self, row: &ItemRow) -> &'a str {
         self.names
             .item_types
             .get(&row.type_id)
@@ -261,10 +173,12 @@ impl Reader<'_> {
         Ok(out)
     }
 
+    /// The item's collections in the order it was filed in them (`collectionItems` rows in
+    /// insertion order, as Zotero reads them and syncs them up), as the web API lists them.
     fn collection_keys(&self, id: i64) -> Result<Vec<Value>, DbError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.key FROM collectionItems ci JOIN collections c USING (collectionID) \
-             WHERE ci.itemID = ?1 ORDER BY c.key",
+             WHERE ci.itemID = ?1 ORDER BY ci.rowid",
         )?;
         let rows = stmt.query_map([id], |r| r.get::<_, String>(0))?;
         Ok(rows
@@ -297,13 +211,34 @@ impl Reader<'_> {
         Ok(Value::Object(out))
     }
 
-    fn num_children(&self, id: i64) -> u64 {
-        // Children in the trash are not counted, as the API does not count them.
-        self.index
-            .parent
-            .iter()
-            .filter(|(child, p)| **p == id && !self.index.trashed.contains(child))
-            .count() as u64
+    /// `meta.numChildren` as the API counts it (`Zotero_Item::getUncachedResponseProps`):
+    /// a top-level item its children outside the trash, a note its attachments, a PDF
+    /// attachment (not a linked URL) its annotations; other children have none.
+    fn num_children(&self, row: &ItemRow, data: &Map<String, Value>) -> Option<u64> {
+        if row.parent.is_none() {
+            return Some(self.index.num_children(row.id));
+        }
+        let counted = |kind: &str| {
+            self.index
+                .children
+                .get(&row.id)
+                .into_iter()
+                .flatten()
+                .filter_map(|c| self.index.row(*c))
+                .filter(|c| !c.deleted && self.type_name(c) == kind)
+                .count() as u64
+        };
+        let field = |name: &str| data.get(name).and_then(Value::as_str);
+        match self.type_name(row) {
+            "note" => Some(counted("attachment")),
+            "attachment"
+                if field("contentType") == Some("application/pdf")
+                    && field("linkMode") != Some("linked_url") =>
+            {
+                Some(counted("annotation"))
+            }
+            _ => None,
+        }
     }
 
     /// The item as the API's wire object (`{key, version, library, links, meta, data}`).
@@ -313,7 +248,7 @@ impl Reader<'_> {
         data.insert("key".into(), json!(row.key));
         data.insert("version".into(), json!(row.version));
         if let Some(parent) = self.index.parent.get(&row.id) {
-            if let Some(key) = self.key_of(*parent)? {
+            if let Some(key) = self.key_of(*parent) {
                 data.insert("parentItem".into(), json!(key));
             }
         }
@@ -369,13 +304,21 @@ impl Reader<'_> {
                 Value::Array(self.collection_keys(row.id)?),
             );
         }
+        if let (Some(www), Some(o)) = (&lib.www, links.as_object_mut()) {
+            o.insert(
+                "alternate".into(),
+                json!({"href": format!("{www}/items/{}", row.key), "type": "text/html"}),
+            );
+        }
         data.insert("relations".into(), self.relations(row.id)?);
         data.insert("dateAdded".into(), json!(iso(&row.date_added)));
         data.insert("dateModified".into(), json!(iso(&row.date_modified)));
         if self.index.trashed.contains(&row.id) {
             data.insert("deleted".into(), json!(true));
         }
-        meta.insert("numChildren".into(), json!(self.num_children(row.id)));
+        if let Some(n) = self.num_children(row, &data) {
+            meta.insert("numChildren".into(), json!(n));
+        }
         if let Some(retraction) = self.index.retraction(row.id) {
             meta.insert("retraction".into(), retraction);
         }
@@ -387,173 +330,6 @@ impl Reader<'_> {
             "meta": meta,
             "data": data,
         }))
-    }
-
-    fn note_data(&self, id: i64, data: &mut Map<String, Value>) -> Result<(), DbError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT COALESCE(note, '') FROM itemNotes WHERE itemID = ?1")?;
-        let note: String = stmt
-            .query_row([id], |r| r.get(0))
-            .optional()?
-            .unwrap_or_default();
-        data.insert("note".into(), json!(note));
-        Ok(())
-    }
-
-    fn attachment_data(
-        &self,
-        row: &ItemRow,
-        data: &mut Map<String, Value>,
-        links: &mut Value,
-    ) -> Result<(), DbError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT a.linkMode, a.contentType, c.charset, a.path, a.storageHash, a.storageModTime \
-             FROM itemAttachments a LEFT JOIN charsets c USING (charsetID) WHERE a.itemID = ?1",
-        )?;
-        let found = stmt
-            .query_row([row.id], |r| {
-                Ok((
-                    r.get::<_, Option<i64>>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
-                ))
-            })
-            .optional()?;
-        let Some((mode, content_type, charset, path, md5, mtime)) = found else {
-            return Ok(());
-        };
-        let mode_name = mode
-            .and_then(|m| usize::try_from(m).ok())
-            .and_then(|m| LINK_MODES.get(m))
-            .copied()
-            .unwrap_or("imported_file");
-        data.insert("linkMode".into(), json!(mode_name));
-        data.insert("note".into(), json!(""));
-        data.insert(
-            "contentType".into(),
-            json!(content_type.clone().unwrap_or_default()),
-        );
-        data.insert("charset".into(), json!(charset.unwrap_or_default()));
-        let stored = path.as_deref().and_then(|p| p.strip_prefix("storage:"));
-        if let Some(name) = stored {
-            data.insert("filename".into(), json!(name));
-            data.insert("md5".into(), md5.map_or(Value::Null, Value::String));
-            data.insert("mtime".into(), mtime.map_or(Value::Null, Value::from));
-            let file = self.data_dir.join("storage").join(&row.key).join(name);
-            if let Ok(meta) = std::fs::metadata(&file) {
-                *links = json!({"enclosure": {
-                    "type": content_type.unwrap_or_default(),
-                    "title": name,
-                    "length": meta.len(),
-                }});
-            }
-        } else if let Some(p) = path {
-            if mode_name == "linked_file" {
-                data.insert("path".into(), json!(p));
-            }
-        }
-        Ok(())
-    }
-
-    fn annotation_data(&self, id: i64, data: &mut Map<String, Value>) -> Result<(), DbError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT type, authorName, text, comment, color, pageLabel, sortIndex, position \
-             FROM itemAnnotations WHERE itemID = ?1",
-        )?;
-        let found = stmt
-            .query_row([id], |r| {
-                Ok((
-                    r.get::<_, i64>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, Option<String>>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, Option<String>>(5)?,
-                    r.get::<_, String>(6)?,
-                    r.get::<_, String>(7)?,
-                ))
-            })
-            .optional()?;
-        let Some((kind, author, text, comment, color, page, sort_index, position)) = found else {
-            return Ok(());
-        };
-        let kind = usize::try_from(kind - 1)
-            .ok()
-            .and_then(|k| ANNOTATION_TYPES.get(k))
-            .copied()
-            .unwrap_or("highlight");
-        data.insert("annotationType".into(), json!(kind));
-        if let Some(author) = author.filter(|a| !a.is_empty()) {
-            data.insert("annotationAuthorName".into(), json!(author));
-        }
-        if matches!(kind, "highlight" | "underline") {
-            data.insert("annotationText".into(), json!(text.unwrap_or_default()));
-        }
-        data.insert(
-            "annotationComment".into(),
-            json!(comment.unwrap_or_default()),
-        );
-        data.insert("annotationColor".into(), json!(color.unwrap_or_default()));
-        data.insert(
-            "annotationPageLabel".into(),
-            json!(page.unwrap_or_default()),
-        );
-        data.insert("annotationSortIndex".into(), json!(sort_index));
-        data.insert("annotationPosition".into(), json!(position));
-        Ok(())
-    }
-
-    /// The collection as the API's wire object.
-    pub(crate) fn collection_json(&self, lib: &Lib, id: i64) -> Result<Option<Value>, DbError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT c.key, c.version, c.collectionName, p.key, \
-               (SELECT COUNT(*) FROM collections s WHERE s.parentCollectionID = c.collectionID), \
-               (SELECT COUNT(*) FROM collectionItems ci WHERE ci.collectionID = c.collectionID \
-                  AND ci.itemID NOT IN (SELECT itemID FROM deletedItems)), \
-               c.collectionID IN (SELECT collectionID FROM deletedCollections) \
-             FROM collections c LEFT JOIN collections p ON p.collectionID = c.parentCollectionID \
-             WHERE c.collectionID = ?1",
-        )?;
-        let found = stmt
-            .query_row([id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, Option<String>>(3)?,
-                    r.get::<_, i64>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, bool>(6)?,
-                ))
-            })
-            .optional()?;
-        let Some((key, version, name, parent, subs, items, deleted)) = found else {
-            return Ok(None);
-        };
-        let mut data = json!({
-            "key": key,
-            "version": version,
-            "name": name,
-            "parentCollection": parent.map_or(Value::Bool(false), Value::String),
-            "relations": {},
-        });
-        if deleted {
-            if let Some(o) = data.as_object_mut() {
-                o.insert("deleted".into(), json!(true));
-            }
-        }
-        Ok(Some(json!({
-            "key": key,
-            "version": version,
-            "library": lib.wire(),
-            "links": {},
-            "meta": {"numCollections": subs, "numItems": items},
-            "data": data,
-        })))
     }
 }
 
@@ -573,7 +349,6 @@ fn creator_summary(creators: &[Value]) -> Option<String> {
         [a, ..] => Some(format!("{a} et al.")),
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,7 +55,7 @@ pub(crate) fn check_version(conn: &Connection, path: &Path) -> Result<SchemaVers
             |r| r.get(0),
         )
         .optional()
-        .map_err(|e| not_zotero(e.to_string()))?;
+        .map_err(|e| DbError::unreadable(path, e))?;
     if has_version.is_none() {
         return Err(not_zotero("it has no 'version' table".into()));
     }

@@ -7,6 +7,7 @@
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::SystemTime;
 
@@ -19,10 +20,17 @@ use crate::schema::{check_version, Names, SchemaVersion};
 /// How often a copy is taken again when a file changed while it was being copied.
 const COPY_ATTEMPTS: usize = 5;
 
+/// What says a file changed: its size and mtime, and where the platform tells them, its
+/// inode (the file replaced) and ctime (written within the mtime's granularity, or with
+/// its mtime set back).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct FileStamp {
     len: u64,
     modified: Option<SystemTime>,
+    #[cfg(unix)]
+    inode: (u64, u64),
+    #[cfg(unix)]
+    changed: (i64, i64),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,9 +41,15 @@ struct Stamp {
 
 fn file_stamp(path: &Path) -> std::io::Result<FileStamp> {
     let meta = std::fs::metadata(path)?;
+    #[cfg(unix)]
+    use std::os::unix::fs::MetadataExt;
     Ok(FileStamp {
         len: meta.len(),
         modified: meta.modified().ok(),
+        #[cfg(unix)]
+        inode: (meta.dev(), meta.ino()),
+        #[cfg(unix)]
+        changed: (meta.ctime(), meta.ctime_nsec()),
     })
 }
 
@@ -115,16 +129,20 @@ impl Snapshot {
             &copy,
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
-        let not_zotero = |e: rusqlite::Error| DbError::NotZotero {
-            path: db.to_path_buf(),
-            reason: e.to_string(),
-        };
+        let not_zotero = |e: rusqlite::Error| DbError::unreadable(db, e);
+        // The copy is ours alone: one lock for the connection's life instead of a lock and
+        // an unlock per statement (and the copy's WAL index in memory, no `-shm`), its
+        // pages mapped rather than read, and every statement the answers use kept prepared.
         // Reading the schema is the first read: a foreign or corrupt file fails here.
-        conn.execute_batch("PRAGMA query_only = 1;")
-            .map_err(not_zotero)?;
-        let version = check_version(&conn, db)?;
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE; PRAGMA mmap_size = 268435456; \
+             PRAGMA cache_size = -16384; PRAGMA query_only = 1;",
+        )
+        .map_err(not_zotero)?;
+        conn.set_prepared_statement_cache_capacity(64);
+        let version = check_version(&conn, db).map_err(|e| e.damaged_at(db))?;
         let names = Names::read(&conn).map_err(not_zotero)?;
-        let index = Index::read(&conn).map_err(not_zotero)?;
+        let index = Index::read(&conn, &names).map_err(not_zotero)?;
         Ok(Self {
             conn,
             version,
@@ -158,6 +176,8 @@ pub struct ZoteroDb {
     data_dir: PathBuf,
     db: PathBuf,
     current: Mutex<Option<Snapshot>>,
+    /// Snapshots taken so far (the first at open).
+    taken: AtomicU64,
 }
 
 /// What `check` reports.
@@ -183,6 +203,7 @@ impl ZoteroDb {
             data_dir: data_dir.to_path_buf(),
             db,
             current: Mutex::new(Some(snapshot)),
+            taken: AtomicU64::new(1),
         })
     }
 
@@ -190,8 +211,15 @@ impl ZoteroDb {
         &self.data_dir
     }
 
+    /// How many snapshots were taken so far: one at open, then one per change of the
+    /// database or its `-wal` seen by a read.
+    pub fn snapshots_taken(&self) -> u64 {
+        self.taken.load(Ordering::Relaxed)
+    }
+
     /// Runs `read` on a snapshot as current as the files on disk (blocking: call it off the
-    /// async runtime's threads).
+    /// async runtime's threads). While neither file changed this costs two `stat`s: the
+    /// open copy, its schema names and its index are kept.
     pub(crate) fn with<R>(
         &self,
         read: impl FnOnce(&Snapshot) -> Result<R, DbError>,
@@ -202,9 +230,10 @@ impl ZoteroDb {
         if stale {
             *guard = None;
             *guard = Some(Snapshot::take(&self.db)?);
+            self.taken.fetch_add(1, Ordering::Relaxed);
         }
         match guard.as_ref() {
-            Some(snapshot) => read(snapshot),
+            Some(snapshot) => read(snapshot).map_err(|e| e.damaged_at(&self.db)),
             None => Err(DbError::NotFound {
                 path: self.db.clone(),
             }),

@@ -279,7 +279,7 @@ fn the_original_database_is_never_touched() {
             "/items/top?q=kuhn",
             "/collections",
             "/tags",
-            "/items/PDF00001/fulltext",
+            "/items/PDFA2345/fulltext",
         ] {
             db.answer(LibraryScope::User, p).unwrap();
         }
@@ -417,7 +417,7 @@ fn citations_and_exports_are_left_to_the_api() {
     for path in [
         "/items?format=bibtex",
         "/items/top?format=bib&style=apa",
-        "/items/ART00001?include=data,bibtex",
+        "/items/ARTC2345?include=data,bibtex",
         "/items?include=bib,citation",
         "/searches",
     ] {
@@ -427,7 +427,7 @@ fn citations_and_exports_are_left_to_the_api() {
     let a = db
         .answer(
             LibraryScope::User,
-            "/items/ART00001?include=data&format=json",
+            "/items/ARTC2345?include=data&format=json",
         )
         .unwrap();
     assert_eq!(a.status, 200);

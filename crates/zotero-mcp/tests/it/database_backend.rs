@@ -8,20 +8,31 @@ use zotero_emulator::{Emulator, API_KEY, USER_ID};
 
 use crate::common::{env_for, in_process, Server};
 
-struct Pair {
-    emu: Emulator,
-    web: Server,
-    db: Server,
+pub(crate) struct Pair {
+    pub(crate) emu: Emulator,
+    pub(crate) web: Server,
+    pub(crate) db: Server,
     _dir: tempfile::TempDir,
 }
 
 /// The emulator's user library written into a fixture database, with its full texts.
-fn mirror(emu: &Emulator) -> tempfile::TempDir {
+pub(crate) fn mirror(emu: &Emulator) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let b = zotero_db::fixture::Builder::create(dir.path()).unwrap();
     let items = emu.items();
     b.mirror(1, &items, &emu.collections()).unwrap();
     b.set_library_version(1, emu.library_version()).unwrap();
+    // The account Zotero synced with: the web's item links name it.
+    let www = items
+        .iter()
+        .find_map(|i| i["links"]["alternate"]["href"].as_str())
+        .unwrap();
+    let username = www
+        .trim_start_matches("https://www.zotero.org/")
+        .split('/')
+        .next()
+        .unwrap();
+    b.set_account(USER_ID, username).unwrap();
     let user = emu.library(zotero_emulator::LibraryId::USER);
     for item in &items {
         let key = item["key"].as_str().unwrap_or_default();
@@ -40,7 +51,7 @@ fn mirror(emu: &Emulator) -> tempfile::TempDir {
     dir
 }
 
-async fn pair() -> Pair {
+pub(crate) async fn pair() -> Pair {
     let emu = Emulator::start().await;
     let env = env_for(&emu.uri(), USER_ID, API_KEY);
     let web = in_process(&env).await;
@@ -60,7 +71,7 @@ async fn pair() -> Pair {
 }
 
 /// The same call on both servers answers the same (the envelope's data, or its error code).
-async fn same(p: &Pair, tool: &str, args: Value) -> Value {
+pub(crate) async fn same(p: &Pair, tool: &str, args: Value) -> Value {
     let w = p.web.call(tool, args.clone()).await;
     let d = p.db.call(tool, args.clone()).await;
     assert_eq!(

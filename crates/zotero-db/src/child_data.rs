@@ -1,0 +1,141 @@
+//! The data of notes, attachments and annotations, which have their own tables
+//! (`itemNotes`, `itemAttachments`, `itemAnnotations`) beside `itemData`.
+
+use rusqlite::OptionalExtension;
+use serde_json::{json, Map, Value};
+
+use crate::error::DbError;
+use crate::reader::{ItemRow, Reader};
+
+const LINK_MODES: [&str; 5] = [
+    "imported_file",
+    "imported_url",
+    "linked_file",
+    "linked_url",
+    "embedded_image",
+];
+
+const ANNOTATION_TYPES: [&str; 6] = ["highlight", "note", "image", "ink", "underline", "text"];
+impl Reader<'_> {
+    pub(crate) fn note_data(&self, id: i64, data: &mut Map<String, Value>) -> Result<(), DbError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT COALESCE(note, '') FROM itemNotes WHERE itemID = ?1")?;
+        let note: String = stmt
+            .query_row([id], |r| r.get(0))
+            .optional()?
+            .unwrap_or_default();
+        data.insert("note".into(), json!(note));
+        Ok(())
+    }
+
+    pub(crate) fn attachment_data(
+        &self,
+        row: &ItemRow,
+        data: &mut Map<String, Value>,
+        links: &mut Value,
+    ) -> Result<(), DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT a.linkMode, a.contentType, c.charset, a.path, a.storageHash, a.storageModTime \
+             FROM itemAttachments a LEFT JOIN charsets c USING (charsetID) WHERE a.itemID = ?1",
+        )?;
+        let found = stmt
+            .query_row([row.id], |r| {
+                Ok((
+                    r.get::<_, Option<i64>>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                ))
+            })
+            .optional()?;
+        let Some((mode, content_type, charset, path, md5, mtime)) = found else {
+            return Ok(());
+        };
+        let mode_name = mode
+            .and_then(|m| usize::try_from(m).ok())
+            .and_then(|m| LINK_MODES.get(m))
+            .copied()
+            .unwrap_or("imported_file");
+        data.insert("linkMode".into(), json!(mode_name));
+        data.insert("note".into(), json!(""));
+        data.insert(
+            "contentType".into(),
+            json!(content_type.clone().unwrap_or_default()),
+        );
+        data.insert("charset".into(), json!(charset.unwrap_or_default()));
+        let stored = path.as_deref().and_then(|p| p.strip_prefix("storage:"));
+        if let Some(name) = stored {
+            data.insert("filename".into(), json!(name));
+            data.insert("md5".into(), md5.map_or(Value::Null, Value::String));
+            data.insert("mtime".into(), mtime.map_or(Value::Null, Value::from));
+            let file = self.data_dir.join("storage").join(&row.key).join(name);
+            if let Ok(meta) = std::fs::metadata(&file) {
+                *links = json!({"enclosure": {
+                    "type": content_type.unwrap_or_default(),
+                    "title": name,
+                    "length": meta.len(),
+                }});
+            }
+        } else if let Some(p) = path {
+            if mode_name == "linked_file" {
+                data.insert("path".into(), json!(p));
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn annotation_data(
+        &self,
+        id: i64,
+        data: &mut Map<String, Value>,
+    ) -> Result<(), DbError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT type, authorName, text, comment, color, pageLabel, sortIndex, position \
+             FROM itemAnnotations WHERE itemID = ?1",
+        )?;
+        let found = stmt
+            .query_row([id], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, Option<String>>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, String>(6)?,
+                    r.get::<_, String>(7)?,
+                ))
+            })
+            .optional()?;
+        let Some((kind, author, text, comment, color, page, sort_index, position)) = found else {
+            return Ok(());
+        };
+        let kind = usize::try_from(kind - 1)
+            .ok()
+            .and_then(|k| ANNOTATION_TYPES.get(k))
+            .copied()
+            .unwrap_or("highlight");
+        data.insert("annotationType".into(), json!(kind));
+        if let Some(author) = author.filter(|a| !a.is_empty()) {
+            data.insert("annotationAuthorName".into(), json!(author));
+        }
+        if matches!(kind, "highlight" | "underline") {
+            data.insert("annotationText".into(), json!(text.unwrap_or_default()));
+        }
+        data.insert(
+            "annotationComment".into(),
+            json!(comment.unwrap_or_default()),
+        );
+        data.insert("annotationColor".into(), json!(color.unwrap_or_default()));
+        data.insert(
+            "annotationPageLabel".into(),
+            json!(page.unwrap_or_default()),
+        );
+        data.insert("annotationSortIndex".into(), json!(sort_index));
+        data.insert("annotationPosition".into(), json!(position));
+        Ok(())
+    }
+}
