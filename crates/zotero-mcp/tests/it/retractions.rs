@@ -1,0 +1,419 @@
+//! Retractions: Zotero's own flags (the database backend) in every item answer and in
+//! `zotero_check_retractions`, and, without the database, Crossref's notices for the items'
+//! DOIs from the emulator's Crossref (a retraction from Retraction Watch and the publisher, a
+//! correction, an expression of concern, each reported as what it is), by keys, collection
+//! and library, paged; the manners kept with Crossref (batched, `mailto` and a User-Agent with
+//! the contact, `Retry-After` honoured) and no Zotero key sent there.
+
+use serde_json::{json, Value};
+use zotero_db::fixture::keys;
+use zotero_emulator::{
+    Emulator, Fault, FaultKind, Library, MetadataHost, RetryAfter, API_KEY, USER_ID,
+};
+
+use crate::common::{env_for, in_process, Server};
+
+const EMAIL: &str = "ada@lovelace-lab.org";
+const RETRACTED: &str = "10.5555/emu.retracted.2019";
+const NOTICE: &str = "10.5555/emu.retraction-notice.2021";
+const CORRECTED: &str = "10.5555/emu.corrected.2020";
+const CONCERN: &str = "10.5555/emu.concern.2018";
+const CLEAN: &str = "10.1038/nature14539";
+const COLLECTION: &str = "RETRCOLL";
+
+fn item(key: &str, item_type: &str, title: &str, fields: Value, added: &str) -> Value {
+    let mut data = json!({
+        "key": key, "version": 1, "itemType": item_type, "title": title,
+        "creators": [], "tags": [], "collections": [], "relations": {},
+        "dateAdded": added, "dateModified": added,
+    });
+    for (k, v) in fields.as_object().unwrap() {
+        data[k] = v.clone();
+    }
+    json!({"key": key, "version": 1, "data": data})
+}
+
+/// Eight top-level items, added in this order: each kind of notice, a notice itself, a
+/// clean DOI, a DOI Crossref does not know, a DOI in Extra, a book without a DOI.
+fn library() -> Library {
+    let mut lib = Library::empty();
+    let in_coll = json!([COLLECTION]);
+    lib.items = vec![
+        item(
+            "RETRAC01",
+            "journalArticle",
+            "Emulated results that did not replicate",
+            json!({"DOI": format!("https://doi.org/{}", RETRACTED.to_uppercase()), "collections": in_coll}),
+            "2024-01-01T00:00:00Z",
+        ),
+        item(
+            "CORREC01",
+            "journalArticle",
+            "A measurement with a typo",
+            json!({"DOI": CORRECTED}),
+            "2024-01-02T00:00:00Z",
+        ),
+        item(
+            "CONCRN01",
+            "journalArticle",
+            "Data whose provenance is in question",
+            json!({"DOI": CONCERN}),
+            "2024-01-03T00:00:00Z",
+        ),
+        item(
+            "NOTICE01",
+            "journalArticle",
+            "Retraction notice",
+            json!({"DOI": NOTICE}),
+            "2024-01-04T00:00:00Z",
+        ),
+        item(
+            "CLEAN001",
+            "journalArticle",
+            "Deep learning",
+            json!({"DOI": CLEAN}),
+            "2024-01-05T00:00:00Z",
+        ),
+        item(
+            "UNKNWN01",
+            "journalArticle",
+            "Registered elsewhere",
+            json!({"DOI": "10.5555/emu.nowhere"}),
+            "2024-01-06T00:00:00Z",
+        ),
+        item(
+            "EXTRA001",
+            "report",
+            "A report citing its DOI in Extra",
+            json!({"extra": format!("Type: report\nDOI: {CORRECTED}")}),
+            "2024-01-07T00:00:00Z",
+        ),
+        item(
+            "NODOI001",
+            "book",
+            "A book",
+            json!({"collections": in_coll}),
+            "2024-01-08T00:00:00Z",
+        ),
+    ];
+    lib.collections = vec![json!({
+        "key": COLLECTION, "version": 1,
+        "data": {"key": COLLECTION, "version": 1, "name": "To check", "parentCollection": false, "relations": {}}
+    })];
+    lib.version = 1;
+    lib
+}
+
+async fn web() -> (Emulator, Server) {
+    let emu = Emulator::with_library(library()).await;
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.extend([
+        ("ZOTERO_CROSSREF_BASE".to_string(), emu.crossref_base()),
+        ("ZOTERO_FETCH_ALLOW_PRIVATE".to_string(), "1".to_string()),
+        ("ZOTERO_CONTACT_EMAIL".to_string(), EMAIL.to_string()),
+    ]);
+    let server = in_process(&env).await;
+    (emu, server)
+}
+
+async fn check(server: &Server, args: Value) -> Value {
+    let a = server.call("zotero_check_retractions", args).await;
+    server.check_output("zotero_check_retractions", &a).await;
+    a.expect_ok().clone()
+}
+
+fn by_key<'a>(data: &'a Value, key: &str) -> &'a Value {
+    data["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["item_key"] == key)
+        .unwrap_or_else(|| panic!("{key} in {data}"))
+}
+
+#[tokio::test]
+async fn crossref_notices_are_reported_by_kind_and_source() {
+    let (emu, server) = web().await;
+    let d = check(&server, json!({})).await;
+    assert_eq!(d["checked_with"], "crossref", "{d}");
+    assert_eq!(d["total"], 8);
+    assert!(d.get("next_start").is_none(), "{d}");
+    // A retraction, said by Retraction Watch and by the publisher, with its notice.
+    let r = by_key(&d, "RETRAC01");
+    assert_eq!(r["status"], "retracted", "{r}");
+    assert_eq!(r["doi"], RETRACTED.to_uppercase());
+    let notices = r["notices"].as_array().unwrap();
+    assert_eq!(notices.len(), 2, "{r}");
+    let mut sources: Vec<&str> = notices
+        .iter()
+        .map(|n| n["source"].as_str().unwrap())
+        .collect();
+    sources.sort_unstable();
+    assert_eq!(sources, ["publisher", "retraction-watch"]);
+    for n in notices {
+        assert_eq!(n["kind"], "retraction");
+        assert_eq!(n["doi"], NOTICE);
+        assert_eq!(n["url"], format!("https://doi.org/{NOTICE}"));
+        assert_eq!(n["date"], "2021-03-15");
+    }
+    // A correction and an expression of concern are reported as such, never as retractions.
+    let c = by_key(&d, "CORREC01");
+    assert_eq!(c["status"], "corrected", "{c}");
+    assert_eq!(c["notices"][0]["kind"], "correction");
+    assert_eq!(c["notices"][0]["source"], "publisher");
+    assert_eq!(c["notices"][0]["date"], "2021-01-11");
+    let e = by_key(&d, "CONCRN01");
+    assert_eq!(e["status"], "expression_of_concern", "{e}");
+    assert_eq!(e["notices"][0]["kind"], "expression_of_concern");
+    assert_eq!(e["notices"][0]["source"], "retraction-watch");
+    // The notice itself is not retracted: it says what it retracts.
+    let n = by_key(&d, "NOTICE01");
+    assert_eq!(n["status"], "clear", "{n}");
+    assert_eq!(n["notice_for"][0]["doi"], RETRACTED);
+    assert_eq!(n["notice_for"][0]["kind"], "retraction");
+    assert_eq!(by_key(&d, "CLEAN001")["status"], "clear");
+    // A DOI in Extra is checked; a DOI Crossref does not know, or none, cannot be.
+    assert_eq!(by_key(&d, "EXTRA001")["status"], "corrected");
+    let u = by_key(&d, "UNKNWN01");
+    assert_eq!(u["status"], "not_checkable");
+    assert!(
+        u["reason"]
+            .as_str()
+            .unwrap()
+            .contains("Crossref has no record"),
+        "{u}"
+    );
+    let b = by_key(&d, "NODOI001");
+    assert_eq!(b["status"], "not_checkable");
+    assert!(b["reason"].as_str().unwrap().contains("no DOI"), "{b}");
+    assert_eq!(
+        d["counts"],
+        json!({"retracted": 1, "corrected": 2, "expression_of_concern": 1, "clear": 2, "not_checkable": 2})
+    );
+    // One request for the page's DOIs, in the polite pool, with no Zotero key.
+    let asked = emu.requests_to(MetadataHost::Crossref);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let r = &asked[0];
+    assert_eq!(r.path, "/crossref/works");
+    let filter = r.query_param("filter").unwrap();
+    assert_eq!(filter.matches("doi:").count(), 7, "{filter}");
+    assert_eq!(r.query_param("mailto"), Some(EMAIL));
+    assert!(r.user_agent().unwrap().contains(&format!("mailto:{EMAIL}")));
+    assert!(r.user_agent().unwrap().starts_with("zotero-mcp/"));
+    for req in &asked {
+        let all = format!("{} {:?} {:?}", req.path, req.query, req.headers);
+        assert!(
+            !all.contains(API_KEY),
+            "the Zotero key reached Crossref: {all}"
+        );
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn keys_collections_and_pages_are_checked() {
+    let (emu, server) = web().await;
+    // By key, in the order given; a key the library lacks is said to be missing.
+    let d = check(
+        &server,
+        json!({"item_keys": ["CONCRN01", "RETRAC01", "ABSENT22"]}),
+    )
+    .await;
+    let keys: Vec<&str> = d["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["item_key"].as_str().unwrap())
+        .collect();
+    assert_eq!(keys, ["CONCRN01", "RETRAC01", "ABSENT22"]);
+    assert_eq!(d["items"][0]["status"], "expression_of_concern");
+    assert_eq!(d["items"][1]["status"], "retracted");
+    assert_eq!(d["items"][2]["status"], "not_checkable");
+    assert!(d["items"][2]["reason"]
+        .as_str()
+        .unwrap()
+        .contains("ABSENT22"));
+    // A collection's top-level items only.
+    let d = check(&server, json!({"collection_key": COLLECTION})).await;
+    assert_eq!(d["total"], 2, "{d}");
+    assert_eq!(by_key(&d, "RETRAC01")["status"], "retracted");
+    assert_eq!(by_key(&d, "NODOI001")["status"], "not_checkable");
+    // The library in pages of three: every item once, in the order added.
+    emu.reset_counts();
+    let before = emu.count_to(MetadataHost::Crossref);
+    let mut seen = Vec::new();
+    let mut start = 0;
+    let mut pages = 0;
+    loop {
+        let d = check(&server, json!({"limit": 3, "start": start})).await;
+        pages += 1;
+        for i in d["items"].as_array().unwrap() {
+            seen.push(i["item_key"].as_str().unwrap().to_string());
+        }
+        match d["next_start"].as_u64() {
+            Some(n) => start = n,
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(
+        seen,
+        [
+            "RETRAC01", "CORREC01", "CONCRN01", "NOTICE01", "CLEAN001", "UNKNWN01", "EXTRA001",
+            "NODOI001"
+        ]
+    );
+    // One Crossref request per page (the last page's book has no DOI: still one).
+    assert_eq!(emu.count_to(MetadataHost::Crossref) - before, 3);
+    let refused = server
+        .call(
+            "zotero_check_retractions",
+            json!({"item_keys": ["RETRAC01"], "collection_key": COLLECTION}),
+        )
+        .await;
+    let e = refused.expect_err("ZOTERO_VALIDATION_ERROR");
+    assert!(e["message"].as_str().unwrap().contains("not both"), "{e}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn crossref_is_asked_again_after_its_wait_and_a_refusal_fails_the_items_not_the_call() {
+    let (emu, server) = web().await;
+    emu.inject(
+        Fault::once(FaultKind::RateLimited {
+            retry_after: RetryAfter::Seconds(1),
+        })
+        .on_host(MetadataHost::Crossref),
+    );
+    let d = check(&server, json!({"item_keys": ["RETRAC01"]})).await;
+    assert_eq!(d["items"][0]["status"], "retracted", "{d}");
+    assert_eq!(emu.count_to(MetadataHost::Crossref), 2);
+    assert_eq!(emu.faults_pending(), 0);
+    // Asked to wait an hour: the items are reported failed, saying why; none is "clear".
+    emu.inject(
+        Fault::times(
+            FaultKind::RateLimited {
+                retry_after: RetryAfter::Seconds(3600),
+            },
+            5,
+        )
+        .on_host(MetadataHost::Crossref),
+    );
+    let d = check(&server, json!({"item_keys": ["CLEAN001", "NODOI001"]})).await;
+    assert_eq!(d["items"][0]["status"], "failed", "{d}");
+    let reason = d["items"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("Crossref") && reason.contains("wait"),
+        "{reason}"
+    );
+    assert_eq!(d["items"][1]["status"], "not_checkable");
+    server.stop().await;
+}
+
+async fn database() -> (tempfile::TempDir, Emulator, Server) {
+    let dir = tempfile::tempdir().unwrap();
+    drop(zotero_db::fixture::standard(dir.path()).unwrap());
+    let emu = Emulator::start().await;
+    let server = in_process(&[
+        (
+            "ZOTERO_DATA_DIR".to_string(),
+            dir.path().to_string_lossy().into_owned(),
+        ),
+        ("ZOTERO_API_BASE".to_string(), emu.uri()),
+        ("ZOTERO_CROSSREF_BASE".to_string(), emu.crossref_base()),
+        ("ZOTERO_FETCH_ALLOW_PRIVATE".to_string(), "1".to_string()),
+    ])
+    .await;
+    (dir, emu, server)
+}
+
+#[tokio::test]
+async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network() {
+    let (_dir, emu, server) = database().await;
+    // The item's metadata: Zotero's retraction, whole.
+    let a = server
+        .call(
+            "zotero_get_item_metadata",
+            json!({"item_key": keys::RETRACTED}),
+        )
+        .await;
+    server.check_output("zotero_get_item_metadata", &a).await;
+    let r = &a.expect_ok()["item"]["retraction"];
+    assert_eq!(r["date"], "2020-06-01", "{r}");
+    assert_eq!(r["reasons"], json!(["Falsification/Fabrication of Data"]));
+    assert_eq!(r["notice_doi"], "10.5555/retraction.2020");
+    assert_eq!(r["urls"], json!(["https://retractionwatch.com/notice/1"]));
+    let plain = server
+        .call("zotero_get_item_metadata", json!({"item_key": keys::BOOK}))
+        .await;
+    assert!(plain.expect_ok()["item"].get("retraction").is_none());
+    // As Markdown: a warning right under the title.
+    let md = server
+        .call(
+            "zotero_get_item_metadata",
+            json!({"item_key": keys::RETRACTED, "format": "markdown"}),
+        )
+        .await;
+    let md = md.expect_ok()["markdown"].as_str().unwrap().to_string();
+    let warning = md.lines().nth(2).unwrap();
+    assert!(warning.starts_with("> **Warning: retracted.**"), "{md}");
+    assert!(warning.contains("(2020-06-01)"), "{md}");
+    assert!(
+        warning.contains("Falsification/Fabrication of Data"),
+        "{md}"
+    );
+    assert!(
+        warning.contains("[10.5555/retraction.2020](https://doi.org/10.5555/retraction.2020)"),
+        "{md}"
+    );
+    // Listings and the item: a short marker on the flagged item only.
+    for (tool, args) in [
+        ("zotero_list_items", json!({"limit": 100})),
+        ("zotero_search_items", json!({"query": "fabricated"})),
+    ] {
+        let a = server.call(tool, args).await;
+        server.check_output(tool, &a).await;
+        let d = a.expect_ok();
+        let items = d["items"].as_array().unwrap();
+        assert!(!items.is_empty(), "{tool}: {d}");
+        for i in items {
+            let flagged = i["item_key"] == keys::RETRACTED;
+            assert_eq!(
+                i.get("retracted"),
+                flagged.then_some(&json!(true)),
+                "{tool}: {i}"
+            );
+        }
+    }
+    let a = server
+        .call("zotero_get_item", json!({"item_key": keys::RETRACTED}))
+        .await;
+    server.check_output("zotero_get_item", &a).await;
+    assert_eq!(a.expect_ok()["item"]["retracted"], true, "{}", a.envelope);
+    // The check: the flagged items of the library, of a collection, or of keys.
+    let d = check(&server, json!({})).await;
+    assert_eq!(d["checked_with"], "zotero", "{d}");
+    assert_eq!(d["total"], 1);
+    assert!(d["items_covered"].as_u64().unwrap() >= 5, "{d}");
+    let r = &d["items"][0];
+    assert_eq!(r["item_key"], keys::RETRACTED);
+    assert_eq!(r["status"], "retracted");
+    assert_eq!(r["doi"], "10.5555/fake.2019");
+    let n = &r["notices"][0];
+    assert_eq!(n["source"], "zotero");
+    assert_eq!(n["kind"], "retraction");
+    assert_eq!(n["doi"], "10.5555/retraction.2020");
+    assert_eq!(n["date"], "2020-06-01");
+    assert_eq!(n["reasons"][0], "Falsification/Fabrication of Data");
+    let d = check(&server, json!({"collection_key": keys::SUB_COLLECTION})).await;
+    assert_eq!(d["items"][0]["item_key"], keys::RETRACTED, "{d}");
+    let d = check(&server, json!({"collection_key": keys::TOP_COLLECTION})).await;
+    assert_eq!(d["total"], 0, "{d}");
+    assert!(d["items"].as_array().unwrap().is_empty());
+    let d = check(&server, json!({"item_keys": [keys::BOOK, keys::RETRACTED]})).await;
+    assert_eq!(d["items"][0]["status"], "clear", "{d}");
+    assert_eq!(d["items"][1]["status"], "retracted");
+    // Nothing left the machine: no API, no Crossref.
+    assert!(emu.requests().is_empty(), "{:?}", emu.requests());
+    server.stop().await;
+}
