@@ -6,7 +6,6 @@
 //! the contact, `Retry-After` honoured) and no Zotero key sent there.
 
 use serde_json::{json, Value};
-use zotero_db::fixture::keys;
 use zotero_emulator::{
     Emulator, Fault, FaultKind, Library, MetadataHost, RetryAfter, API_KEY, USER_ID,
 };
@@ -19,7 +18,7 @@ const NOTICE: &str = "10.5555/emu.retraction-notice.2021";
 const CORRECTED: &str = "10.5555/emu.corrected.2020";
 const CONCERN: &str = "10.5555/emu.concern.2018";
 const CLEAN: &str = "10.1038/nature14539";
-const COLLECTION: &str = "RETRCOLL";
+const COLLECTION: &str = "RETRCLL2";
 
 fn item(key: &str, item_type: &str, title: &str, fields: Value, added: &str) -> Value {
     let mut data = json!({
@@ -40,56 +39,56 @@ fn library() -> Library {
     let in_coll = json!([COLLECTION]);
     lib.items = vec![
         item(
-            "RETRAC01",
+            "RETRACT2",
             "journalArticle",
             "Emulated results that did not replicate",
             json!({"DOI": format!("https://doi.org/{}", RETRACTED.to_uppercase()), "collections": in_coll}),
             "2024-01-01T00:00:00Z",
         ),
         item(
-            "CORREC01",
+            "CRRECTD2",
             "journalArticle",
             "A measurement with a typo",
             json!({"DOI": CORRECTED}),
             "2024-01-02T00:00:00Z",
         ),
         item(
-            "CONCRN01",
+            "CNCERN22",
             "journalArticle",
             "Data whose provenance is in question",
             json!({"DOI": CONCERN}),
             "2024-01-03T00:00:00Z",
         ),
         item(
-            "NOTICE01",
+            "NTICE222",
             "journalArticle",
             "Retraction notice",
             json!({"DOI": NOTICE}),
             "2024-01-04T00:00:00Z",
         ),
         item(
-            "CLEAN001",
+            "CLEAN222",
             "journalArticle",
             "Deep learning",
             json!({"DOI": CLEAN}),
             "2024-01-05T00:00:00Z",
         ),
         item(
-            "UNKNWN01",
+            "UNKNWN22",
             "journalArticle",
             "Registered elsewhere",
             json!({"DOI": "10.5555/emu.nowhere"}),
             "2024-01-06T00:00:00Z",
         ),
         item(
-            "EXTRA001",
+            "EXTRA222",
             "report",
             "A report citing its DOI in Extra",
             json!({"extra": format!("Type: report\nDOI: {CORRECTED}")}),
             "2024-01-07T00:00:00Z",
         ),
         item(
-            "NODOI001",
+            "NDI22222",
             "book",
             "A book",
             json!({"collections": in_coll}),
@@ -139,7 +138,7 @@ async fn crossref_notices_are_reported_by_kind_and_source() {
     assert_eq!(d["total"], 8);
     assert!(d.get("next_start").is_none(), "{d}");
     // A retraction, said by Retraction Watch and by the publisher, with its notice.
-    let r = by_key(&d, "RETRAC01");
+    let r = by_key(&d, "RETRACT2");
     assert_eq!(r["status"], "retracted", "{r}");
     assert_eq!(r["doi"], RETRACTED.to_uppercase());
     let notices = r["notices"].as_array().unwrap();
@@ -157,24 +156,24 @@ async fn crossref_notices_are_reported_by_kind_and_source() {
         assert_eq!(n["date"], "2021-03-15");
     }
     // A correction and an expression of concern are reported as such, never as retractions.
-    let c = by_key(&d, "CORREC01");
+    let c = by_key(&d, "CRRECTD2");
     assert_eq!(c["status"], "corrected", "{c}");
     assert_eq!(c["notices"][0]["kind"], "correction");
     assert_eq!(c["notices"][0]["source"], "publisher");
     assert_eq!(c["notices"][0]["date"], "2021-01-11");
-    let e = by_key(&d, "CONCRN01");
+    let e = by_key(&d, "CNCERN22");
     assert_eq!(e["status"], "expression_of_concern", "{e}");
     assert_eq!(e["notices"][0]["kind"], "expression_of_concern");
     assert_eq!(e["notices"][0]["source"], "retraction-watch");
     // The notice itself is not retracted: it says what it retracts.
-    let n = by_key(&d, "NOTICE01");
+    let n = by_key(&d, "NTICE222");
     assert_eq!(n["status"], "clear", "{n}");
     assert_eq!(n["notice_for"][0]["doi"], RETRACTED);
     assert_eq!(n["notice_for"][0]["kind"], "retraction");
-    assert_eq!(by_key(&d, "CLEAN001")["status"], "clear");
+    assert_eq!(by_key(&d, "CLEAN222")["status"], "clear");
     // A DOI in Extra is checked; a DOI Crossref does not know, or none, cannot be.
-    assert_eq!(by_key(&d, "EXTRA001")["status"], "corrected");
-    let u = by_key(&d, "UNKNWN01");
+    assert_eq!(by_key(&d, "EXTRA222")["status"], "corrected");
+    let u = by_key(&d, "UNKNWN22");
     assert_eq!(u["status"], "not_checkable");
     assert!(
         u["reason"]
@@ -183,7 +182,7 @@ async fn crossref_notices_are_reported_by_kind_and_source() {
             .contains("Crossref has no record"),
         "{u}"
     );
-    let b = by_key(&d, "NODOI001");
+    let b = by_key(&d, "NDI22222");
     assert_eq!(b["status"], "not_checkable");
     assert!(b["reason"].as_str().unwrap().contains("no DOI"), "{b}");
     assert_eq!(
@@ -216,7 +215,7 @@ async fn keys_collections_and_pages_are_checked() {
     // By key, in the order given; a key the library lacks is said to be missing.
     let d = check(
         &server,
-        json!({"item_keys": ["CONCRN01", "RETRAC01", "ABSENT22"]}),
+        json!({"item_keys": ["CNCERN22", "RETRACT2", "ABSENT22"]}),
     )
     .await;
     let keys: Vec<&str> = d["items"]
@@ -225,7 +224,7 @@ async fn keys_collections_and_pages_are_checked() {
         .iter()
         .map(|i| i["item_key"].as_str().unwrap())
         .collect();
-    assert_eq!(keys, ["CONCRN01", "RETRAC01", "ABSENT22"]);
+    assert_eq!(keys, ["CNCERN22", "RETRACT2", "ABSENT22"]);
     assert_eq!(d["items"][0]["status"], "expression_of_concern");
     assert_eq!(d["items"][1]["status"], "retracted");
     assert_eq!(d["items"][2]["status"], "not_checkable");
@@ -236,8 +235,8 @@ async fn keys_collections_and_pages_are_checked() {
     // A collection's top-level items only.
     let d = check(&server, json!({"collection_key": COLLECTION})).await;
     assert_eq!(d["total"], 2, "{d}");
-    assert_eq!(by_key(&d, "RETRAC01")["status"], "retracted");
-    assert_eq!(by_key(&d, "NODOI001")["status"], "not_checkable");
+    assert_eq!(by_key(&d, "RETRACT2")["status"], "retracted");
+    assert_eq!(by_key(&d, "NDI22222")["status"], "not_checkable");
     // The library in pages of three: every item once, in the order added.
     emu.reset_counts();
     let before = emu.count_to(MetadataHost::Crossref);
@@ -259,8 +258,8 @@ async fn keys_collections_and_pages_are_checked() {
     assert_eq!(
         seen,
         [
-            "RETRAC01", "CORREC01", "CONCRN01", "NOTICE01", "CLEAN001", "UNKNWN01", "EXTRA001",
-            "NODOI001"
+            "RETRACT2", "CRRECTD2", "CNCERN22", "NTICE222", "CLEAN222", "UNKNWN22", "EXTRA222",
+            "NDI22222"
         ]
     );
     // One Crossref request per page (the last page's book has no DOI: still one).
@@ -268,7 +267,7 @@ async fn keys_collections_and_pages_are_checked() {
     let refused = server
         .call(
             "zotero_check_retractions",
-            json!({"item_keys": ["RETRAC01"], "collection_key": COLLECTION}),
+            json!({"item_keys": ["RETRACT2"], "collection_key": COLLECTION}),
         )
         .await;
     let e = refused.expect_err("ZOTERO_VALIDATION_ERROR");
@@ -285,7 +284,7 @@ async fn crossref_is_asked_again_after_its_wait_and_a_refusal_fails_the_items_no
         })
         .on_host(MetadataHost::Crossref),
     );
-    let d = check(&server, json!({"item_keys": ["RETRAC01"]})).await;
+    let d = check(&server, json!({"item_keys": ["RETRACT2"]})).await;
     assert_eq!(d["items"][0]["status"], "retracted", "{d}");
     assert_eq!(emu.count_to(MetadataHost::Crossref), 2);
     assert_eq!(emu.faults_pending(), 0);
@@ -299,7 +298,7 @@ async fn crossref_is_asked_again_after_its_wait_and_a_refusal_fails_the_items_no
         )
         .on_host(MetadataHost::Crossref),
     );
-    let d = check(&server, json!({"item_keys": ["CLEAN001", "NODOI001"]})).await;
+    let d = check(&server, json!({"item_keys": ["CLEAN222", "NDI22222"]})).await;
     assert_eq!(d["items"][0]["status"], "failed", "{d}");
     let reason = d["items"][0]["reason"].as_str().unwrap();
     assert!(
@@ -310,9 +309,51 @@ async fn crossref_is_asked_again_after_its_wait_and_a_refusal_fails_the_items_no
     server.stop().await;
 }
 
+/// Keys of the database test (the standard fixture's keys hold 0 and 1, which no Zotero
+/// key does, so tools refuse them): its retracted article, flagged as the fixture flags
+/// `zotero_db::fixture::keys::RETRACTED`, a plain book, and two collections.
+const FLAGGED: &str = "FLAGGED2";
+const PLAIN: &str = "PLAINBK2";
+const SUB: &str = "SUBCLL22";
+const TOP: &str = "TPCLL222";
+
 async fn database() -> (tempfile::TempDir, Emulator, Server) {
     let dir = tempfile::tempdir().unwrap();
-    drop(zotero_db::fixture::standard(dir.path()).unwrap());
+    let b = zotero_db::fixture::Builder::create(dir.path()).unwrap();
+    let flagged = b
+        .item(
+            1,
+            FLAGGED,
+            "journalArticle",
+            &[
+                ("title", "A fabricated result"),
+                ("DOI", "10.5555/fake.2019"),
+                ("date", "2019-03-00 March 2019"),
+            ],
+            &[("author", Some("Jan"), "Schön")],
+            &[],
+        )
+        .unwrap();
+    b.retract(
+        flagged,
+        r#"{"date":"2020-06-01","reasons":["Falsification/Fabrication of Data"],"urls":["https://retractionwatch.com/notice/1"],"doi":"10.5555/retraction.2020"}"#,
+    )
+    .unwrap();
+    let plain = b
+        .item(
+            1,
+            PLAIN,
+            "book",
+            &[("title", "A sound book"), ("DOI", "10.5555/sound.2018")],
+            &[("author", Some("Ada"), "Lovelace")],
+            &[],
+        )
+        .unwrap();
+    let top = b.collection(1, TOP, "Science", None).unwrap();
+    let sub = b.collection(1, SUB, "Biology", Some(top)).unwrap();
+    b.file(top, plain).unwrap();
+    b.file(sub, flagged).unwrap();
+    drop(b);
     let emu = Emulator::start().await;
     let server = in_process(&[
         (
@@ -334,7 +375,7 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
     let a = server
         .call(
             "zotero_get_item_metadata",
-            json!({"item_key": keys::RETRACTED}),
+            json!({"item_key": FLAGGED}),
         )
         .await;
     server.check_output("zotero_get_item_metadata", &a).await;
@@ -344,14 +385,14 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
     assert_eq!(r["notice_doi"], "10.5555/retraction.2020");
     assert_eq!(r["urls"], json!(["https://retractionwatch.com/notice/1"]));
     let plain = server
-        .call("zotero_get_item_metadata", json!({"item_key": keys::BOOK}))
+        .call("zotero_get_item_metadata", json!({"item_key": PLAIN}))
         .await;
     assert!(plain.expect_ok()["item"].get("retraction").is_none());
     // As Markdown: a warning right under the title.
     let md = server
         .call(
             "zotero_get_item_metadata",
-            json!({"item_key": keys::RETRACTED, "format": "markdown"}),
+            json!({"item_key": FLAGGED, "format": "markdown"}),
         )
         .await;
     let md = md.expect_ok()["markdown"].as_str().unwrap().to_string();
@@ -377,7 +418,7 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
         let items = d["items"].as_array().unwrap();
         assert!(!items.is_empty(), "{tool}: {d}");
         for i in items {
-            let flagged = i["item_key"] == keys::RETRACTED;
+            let flagged = i["item_key"] == FLAGGED;
             assert_eq!(
                 i.get("retracted"),
                 flagged.then_some(&json!(true)),
@@ -386,7 +427,7 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
         }
     }
     let a = server
-        .call("zotero_get_item", json!({"item_key": keys::RETRACTED}))
+        .call("zotero_get_item", json!({"item_key": FLAGGED}))
         .await;
     server.check_output("zotero_get_item", &a).await;
     assert_eq!(a.expect_ok()["item"]["retracted"], true, "{}", a.envelope);
@@ -394,9 +435,9 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
     let d = check(&server, json!({})).await;
     assert_eq!(d["checked_with"], "zotero", "{d}");
     assert_eq!(d["total"], 1);
-    assert!(d["items_covered"].as_u64().unwrap() >= 5, "{d}");
+    assert_eq!(d["items_covered"], 2, "{d}");
     let r = &d["items"][0];
-    assert_eq!(r["item_key"], keys::RETRACTED);
+    assert_eq!(r["item_key"], FLAGGED);
     assert_eq!(r["status"], "retracted");
     assert_eq!(r["doi"], "10.5555/fake.2019");
     let n = &r["notices"][0];
@@ -405,12 +446,12 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
     assert_eq!(n["doi"], "10.5555/retraction.2020");
     assert_eq!(n["date"], "2020-06-01");
     assert_eq!(n["reasons"][0], "Falsification/Fabrication of Data");
-    let d = check(&server, json!({"collection_key": keys::SUB_COLLECTION})).await;
-    assert_eq!(d["items"][0]["item_key"], keys::RETRACTED, "{d}");
-    let d = check(&server, json!({"collection_key": keys::TOP_COLLECTION})).await;
+    let d = check(&server, json!({"collection_key": SUB})).await;
+    assert_eq!(d["items"][0]["item_key"], FLAGGED, "{d}");
+    let d = check(&server, json!({"collection_key": TOP})).await;
     assert_eq!(d["total"], 0, "{d}");
     assert!(d["items"].as_array().unwrap().is_empty());
-    let d = check(&server, json!({"item_keys": [keys::BOOK, keys::RETRACTED]})).await;
+    let d = check(&server, json!({"item_keys": [PLAIN, FLAGGED]})).await;
     assert_eq!(d["items"][0]["status"], "clear", "{d}");
     assert_eq!(d["items"][1]["status"], "retracted");
     // Nothing left the machine: no API, no Crossref.
