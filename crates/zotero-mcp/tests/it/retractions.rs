@@ -373,10 +373,7 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
     let (_dir, emu, server) = database().await;
     // The item's metadata: Zotero's retraction, whole.
     let a = server
-        .call(
-            "zotero_get_item_metadata",
-            json!({"item_key": FLAGGED}),
-        )
+        .call("zotero_get_item_metadata", json!({"item_key": FLAGGED}))
         .await;
     server.check_output("zotero_get_item_metadata", &a).await;
     let r = &a.expect_ok()["item"]["retraction"];
