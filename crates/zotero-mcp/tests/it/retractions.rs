@@ -10,7 +10,7 @@ use zotero_emulator::{
     Emulator, Fault, FaultKind, Library, MetadataHost, RetryAfter, API_KEY, USER_ID,
 };
 
-use crate::common::{env_for, in_process, Server};
+use crate::common::{env_for, in_process, spawn, Server};
 
 const EMAIL: &str = "ada@lovelace-lab.org";
 const RETRACTED: &str = "10.5555/emu.retracted.2019";
@@ -104,6 +104,11 @@ fn library() -> Library {
 }
 
 async fn web() -> (Emulator, Server) {
+    web_server(false).await
+}
+
+/// The server in process, or as the binary (whose log lines the test reads).
+async fn web_server(binary: bool) -> (Emulator, Server) {
     let emu = Emulator::with_library(library()).await;
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.extend([
@@ -111,7 +116,11 @@ async fn web() -> (Emulator, Server) {
         ("ZOTERO_FETCH_ALLOW_PRIVATE".to_string(), "1".to_string()),
         ("ZOTERO_CONTACT_EMAIL".to_string(), EMAIL.to_string()),
     ]);
-    let server = in_process(&env).await;
+    let server = if binary {
+        spawn(&env).await
+    } else {
+        in_process(&env).await
+    };
     (emu, server)
 }
 
@@ -453,5 +462,39 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
     assert_eq!(d["items"][1]["status"], "retracted");
     // Nothing left the machine: no API, no Crossref.
     assert!(emu.requests().is_empty(), "{:?}", emu.requests());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_check_stops_waiting_for_crossref() {
+    let (emu, server) = web_server(true).await;
+    emu.inject(
+        Fault::once(FaultKind::Slow(std::time::Duration::from_secs(3600)))
+            .on_host(MetadataHost::Crossref),
+    );
+    // The client gives up once Crossref has the request (an event, not a delay): rmcp sends
+    // notifications/cancelled when the call's future is dropped.
+    let call = server.call_raw("zotero_check_retractions", json!({}));
+    let asked = async {
+        while emu.count_to(MetadataHost::Crossref) == 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    };
+    tokio::select! {
+        _ = call => panic!("the call ended while Crossref was still answering"),
+        () = asked => {}
+    }
+    let ended = server
+        .wait_for_log(std::time::Duration::from_secs(60), |v| {
+            v["fields"]["message"] == "tool call finished"
+                && v["fields"]["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("cancelled"))
+        })
+        .await;
+    assert!(ended, "the call did not end: {:#?}", server.stderr());
+    assert_eq!(emu.count_to(MetadataHost::Crossref), 1);
+    let d = check(&server, json!({"item_keys": ["RETRACT2"]})).await;
+    assert_eq!(d["items"][0]["status"], "retracted");
     server.stop().await;
 }
