@@ -498,3 +498,89 @@ async fn a_cancelled_check_stops_waiting_for_crossref() {
     assert_eq!(d["items"][0]["status"], "retracted");
     server.stop().await;
 }
+
+/// (progress, total) of each notification, in arrival order.
+#[derive(Clone, Default)]
+struct ProgressLog(std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>);
+
+impl rmcp::ClientHandler for ProgressLog {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<rmcp::RoleClient>,
+    ) {
+        self.0.lock().unwrap().push((params.progress, params.total));
+    }
+}
+
+#[tokio::test]
+async fn sixty_dois_take_two_requests_and_progress_says_so() {
+    use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestMetaObject};
+    use rmcp::transport::TokioChildProcess;
+    use rmcp::ServiceExt;
+
+    let mut lib = Library::empty();
+    const KEY_CHARS: &[u8] = b"23456789ABCDEFGH";
+    for i in 0..60usize {
+        let key = format!(
+            "BULK{}{}22",
+            char::from(KEY_CHARS[i / 16]),
+            char::from(KEY_CHARS[i % 16])
+        );
+        lib.items.push(item(
+            &key,
+            "journalArticle",
+            &format!("Bulk paper {i}"),
+            json!({"DOI": format!("10.5555/emu.bulk.{i}")}),
+            &format!("2024-02-01T00:{:02}:00Z", i),
+        ));
+    }
+    lib.version = 1;
+    let emu = Emulator::with_library(lib).await;
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.extend([
+        ("ZOTERO_CROSSREF_BASE".to_string(), emu.crossref_base()),
+        ("ZOTERO_FETCH_ALLOW_PRIVATE".to_string(), "1".to_string()),
+    ]);
+    let mut cmd = tokio::process::Command::new(crate::common::BIN);
+    cmd.env_clear();
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let (transport, _stderr) = TokioChildProcess::builder(cmd)
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let log = ProgressLog::default();
+    let client = log.clone().serve(transport).await.unwrap();
+    let mut meta = RequestMetaObject::default();
+    meta.set_progress_token(ProgressToken(NumberOrString::String("rc-1".into())));
+    let mut params = CallToolRequestParams::new("zotero_check_retractions")
+        .with_arguments(crate::common::obj(json!({})));
+    params.meta = Some(meta);
+    let answer = crate::common::to_answer(client.call_tool(params).await.unwrap());
+    let d = answer.expect_ok();
+    assert_eq!(d["total"], 60, "{d}");
+    assert_eq!(d["counts"], json!({"not_checkable": 60}));
+    // Fifty DOIs a request, without a contact: still batched, in the public pool.
+    let asked = emu.requests_to(MetadataHost::Crossref);
+    assert_eq!(asked.len(), 2);
+    assert_eq!(
+        asked[0]
+            .query_param("filter")
+            .unwrap()
+            .matches("doi:")
+            .count(),
+        50
+    );
+    assert!(asked.iter().all(|r| r.query_param("mailto").is_none()));
+    for _ in 0..100 {
+        if log.0.lock().unwrap().len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let seen = log.0.lock().unwrap().clone();
+    assert_eq!(seen, [(50.0, Some(60.0)), (60.0, Some(60.0))]);
+    let _ = client.cancel().await;
+}
