@@ -500,8 +500,10 @@ async fn a_cancelled_check_stops_waiting_for_crossref() {
 }
 
 /// (progress, total) of each notification, in arrival order.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>;
+
 #[derive(Clone, Default)]
-struct ProgressLog(std::sync::Arc<std::sync::Mutex<Vec<(f64, Option<f64>)>>>);
+struct ProgressLog(Seen);
 
 impl rmcp::ClientHandler for ProgressLog {
     async fn on_progress(
