@@ -37,7 +37,9 @@ impl Library<'_> {
 
     /// A page of the top-level items Zotero's database flags retracted (of one collection,
     /// or of the whole library), each with its [`crate::model::ZoteroRetraction`]; `None`
-    /// when Zotero's database is not configured (no other backend knows the flags).
+    /// when Zotero's database is not configured (no other backend knows the flags). Asked of
+    /// the database alone: the API would ignore `retracted=1` and list every item. (`_cancel`
+    /// keeps the shape of the other reads; a local read is not stopped midway.)
     pub async fn flagged_items(
         &self,
         collection: Option<&ObjectKey>,
