@@ -27,6 +27,7 @@ pub mod metadata;
 pub mod model;
 pub mod progress;
 pub mod response;
+pub mod retractions;
 pub mod routing;
 pub mod sync;
 pub mod tag_changes;

@@ -50,6 +50,53 @@ pub struct Item {
     pub extra: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attachments: Option<Vec<AttachmentSummary>>,
+    /// Zotero's retraction flag (`meta.retraction`): only its database has one.
+    #[serde(skip)]
+    pub retraction: Option<ZoteroRetraction>,
+}
+
+/// The retraction Zotero stored for an item (its database's `retractedItems`, which Zotero
+/// fills from Retraction Watch's data), as the database backend puts it in `meta.retraction`.
+/// The Web API and the desktop's local API carry none.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ZoteroRetraction {
+    /// The retraction's date as Zotero stored it (`YYYY-MM-DD`).
+    pub date: Option<String>,
+    /// Retraction Watch's reasons.
+    pub reasons: Vec<String>,
+    /// Links to the notice or to Retraction Watch's entry.
+    pub urls: Vec<String>,
+    /// The DOI of the retraction notice.
+    pub notice_doi: Option<String>,
+    /// The user chose to hide Zotero's banner for it (it is retracted all the same).
+    pub hidden: bool,
+}
+
+impl ZoteroRetraction {
+    /// The flag in an item's `meta`, if it has one.
+    pub fn from_meta(meta: &Map<String, Value>) -> Option<Self> {
+        let r = meta.get("retraction")?.as_object()?;
+        let strings = |k: &str| -> Vec<String> {
+            match r.get(k) {
+                Some(Value::String(s)) if !s.trim().is_empty() => vec![s.trim().to_string()],
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        Some(Self {
+            date: text(r, "date"),
+            reasons: strings("reasons"),
+            urls: strings("urls"),
+            notice_doi: text(r, "doi"),
+            hidden: r.get("hidden").and_then(Value::as_bool).unwrap_or(false),
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -140,6 +187,7 @@ impl WireObject {
             tags,
             extra: text(d, "extra"),
             attachments: None,
+            retraction: ZoteroRetraction::from_meta(&self.meta),
         }
     }
 

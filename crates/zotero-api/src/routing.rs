@@ -184,7 +184,7 @@ impl<'a> Library<'a> {
 
     /// Answers a request from Zotero's database (off the runtime's threads: SQLite and the
     /// snapshot copy block); `None` when the database does not serve it.
-    async fn send_database(
+    pub(crate) async fn send_database(
         &self,
         db: &Arc<ZoteroDb>,
         req: &ApiRequest,

@@ -35,7 +35,7 @@ mod endpoints;
 mod tests;
 mod transport;
 
-pub use endpoints::{encode_path, encode_query};
+pub use endpoints::{encode_path, encode_query, CROSSREF_DOIS_PER_REQUEST};
 
 /// The services asked, each with its own pace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -19,6 +19,12 @@ const CROSSREF: &[&str] = &[
     fixture!("crossref/10.1007_978-3-319-24574-4_28.json"),
     fixture!("crossref/10.1109_cvpr.2016.90.json"),
     fixture!("crossref/10.1023_a-1026654312961.json"),
+    // Update relations (`updated-by` / `update-to`): a retraction, its notice, a correction,
+    // an expression of concern.
+    fixture!("crossref/10.5555_emu.retracted.2019.json"),
+    fixture!("crossref/10.5555_emu.retraction-notice.2021.json"),
+    fixture!("crossref/10.5555_emu.corrected.2020.json"),
+    fixture!("crossref/10.5555_emu.concern.2018.json"),
 ];
 
 const DATACITE: &[&str] = &[

@@ -191,6 +191,9 @@ fn csl_of(meta: &MetaState, doi: &str) -> Option<Value> {
 /// (also under `/v1`).
 pub(crate) fn crossref(meta: &MetaState, req: &Recorded, rest: &str) -> Answer {
     let rest = rest.strip_prefix("/v1").unwrap_or(rest);
+    if rest == "/works" || rest == "/works/" {
+        return works_list(meta, req);
+    }
     let Some(tail) = rest.strip_prefix("/works/") else {
         return crossref_not_found();
     };
@@ -254,6 +257,111 @@ pub(crate) fn crossref(meta: &MetaState, req: &Recorded, rest: &str) -> Answer {
             }
         }
     }
+}
+
+/// Crossref's refusal of a query it cannot run (`validation-failure`).
+fn crossref_invalid(kind: &str, value: &str, message: String) -> Answer {
+    json(
+        400,
+        &json!({
+            "status": "failed",
+            "message-type": "validation-failure",
+            "message": [{"type": kind, "value": value, "message": message}],
+        }),
+        "application/json",
+    )
+}
+
+/// `GET /works?filter=doi:a,doi:b[,updates:c]&rows=&select=`: the works the filter names
+/// (values of one filter are ORed, as Crossref does; `updates:{doi}` finds the notices whose
+/// `update-to` names that DOI), `select` keeping only the fields listed. Only these two
+/// filters are emulated: any other is refused as Crossref refuses an unknown one.
+fn works_list(meta: &MetaState, req: &Recorded) -> Answer {
+    let mut dois: Vec<String> = Vec::new();
+    let mut updates: Vec<String> = Vec::new();
+    if let Some(filter) = super::query(req, "filter") {
+        for part in filter.split(',').filter(|p| !p.is_empty()) {
+            let Some((name, value)) = part.split_once(':') else {
+                return crossref_invalid(
+                    "filter-not-available",
+                    part,
+                    format!("Filter {part} specified but there is no such filter for this route."),
+                );
+            };
+            match name {
+                "doi" => dois.push(value.to_lowercase()),
+                "updates" => updates.push(value.to_lowercase()),
+                _ => {
+                    return crossref_invalid(
+                        "filter-not-available",
+                        name,
+                        format!(
+                            "Filter {name} specified but there is no such filter for this route."
+                        ),
+                    )
+                }
+            }
+        }
+    }
+    let rows = match super::query(req, "rows").map(str::parse::<usize>) {
+        None => 20,
+        Some(Ok(n)) if n <= 1000 => n,
+        Some(_) => {
+            let v = super::query(req, "rows").unwrap_or_default();
+            return crossref_invalid(
+                "integer-not-valid",
+                v,
+                format!("Integer specified as {v} but must be a positive integer less than or equal to 1000."),
+            );
+        }
+    };
+    let names_update = |w: &Value| {
+        w["update-to"].as_array().into_iter().flatten().any(|u| {
+            u["DOI"]
+                .as_str()
+                .is_some_and(|d| updates.contains(&d.to_lowercase()))
+        })
+    };
+    let matching: Vec<&Value> = meta
+        .crossref
+        .iter()
+        .filter(|(doi, w)| {
+            (dois.is_empty() && updates.is_empty())
+                || dois.contains(doi)
+                || (!updates.is_empty() && names_update(w))
+        })
+        .map(|(_, w)| w)
+        .collect();
+    let select: Option<Vec<&str>> = super::query(req, "select").map(|s| s.split(',').collect());
+    let items: Vec<Value> = matching
+        .iter()
+        .take(rows)
+        .map(|w| match (&select, w.as_object()) {
+            (Some(fields), Some(o)) => Value::Object(
+                o.iter()
+                    .filter(|(k, _)| fields.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect(),
+            ),
+            _ => (*w).clone(),
+        })
+        .collect();
+    json(
+        200,
+        &json!({
+            "status": "ok",
+            "message-type": "work-list",
+            "message-version": "1.0.0",
+            "message": {
+                "facets": {},
+                "total-results": matching.len(),
+                "items": items,
+                "items-per-page": rows,
+                "query": {"start-index": 0, "search-terms": null},
+            },
+        }),
+        "application/json",
+    )
 }
 
 fn datacite_not_found() -> Answer {

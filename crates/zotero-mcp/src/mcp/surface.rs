@@ -215,6 +215,7 @@ pub enum Family {
     Cite,
     Identify,
     Index,
+    Research,
     All,
 }
 
@@ -227,6 +228,7 @@ impl Family {
             Family::Cite => vec![ToolSet::Cite],
             Family::Identify => vec![ToolSet::Identify],
             Family::Index => vec![ToolSet::Index],
+            Family::Research => vec![ToolSet::Research],
             Family::All => ToolSet::ALL.to_vec(),
         }
     }
@@ -237,7 +239,7 @@ impl Family {
 pub struct EnableToolsParams {
     /// Families to enable (all: every one); none: only list them
     #[serde(default, deserialize_with = "null_is_default")]
-    #[schemars(length(max = 7))]
+    #[schemars(length(max = 8))]
     pub families: Vec<Family>,
 }
 
@@ -288,7 +290,7 @@ pub fn definition() -> Definition {
         name: ENABLE_TOOLS,
         title: "Enable more tools",
         description: "List the tool families not listed yet, or enable some for this session; \
-            the answer gives each new tool's input schema.",
+            answers each new tool's input schema.",
         input_schema: publish::input_schema::<EnableToolsParams>(),
         output_schema: crate::mcp::envelope::output_schema(
             publish::data_schema::<EnableToolsData>(),
@@ -518,7 +520,8 @@ mod tests {
                 // The index set writes only the local search index.
                 "zotero_semantic_search",
                 "zotero_get_search_database_status",
-                "zotero_update_search_database"
+                "zotero_update_search_database",
+                "zotero_check_retractions"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {
@@ -747,10 +750,12 @@ mod tests {
         assert!(d.description.len() <= 400);
         let input = Value::Object(d.input_schema);
         assert_eq!(input["additionalProperties"], false);
-        assert_eq!(input["properties"]["families"]["maxItems"], 7);
+        assert_eq!(input["properties"]["families"]["maxItems"], 8);
         assert_eq!(
             input["properties"]["families"]["items"]["enum"],
-            serde_json::json!(["read", "write", "files", "cite", "identify", "index", "all"])
+            serde_json::json!([
+                "read", "write", "files", "cite", "identify", "index", "research", "all"
+            ])
         );
         assert!(input["properties"]["families"]["description"].is_string());
     }

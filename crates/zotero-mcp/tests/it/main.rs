@@ -52,6 +52,7 @@ mod read_notes;
 mod read_tools;
 mod registry;
 mod resources_prompts;
+mod retractions;
 mod retries;
 mod semantic_search;
 mod server;

@@ -6,6 +6,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{MetadataServices, Service, ServiceError, MAX_UPSTREAM_TEXT};
 
+/// The most DOIs one [`MetadataServices::crossref_updates`] request names: a URL of some
+/// 3,000 characters, well within what Crossref's servers take, and an answer of a few tens
+/// of kilobytes (only the update relations are selected).
+pub const CROSSREF_DOIS_PER_REQUEST: usize = 50;
+
 impl MetadataServices {
     /// The CSL-JSON of a DOI by content negotiation at doi.org (which redirects to the
     /// agency that registered it); `None` when no agency knows it.
@@ -37,6 +42,50 @@ impl MetadataServices {
             .json(Service::Crossref, &path, "application/json", cancel)
             .await?;
         Ok(answer.and_then(|v| v.get("message").cloned()))
+    }
+
+    /// Crossref's works of these DOIs with only their update relations (`DOI`,
+    /// `updated-by`: the notices that update it, `update-to`: what a notice updates), in
+    /// one request for all: `filter=doi:a,doi:b` (Crossref ORs the values of one filter),
+    /// at most [`CROSSREF_DOIS_PER_REQUEST`]. DOIs Crossref does not know are absent. A DOI
+    /// holding a comma cannot be a filter value: [`MetadataServices::crossref_work`] reads it.
+    pub async fn crossref_updates(
+        &self,
+        dois: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<Vec<Value>, ServiceError> {
+        if let Some(d) = dois.iter().find(|d| d.contains(',')) {
+            return Err(ServiceError::BadIdentifier(format!(
+                "'{}' holds a comma, which a Crossref filter cannot carry; ask for it alone",
+                d.chars().take(MAX_UPSTREAM_TEXT).collect::<String>()
+            )));
+        }
+        if dois.is_empty() {
+            return Ok(Vec::new());
+        }
+        let filter: Vec<String> = dois
+            .iter()
+            .take(CROSSREF_DOIS_PER_REQUEST)
+            .map(|d| format!("doi:{}", encode_query(d)))
+            .collect();
+        let mut path = format!(
+            "/works?filter={}&rows={}&select=DOI,updated-by,update-to",
+            filter.join(","),
+            filter.len()
+        );
+        if let Some(mail) = &self.config.contact_email {
+            path.push_str(&format!("&mailto={}", encode_query(mail)));
+        }
+        let answer = self
+            .json(Service::Crossref, &path, "application/json", cancel)
+            .await?;
+        Ok(answer
+            .and_then(|v| v.pointer("/message/items").cloned())
+            .and_then(|v| match v {
+                Value::Array(a) => Some(a),
+                _ => None,
+            })
+            .unwrap_or_default())
     }
 
     /// DataCite's record of a DOI (`data.attributes`).

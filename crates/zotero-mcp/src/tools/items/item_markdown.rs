@@ -7,7 +7,7 @@
 //! `javascript:` link or an autolink is shown as written, never as markup.
 
 use crate::notes::markdown::{code_span, escape_lines, escape_text as escape, link_to};
-use crate::tools::items::metadata::ItemMetadata;
+use crate::tools::items::metadata::{ItemMetadata, ItemRetraction};
 
 /// Fields shown first, in this order (a reader looks for these); the rest follow by name.
 const FIRST: &[&str] = &[
@@ -61,6 +61,32 @@ fn label(field: &str) -> String {
     }
 }
 
+/// The warning a retracted item opens with: Zotero's flag, its date, reasons and notice.
+fn retraction_warning(r: &ItemRetraction) -> String {
+    let mut w = String::from("> **Warning: retracted.** Zotero flags this item as retracted");
+    if let Some(date) = &r.date {
+        w.push_str(&format!(" ({})", escape(date)));
+    }
+    if !r.reasons.is_empty() {
+        let reasons: Vec<String> = r.reasons.iter().map(|x| escape(x)).collect();
+        w.push_str(&format!(": {}", reasons.join("; ")));
+    }
+    w.push('.');
+    if let Some(doi) = &r.notice_doi {
+        let url = format!("https://doi.org/{doi}");
+        w.push_str(&format!(" Notice: {}.", link_to(doi, &url)));
+    }
+    for url in r.urls.iter().filter(|u| {
+        r.notice_doi
+            .as_ref()
+            .is_none_or(|d| !u.to_lowercase().contains(&d.to_lowercase()))
+    }) {
+        w.push_str(&format!(" {}", link_to("More", url)));
+    }
+    w.push_str("\n\n");
+    w
+}
+
 /// `conferenceName` → `Conference Name`.
 pub fn humanize(name: &str) -> String {
     let mut out = String::new();
@@ -80,6 +106,9 @@ pub fn humanize(name: &str) -> String {
 /// The item as Markdown, with its links.
 pub fn render(item: &ItemMetadata, zotero_url: &str, web_url: Option<&str>) -> String {
     let mut md = format!("# {}\n\n", escape(&item.title));
+    if let Some(r) = &item.retraction {
+        md.push_str(&retraction_warning(r));
+    }
     // `name` and `value` are Markdown already: each caller escapes what it takes from the item.
     let mut line = |name: &str, value: &str| {
         md.push_str(&format!("- **{name}:** {value}\n"));

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use zotero_api::metadata::ItemRecord;
-use zotero_api::model::WireObject;
+use zotero_api::model::{WireObject, ZoteroRetraction};
 
 use crate::mcp::envelope::ToolError;
 use crate::tools::budget;
@@ -118,6 +118,40 @@ pub struct ItemMetadata {
     /// Present when the item is in the trash
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub in_trash: bool,
+    /// Present when Zotero flags the item retracted
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retraction: Option<ItemRetraction>,
+}
+
+/// The retraction Zotero stored for the item (from Retraction Watch's data).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ItemRetraction {
+    /// When (YYYY-MM-DD)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    /// Why
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+    /// The notice's DOI
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notice_doi: Option<String>,
+    /// Links to the notice
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
+}
+
+impl ItemRetraction {
+    /// Zotero's flag, each text bounded.
+    fn of(r: ZoteroRetraction) -> Self {
+        let short = |s: &String| first_chars(s, 500).0;
+        Self {
+            date: r.date.as_ref().map(short),
+            reasons: r.reasons.iter().take(10).map(short).collect(),
+            notice_doi: r.notice_doi.as_ref().map(short),
+            urls: r.urls.iter().take(10).map(short).collect(),
+        }
+    }
 }
 
 /// A field's value as text: strings as they are, numbers and booleans written out; lists
@@ -316,6 +350,7 @@ pub(crate) fn metadata(
             || d.get("deleted")
                 .and_then(Value::as_u64)
                 .is_some_and(|n| n > 0),
+        retraction: ZoteroRetraction::from_meta(&record.meta).map(ItemRetraction::of),
     }
 }
 

@@ -48,6 +48,9 @@ pub struct Item {
     /// Opens the item in the Zotero app: zotero://select/…
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zotero_url: Option<String>,
+    /// Zotero flags it retracted (zotero_get_item_metadata: why)
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub retracted: bool,
 }
 
 impl Item {
@@ -69,6 +72,7 @@ impl Item {
             extra: i.extra,
             version: i.version,
             zotero_url,
+            retracted: i.retraction.is_some(),
         }
     }
 }

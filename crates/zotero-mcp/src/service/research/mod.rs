@@ -1,0 +1,3 @@
+//! Workflows that reach beyond the library: what other services say about its items.
+
+pub mod retractions;
