@@ -1,0 +1,6 @@
+//! Beyond the library: workflows that ask outside services about the library's works (the
+//! citation graph from OpenAlex and Crossref), and what they share (matching the works they
+//! name to the library's items).
+
+pub mod graph;
+pub mod in_library;
