@@ -45,6 +45,8 @@ fn least_arguments(tool: &str) -> (Value, bool) {
         // No index: building one of this library takes minutes in a debug build. The answer
         // (ZOTERO_NOT_FOUND, saying how to build one) is held to the budget all the same.
         "zotero_semantic_search" => (json!({"query": QUERY}), false),
+        // The emulator's OpenAlex: ResNet's references and citing works (one page each).
+        "zotero_find_related" => (json!({"dois": ["10.1109/CVPR.2016.90"]}), false),
         other => panic!("{other} reads: give the least arguments it needs in least_arguments"),
     }
 }
@@ -278,8 +280,11 @@ async fn every_read_answers_within_the_budget_and_says_how_to_read_on() {
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.push((
         "ZOTERO_TOOLSETS".into(),
-        "read,write,files,cite,identify,index".into(),
+        "read,write,files,cite,identify,index,research".into(),
     ));
+    env.push(("ZOTERO_OPENALEX_BASE".into(), emu.openalex_base()));
+    env.push(("ZOTERO_CROSSREF_BASE".into(), emu.crossref_base()));
+    env.push(("ZOTERO_FETCH_ALLOW_PRIVATE".into(), "1".into()));
     env.push(("ZOTERO_INDEX_DIR".into(), dir.path().display().to_string()));
     let s = in_process(&env).await;
     let listed: Vec<String> = s.tools().await.iter().map(|t| t.name.to_string()).collect();

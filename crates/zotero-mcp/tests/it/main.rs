@@ -21,6 +21,7 @@ mod concurrency;
 mod database_backend;
 mod docs;
 mod dry_runs;
+mod find_related;
 mod fulltext;
 mod http_2026;
 mod http_bounds;
