@@ -290,7 +290,7 @@ pub fn definition() -> Definition {
         name: ENABLE_TOOLS,
         title: "Enable more tools",
         description: "List the tool families not listed yet, or enable some for this session; \
-            the answer gives each new tool's input schema.",
+            answers each new tool's input schema.",
         input_schema: publish::input_schema::<EnableToolsParams>(),
         output_schema: crate::mcp::envelope::output_schema(
             publish::data_schema::<EnableToolsData>(),
