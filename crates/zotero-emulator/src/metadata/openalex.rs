@@ -45,11 +45,7 @@ const FIELDS: &[&str] = &[
 ];
 
 fn json_answer(status: u16, v: &Value) -> Answer {
-    Answer::raw(
-        status,
-        serde_json::to_vec(v).unwrap(),
-        "application/json",
-    )
+    Answer::raw(status, serde_json::to_vec(v).unwrap(), "application/json")
 }
 
 fn invalid(message: String) -> Answer {
@@ -192,16 +188,24 @@ fn list(meta: &MetaState, req: &Recorded, select: &Option<Vec<String>>) -> Answe
                     })
                     .collect();
                 Box::new(move |w: &Value| {
-                    w["id"].as_str().is_some_and(|i| cited.contains(&short_id(i)))
+                    w["id"]
+                        .as_str()
+                        .is_some_and(|i| cited.contains(&short_id(i)))
                 })
             }
             "openalex" | "ids.openalex" | "openalex_id" => {
                 let ids: Vec<String> = values.iter().map(|v| short_id(v)).collect();
-                Box::new(move |w: &Value| w["id"].as_str().is_some_and(|i| ids.contains(&short_id(i))))
+                Box::new(move |w: &Value| {
+                    w["id"].as_str().is_some_and(|i| ids.contains(&short_id(i)))
+                })
             }
             "doi" => {
                 let dois: Vec<String> = values.iter().map(|v| bare_doi(v)).collect();
-                Box::new(move |w: &Value| w["doi"].as_str().is_some_and(|d| dois.contains(&bare_doi(d))))
+                Box::new(move |w: &Value| {
+                    w["doi"]
+                        .as_str()
+                        .is_some_and(|d| dois.contains(&bare_doi(d)))
+                })
             }
             other => {
                 return invalid(format!(
@@ -217,7 +221,10 @@ fn list(meta: &MetaState, req: &Recorded, select: &Option<Vec<String>>) -> Answe
             Some((f, dir)) => (f, dir == "desc"),
             None => (sort, false),
         };
-        if !matches!(field, "cited_by_count" | "publication_year" | "display_name") {
+        if !matches!(
+            field,
+            "cited_by_count" | "publication_year" | "display_name"
+        ) {
             return invalid(format!("{field} is not a valid sort field."));
         }
         // Ties keep the id order, so that pages never overlap.
@@ -237,7 +244,9 @@ fn list(meta: &MetaState, req: &Recorded, select: &Option<Vec<String>>) -> Answe
     let offset = match param(req, "cursor") {
         None => {
             // Basic paging: `page`, the first 10,000 results only.
-            let page = param(req, "page").and_then(|p| p.parse::<usize>().ok()).unwrap_or(1);
+            let page = param(req, "page")
+                .and_then(|p| p.parse::<usize>().ok())
+                .unwrap_or(1);
             if page == 0 || page * per_page > 10_000 {
                 return invalid("Maximum results size of 10,000 records is exceeded. Cursor pagination is required for records beyond 10,000.".into());
             }

@@ -8,8 +8,8 @@
 use serde_json::{json, Value};
 use zotero_emulator::testing::create;
 use zotero_emulator::{
-    crossref_article, openalex_work, Emulator, Fault, FaultKind, MetadataHost, RetryAfter,
-    API_KEY, USER_ID,
+    crossref_article, openalex_work, Emulator, Fault, FaultKind, MetadataHost, RetryAfter, API_KEY,
+    USER_ID,
 };
 
 use crate::common::{env_for, in_process, Server};
@@ -63,7 +63,10 @@ async fn an_items_references_and_citing_works_come_most_cited_first_marked_in_li
     let (emu, server) = setup().await;
     // RESNET52 holds DOI 10.1109/CVPR.2016.90 (OpenAlex W9000000002).
     let d = related(&server, json!({"item_keys": ["RESNET52"]})).await;
-    assert_eq!(d["work"]["openalex_id"], "https://openalex.org/W9000000002", "{d}");
+    assert_eq!(
+        d["work"]["openalex_id"], "https://openalex.org/W9000000002",
+        "{d}"
+    );
     assert_eq!(d["work"]["in_library"], true);
     assert_eq!(d["work"]["item_key"], "RESNET52");
 
@@ -126,7 +129,9 @@ async fn an_items_references_and_citing_works_come_most_cited_first_marked_in_li
         .into_iter()
         .filter(|r| r.path.ends_with("/works"))
         .collect();
-    assert!(lists.iter().all(|r| r.query_param("sort") == Some("cited_by_count:desc")));
+    assert!(lists
+        .iter()
+        .all(|r| r.query_param("sort") == Some("cited_by_count:desc")));
     assert!(lists
         .iter()
         .any(|r| r.query_param("filter") == Some("cites:W9000000002")));
@@ -158,7 +163,8 @@ async fn citing_works_page_to_the_end_and_titles_match_by_normalized_title_and_y
     // ImageNet (W9000000005) is cited by four works; one per page.
     let mut seen = Vec::new();
     let mut works = Vec::new();
-    let mut args = json!({"dois": ["10.1007/s11263-015-0816-y"], "direction": "citing", "limit": 1});
+    let mut args =
+        json!({"dois": ["10.1007/s11263-015-0816-y"], "direction": "citing", "limit": 1});
     for _ in 0..10 {
         let d = related(&server, args.clone()).await;
         let list = &d["citing"];
@@ -193,7 +199,12 @@ async fn citing_works_page_to_the_end_and_titles_match_by_normalized_title_and_y
 #[tokio::test]
 async fn crossref_gives_the_references_of_a_work_openalex_does_not_know() {
     let (emu, server) = setup().await;
-    let mut work = crossref_article("10.5555/graph.1", "A paper only Crossref knows", &[("Ada", "Lovelace")], 2020);
+    let mut work = crossref_article(
+        "10.5555/graph.1",
+        "A paper only Crossref knows",
+        &[("Ada", "Lovelace")],
+        2020,
+    );
     work["reference"] = json!([
         {"key": "ref1", "DOI": "10.1038/nature14539", "doi-asserted-by": "crossref",
          "article-title": "Deep learning", "author": "LeCun", "year": "2015",
@@ -208,17 +219,36 @@ async fn crossref_gives_the_references_of_a_work_openalex_does_not_know() {
     let refs = &d["references"];
     assert_eq!(refs["source"], "Crossref", "{d}");
     assert_eq!(refs["total"], 3);
-    assert!(refs["note"].as_str().unwrap().contains("OpenAlex does not know"), "{d}");
+    assert!(
+        refs["note"]
+            .as_str()
+            .unwrap()
+            .contains("OpenAlex does not know"),
+        "{d}"
+    );
     assert_eq!(refs["works"][0]["doi"], "10.1038/nature14539");
     assert_eq!(refs["works"][0]["item_key"], "NLPML6K7");
     assert_eq!(refs["works"][0]["year"], 2015);
-    assert!(refs["works"][1]["title"].as_str().unwrap().starts_with("Russakovsky"));
+    assert!(refs["works"][1]["title"]
+        .as_str()
+        .unwrap()
+        .starts_with("Russakovsky"));
     let next = refs["next_cursor"].as_str().expect("a third reference");
     let citing = &d["citing"];
     assert_eq!(citing["total"], 0);
-    assert!(citing["note"].as_str().unwrap().contains("OpenAlex does not know"), "{d}");
+    assert!(
+        citing["note"]
+            .as_str()
+            .unwrap()
+            .contains("OpenAlex does not know"),
+        "{d}"
+    );
 
-    let d = related(&server, json!({"dois": ["10.5555/graph.1"], "cursor": next, "limit": 2})).await;
+    let d = related(
+        &server,
+        json!({"dois": ["10.5555/graph.1"], "cursor": next, "limit": 2}),
+    )
+    .await;
     let refs = &d["references"];
     assert_eq!(titles(refs), ["A work nobody holds"]);
     assert_eq!(refs["works"][0]["in_library"], false);
@@ -325,7 +355,9 @@ async fn openalex_hears_the_contact_and_never_the_zotero_key() {
 async fn a_work_cited_5000_times_answers_within_the_budget_and_pages_on() {
     let (emu, server) = setup().await;
     let long = "Deep residual networks revisited at scale ".repeat(8);
-    let authors: Vec<String> = (0..12).map(|i| format!("Author Number {i} of a very long list")).collect();
+    let authors: Vec<String> = (0..12)
+        .map(|i| format!("Author Number {i} of a very long list"))
+        .collect();
     let author_refs: Vec<&str> = authors.iter().map(String::as_str).collect();
     emu.add_openalex_works((0..5_000u64).map(|i| {
         openalex_work(
@@ -340,15 +372,26 @@ async fn a_work_cited_5000_times_answers_within_the_budget_and_pages_on() {
     }));
     let args = json!({"dois": ["10.1109/CVPR.2016.90"], "direction": "citing", "limit": 50});
     let a = server.call(TOOL, args).await;
-    assert!(a.text.chars().count() <= BUDGET, "{} characters", a.text.chars().count());
+    assert!(
+        a.text.chars().count() <= BUDGET,
+        "{} characters",
+        a.text.chars().count()
+    );
     let list = &a.expect_ok()["citing"];
     assert_eq!(list["total"], 5_002);
     let first = titles(list);
-    assert!(!first.is_empty() && first.len() < 50, "{} works", first.len());
+    assert!(
+        !first.is_empty() && first.len() < 50,
+        "{} works",
+        first.len()
+    );
     assert!(first[0].chars().count() <= 301);
     let next = list["next_cursor"].as_str().expect("more to read");
     let b = server
-        .call(TOOL, json!({"dois": ["10.1109/CVPR.2016.90"], "cursor": next}))
+        .call(
+            TOOL,
+            json!({"dois": ["10.1109/CVPR.2016.90"], "cursor": next}),
+        )
         .await;
     assert!(b.text.chars().count() <= BUDGET);
     let second = &b.expect_ok()["citing"];
@@ -379,13 +422,19 @@ async fn what_cannot_be_asked_is_refused_naming_the_field() {
         .clone();
     assert_eq!(e["details"]["field"], "dois[0]", "{e}");
     let e = server
-        .call(TOOL, json!({"dois": ["10.1109/CVPR.2016.90"], "cursor": "c.oa.W1.20.0.0.a&b"}))
+        .call(
+            TOOL,
+            json!({"dois": ["10.1109/CVPR.2016.90"], "cursor": "c.oa.W1.20.0.0.a&b"}),
+        )
         .await
         .expect_err("ZOTERO_VALIDATION_ERROR")
         .clone();
     assert_eq!(e["details"]["field"], "cursor", "{e}");
     let e = server
-        .call(TOOL, json!({"dois": ["10.1109/CVPR.2016.90"], "direction": "co_cited"}))
+        .call(
+            TOOL,
+            json!({"dois": ["10.1109/CVPR.2016.90"], "direction": "co_cited"}),
+        )
         .await
         .expect_err("ZOTERO_VALIDATION_ERROR")
         .clone();

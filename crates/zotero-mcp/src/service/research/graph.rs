@@ -21,6 +21,14 @@ use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::ZoteroService;
 use crate::tools::budget::json_chars;
 
+/// What a missing field reads as.
+static NULL: Value = Value::Null;
+
+/// `v`'s field `key`, null when it has none.
+fn at<'a>(v: &'a Value, key: &str) -> &'a Value {
+    v.get(key).unwrap_or(&NULL)
+}
+
 /// The fields of a listed work asked of OpenAlex.
 const LIST_FIELDS: &str = "id,doi,display_name,publication_year,cited_by_count,authorships";
 /// The fields of the work asked about (and of each co-citing work).
@@ -115,10 +123,7 @@ impl Cursor {
                 skip,
                 seen,
                 cursor,
-            } => format!(
-                "{}.oa.{work}.{per_page}.{skip}.{seen}.{cursor}",
-                list.tag()
-            ),
+            } => format!("{}.oa.{work}.{per_page}.{skip}.{seen}.{cursor}", list.tag()),
             Cursor::Offset {
                 list,
                 crossref,
@@ -288,11 +293,11 @@ pub async fn find_related(
     } else {
         req.chars
     };
-    let seed_id = found.as_ref().and_then(|w| short_id(&w["id"]));
+    let seed_id = found.as_ref().and_then(|w| short_id(at(w, "id")));
     if want_refs {
         let has_refs = found
             .as_ref()
-            .and_then(|w| w["referenced_works"].as_array())
+            .and_then(|w| at(w, "referenced_works").as_array())
             .is_some_and(|r| !r.is_empty());
         related.references = Some(match (&seed_id, has_refs) {
             (Some(id), true) => {
@@ -521,7 +526,7 @@ impl Graph<'_> {
             .map_err(|e| self.service_error(e))?;
         let refs: Vec<Value> = record
             .as_ref()
-            .and_then(|r| r["reference"].as_array())
+            .and_then(|r| at(r, "reference").as_array())
             .cloned()
             .unwrap_or_default();
         let total = refs.len() as u64;
@@ -575,10 +580,10 @@ impl Graph<'_> {
                 not_found.push(doi);
                 continue;
             };
-            if let Some(id) = short_id(&work["id"]) {
+            if let Some(id) = short_id(at(&work, "id")) {
                 seed_ids.push(id);
             }
-            let mut refs: Vec<String> = work["referenced_works"]
+            let mut refs: Vec<String> = at(&work, "referenced_works")
                 .as_array()
                 .into_iter()
                 .flatten()
@@ -594,7 +599,10 @@ impl Graph<'_> {
             counts.remove(id);
         }
         let mut ranked: Vec<(String, u32)> = counts.into_iter().collect();
-        ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| id_number(&a.0).cmp(&id_number(&b.0))));
+        ranked.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then_with(|| id_number(&a.0).cmp(&id_number(&b.0)))
+        });
         let total = ranked.len() as u64;
         let page: Vec<(String, u32)> = ranked
             .into_iter()
@@ -619,7 +627,7 @@ impl Graph<'_> {
                 .await
                 .map_err(|e| self.service_error(e))?;
             for w in found.results {
-                if let Some(id) = short_id(&w["id"]) {
+                if let Some(id) = short_id(at(&w, "id")) {
                     by_id.insert(id, w);
                 }
             }
@@ -645,9 +653,8 @@ impl Graph<'_> {
             crossref: false,
             offset: after,
         });
-        let note = (seed_ids.is_empty()).then(|| {
-            "OpenAlex knows none of the given works: nothing to count".to_string()
-        });
+        let note = (seed_ids.is_empty())
+            .then(|| "OpenAlex knows none of the given works: nothing to count".to_string());
         Ok(Related {
             co_cited: Some(WorkList {
                 kind: ListKind::CoCited,
@@ -732,30 +739,34 @@ fn cut(s: &str, max: usize) -> String {
 
 /// A work as OpenAlex answers it.
 fn work_of(w: &Value) -> Work {
-    let authors: Vec<String> = w["authorships"]
+    let authors: Vec<String> = at(w, "authorships")
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|a| a["author"]["display_name"].as_str().or(a["raw_author_name"].as_str()))
+        .filter_map(|a| {
+            at(at(a, "author"), "display_name")
+                .as_str()
+                .or(at(a, "raw_author_name").as_str())
+        })
         .map(|a| cut(a, AUTHOR_CHARS))
         .collect();
     let more_authors = authors.len().saturating_sub(AUTHORS_SHOWN);
     Work {
-        title: w["display_name"]
+        title: at(w, "display_name")
             .as_str()
-            .or(w["title"].as_str())
+            .or(at(w, "title").as_str())
             .map(|t| cut(t, TITLE_CHARS)),
         authors: authors.into_iter().take(AUTHORS_SHOWN).collect(),
         more_authors,
-        year: w["publication_year"]
+        year: at(w, "publication_year")
             .as_u64()
             .and_then(|y| u32::try_from(y).ok()),
-        doi: w["doi"]
+        doi: at(w, "doi")
             .as_str()
             .map(normalize_doi)
             .filter(|d| d.starts_with("10.") && d.len() <= 300),
-        openalex_id: w["id"].as_str().map(|i| cut(i, 100)),
-        cited_by_count: w["cited_by_count"].as_u64(),
+        openalex_id: at(w, "id").as_str().map(|i| cut(i, 100)),
+        cited_by_count: at(w, "cited_by_count").as_u64(),
         cited_by_given: None,
         in_library: None,
     }
@@ -764,20 +775,20 @@ fn work_of(w: &Value) -> Work {
 /// One entry of Crossref's `reference` list (`DOI`, `article-title`, `author` — the first
 /// author's name —, `year`, or only `unstructured`).
 fn crossref_reference(r: &Value) -> Work {
-    let title = r["article-title"]
+    let title = at(r, "article-title")
         .as_str()
-        .or(r["volume-title"].as_str())
-        .or(r["unstructured"].as_str())
+        .or(at(r, "volume-title").as_str())
+        .or(at(r, "unstructured").as_str())
         .map(|t| cut(t, TITLE_CHARS));
     Work {
         title,
-        authors: r["author"]
+        authors: at(r, "author")
             .as_str()
             .map(|a| vec![cut(a, AUTHOR_CHARS)])
             .unwrap_or_default(),
         more_authors: 0,
-        year: r["year"].as_str().and_then(in_library::year_of),
-        doi: r["DOI"]
+        year: at(r, "year").as_str().and_then(in_library::year_of),
+        doi: at(r, "DOI")
             .as_str()
             .map(normalize_doi)
             .filter(|d| d.starts_with("10.") && d.len() <= 300),

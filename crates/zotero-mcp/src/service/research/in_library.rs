@@ -163,7 +163,10 @@ mod tests {
         );
         // NFKC: a ligature and full-width letters are their plain letters.
         assert_eq!(normalize_title("Eﬃcient ＴＥＸＴ"), "efficient text");
-        assert_ne!(normalize_title("Deep learning"), normalize_title("Deep learnings"));
+        assert_ne!(
+            normalize_title("Deep learning"),
+            normalize_title("Deep learnings")
+        );
     }
 
     #[test]
@@ -172,7 +175,10 @@ mod tests {
             normalize_doi("https://doi.org/10.1109/CVPR.2016.90"),
             "10.1109/cvpr.2016.90"
         );
-        assert_eq!(normalize_doi("doi:10.1038/NATURE14539"), "10.1038/nature14539");
+        assert_eq!(
+            normalize_doi("doi:10.1038/NATURE14539"),
+            "10.1038/nature14539"
+        );
     }
 
     #[test]

@@ -186,19 +186,20 @@ impl ZoteroTool for FindRelated {
         }
         let n = seeds(p).len();
         let continues = p.cursor.as_ref().and_then(|c| Cursor::decode(c.as_str()));
-        let is_co_cited = continues.as_ref().map_or(
-            matches!(p.direction, DirectionParam::CoCited),
-            |c| c.list() == graph::ListKind::CoCited,
-        );
+        let is_co_cited = continues
+            .as_ref()
+            .map_or(matches!(p.direction, DirectionParam::CoCited), |c| {
+                c.list() == graph::ListKind::CoCited
+            });
         if is_co_cited && !(2..=MAX_SEEDS).contains(&n) {
             return Err(ToolError::invalid(
                 "item_keys",
                 "co_cited counts the reference lists of 2 to 20 works: give them in item_keys and/or dois",
             ));
         }
-        let needs_one = continues.as_ref().is_none_or(|c| {
-            matches!(c, Cursor::Offset { crossref: true, .. })
-        });
+        let needs_one = continues
+            .as_ref()
+            .is_none_or(|c| matches!(c, Cursor::Offset { crossref: true, .. }));
         if !is_co_cited && needs_one && n != 1 {
             return Err(ToolError::invalid(
                 "item_keys",
@@ -212,7 +213,7 @@ impl ZoteroTool for FindRelated {
     }
 
     async fn run(p: FindRelatedParams, ctx: &ToolContext) -> Result<FindRelatedData, ToolError> {
-        let lib = ctx.svc.library(library(p.library.clone()))?;
+        let lib = ctx.svc.library(library(p.library))?;
         let req = RelatedRequest {
             seeds: seeds(&p),
             direction: match p.direction {
@@ -242,12 +243,14 @@ fn seeds(p: &FindRelatedParams) -> Vec<Seed> {
         .iter()
         .flat_map(|k| k.iter())
         .map(|k| Seed::Item(k.key().clone()));
-    let dois = p.dois.iter().flat_map(|d| d.iter()).filter_map(|d| {
-        match identifiers::parse(d.as_str()) {
-            Ok(Identifier::Doi(doi)) => Some(Seed::Doi(doi.as_str().to_string())),
-            _ => None,
-        }
-    });
+    let dois =
+        p.dois
+            .iter()
+            .flat_map(|d| d.iter())
+            .filter_map(|d| match identifiers::parse(d.as_str()) {
+                Ok(Identifier::Doi(doi)) => Some(Seed::Doi(doi.as_str().to_string())),
+                _ => None,
+            });
     keys.chain(dois).collect()
 }
 
