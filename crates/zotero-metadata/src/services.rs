@@ -140,6 +140,9 @@ pub struct ServicesConfig {
     pub contact_email: Option<String>,
     /// `NCBI_API_KEY`-style key for E-utilities (10 requests a second instead of 3).
     pub ncbi_api_key: Option<zotero_net::SecretString>,
+    /// OpenAlex's API key (`api_key=`): free, and needed since February 2026 for more than a
+    /// few list requests a day.
+    pub openalex_api_key: Option<zotero_net::SecretString>,
     pub timeout: Duration,
     pub retry: RetryPolicy,
     /// Overrides every service's pace (tests of behaviour that do not measure pacing).

@@ -20,6 +20,10 @@ const TOOL: &str = "zotero_find_related";
 const BUDGET: usize = 20_000;
 
 async fn setup() -> (Emulator, Server) {
+    setup_with(&[]).await
+}
+
+async fn setup_with(extra: &[(&str, &str)]) -> (Emulator, Server) {
     let emu = Emulator::start().await;
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.extend(
@@ -32,6 +36,7 @@ async fn setup() -> (Emulator, Server) {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v)),
     );
+    env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let server = in_process(&env).await;
     (emu, server)
 }
@@ -447,4 +452,29 @@ async fn what_cannot_be_asked_is_refused_naming_the_field() {
         .expect_err("ZOTERO_VALIDATION_ERROR")
         .clone();
     assert!(e["message"].as_str().unwrap().contains("has no DOI"), "{e}");
+}
+
+#[tokio::test]
+async fn an_openalex_key_goes_to_openalex_only_and_never_into_an_answer() {
+    const KEY: &str = "oa-key-0123456789abcdef0123";
+    let (emu, server) = setup_with(&[("ZOTERO_OPENALEX_API_KEY", KEY)]).await;
+    related(&server, json!({"dois": ["10.1109/CVPR.2016.90"]})).await;
+    let reqs = emu.requests_to(MetadataHost::OpenAlex);
+    assert!(!reqs.is_empty());
+    assert!(reqs.iter().all(|r| r.query_param("api_key") == Some(KEY)));
+    assert!(emu
+        .requests()
+        .iter()
+        .filter(|r| MetadataHost::of_path(&r.path) != Some(MetadataHost::OpenAlex))
+        .all(|r| !format!("{:?} {:?}", r.headers, r.query).contains(KEY)));
+    // A refusal from OpenAlex is answered without the key (the URL that carried it is never shown).
+    emu.inject(Fault::once(FaultKind::Status(400)).on_host(MetadataHost::OpenAlex));
+    let a = server
+        .call(
+            TOOL,
+            json!({"dois": ["10.1109/CVPR.2016.90"], "direction": "citing"}),
+        )
+        .await;
+    assert!(!a.ok(), "{}", a.envelope);
+    assert!(!a.text.contains(KEY), "{}", a.text);
 }

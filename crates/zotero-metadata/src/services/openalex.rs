@@ -3,7 +3,8 @@
 //! (`cites:W…` the works citing W, `cited_by:W…` the works W cites, `openalex:W1|W2` given
 //! works), sorted and paged with cursors (`cursor=*`, then `meta.next_cursor`), with only the
 //! fields asked for (`select=`). Every request carries `mailto` when a contact is set (and the
-//! user agent names it) and `api_key` when one is configured; OpenAlex is paced to 10
+//! user agent names it) and `api_key` when one is configured (`ZOTERO_OPENALEX_API_KEY`, a
+//! secret: scrubbed from every message like the others); OpenAlex is paced to 10
 //! requests a second (`Service::min_interval`), and this process stops at
 //! [`OPENALEX_DAILY_REQUESTS`] a day, before OpenAlex itself starts refusing.
 
@@ -111,12 +112,16 @@ impl MetadataServices {
         })
     }
 
-    /// `&mailto=…` (OpenAlex's polite pool) when a contact is set.
+    /// `&mailto=…` (OpenAlex's polite pool) when a contact is set, `&api_key=…` when a key is.
     fn openalex_manners(&self) -> String {
-        match &self.config.contact_email {
-            Some(mail) => format!("&mailto={}", encode_query(mail)),
-            None => String::new(),
+        let mut q = String::new();
+        if let Some(mail) = &self.config.contact_email {
+            q.push_str(&format!("&mailto={}", encode_query(mail)));
         }
+        if let Some(key) = &self.config.openalex_api_key {
+            q.push_str(&format!("&api_key={}", encode_query(key.expose())));
+        }
+        q
     }
 
     /// Counts one request to `s` against its daily allowance (OpenAlex's only); refused

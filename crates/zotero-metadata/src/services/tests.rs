@@ -89,6 +89,7 @@ fn openalex_requests_stop_at_the_daily_allowance_and_start_again_the_next_day() 
         bases: HashMap::new(),
         contact_email: None,
         ncbi_api_key: None,
+        openalex_api_key: None,
         timeout: Duration::from_secs(5),
         retry: RetryPolicy {
             max_attempts: 1,
