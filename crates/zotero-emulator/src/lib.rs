@@ -60,7 +60,7 @@ pub use hf::{git_blob_sha1, sha256_hex, HfFile, HF_CDN_ROOT, HF_ROOT};
 pub use library::{Library, TITLE_WORDS};
 pub use libs::LibraryId;
 pub use local::{DesktopRelease, DialogAnswer, LOCAL_DATA_DIR};
-pub use metadata::{crossref_article, ArxivPaper, MetadataHost};
+pub use metadata::{crossref_article, openalex_work, ArxivPaper, MetadataHost};
 pub use storage::StoredFile;
 pub use stored::FullText;
 pub use view::LibraryView;

@@ -31,11 +31,13 @@ use zotero_net::{
 };
 
 mod endpoints;
+mod openalex;
 #[cfg(test)]
 mod tests;
 mod transport;
 
 pub use endpoints::{encode_path, encode_query, CROSSREF_DOIS_PER_REQUEST};
+pub use openalex::{WorksPage, WorksQuery, MAX_IDS_PER_FILTER, OPENALEX_DAILY_REQUESTS};
 
 /// The services asked, each with its own pace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -50,10 +52,12 @@ pub enum Service {
     /// NCBI E-utilities and the PMC ID converter (`https://eutils.ncbi.nlm.nih.gov`, …).
     Ncbi,
     Unpaywall,
+    /// OpenAlex's works API (`https://api.openalex.org`): the citation graph.
+    OpenAlex,
 }
 
 impl Service {
-    pub const ALL: [Service; 7] = [
+    pub const ALL: [Service; 8] = [
         Service::Doi,
         Service::Crossref,
         Service::DataCite,
@@ -61,6 +65,7 @@ impl Service {
         Service::OpenLibrary,
         Service::Ncbi,
         Service::Unpaywall,
+        Service::OpenAlex,
     ];
 
     pub fn name(self) -> &'static str {
@@ -72,6 +77,7 @@ impl Service {
             Service::OpenLibrary => "Open Library",
             Service::Ncbi => "NCBI",
             Service::Unpaywall => "Unpaywall",
+            Service::OpenAlex => "OpenAlex",
         }
     }
 
@@ -85,6 +91,7 @@ impl Service {
             Service::OpenLibrary => "ZOTERO_OPENLIBRARY_BASE",
             Service::Ncbi => "ZOTERO_NCBI_BASE",
             Service::Unpaywall => "ZOTERO_UNPAYWALL_BASE",
+            Service::OpenAlex => "ZOTERO_OPENALEX_BASE",
         }
     }
 
@@ -98,6 +105,7 @@ impl Service {
             Service::OpenLibrary => "https://openlibrary.org",
             Service::Ncbi => "https://eutils.ncbi.nlm.nih.gov",
             Service::Unpaywall => "https://api.unpaywall.org",
+            Service::OpenAlex => "https://api.openalex.org",
         }
     }
 
@@ -105,7 +113,8 @@ impl Service {
     /// arXiv's terms one per 3 s; NCBI 3 per second (10 with an API key); Crossref 10 per
     /// second in the polite pool (with a contact address), 5 otherwise; the others a
     /// conservative 5 per second (Open Library asks for restraint, DataCite and Unpaywall
-    /// publish generous limits, doi.org none).
+    /// publish generous limits, doi.org none); OpenAlex 10 per second (it allows more, but
+    /// an agent's graph walk never needs it, and its daily allowance is the real bound).
     pub fn min_interval(self, polite: bool, ncbi_key: bool) -> Duration {
         let ms = match self {
             Service::Arxiv => 3_000,
@@ -113,6 +122,7 @@ impl Service {
             Service::Ncbi => 334,
             Service::Crossref if polite => 100,
             Service::Crossref => 200,
+            Service::OpenAlex => 100,
             Service::OpenLibrary => 334,
             Service::Doi | Service::DataCite | Service::Unpaywall => 200,
         };
@@ -130,6 +140,9 @@ pub struct ServicesConfig {
     pub contact_email: Option<String>,
     /// `NCBI_API_KEY`-style key for E-utilities (10 requests a second instead of 3).
     pub ncbi_api_key: Option<zotero_net::SecretString>,
+    /// OpenAlex's API key (`api_key=`): free, and needed since February 2026 for more than a
+    /// few list requests a day.
+    pub openalex_api_key: Option<zotero_net::SecretString>,
     pub timeout: Duration,
     pub retry: RetryPolicy,
     /// Overrides every service's pace (tests of behaviour that do not measure pacing).
@@ -186,6 +199,12 @@ pub enum ServiceError {
     BadIdentifier(String),
     #[error("the call was cancelled")]
     Cancelled,
+    /// This process spent the day's allowance of requests to the service.
+    #[error(
+        "{service}: this server sent its {limit} requests of the day (its daily allowance); \
+         try again after midnight UTC"
+    )]
+    DailyBudget { service: &'static str, limit: u32 },
 }
 
 /// An answer: its status and body (redirects followed).
@@ -218,6 +237,8 @@ pub struct MetadataServices {
     config: ServicesConfig,
     user_agent: HeaderValue,
     pacers: HashMap<Service, Pacer>,
+    /// OpenAlex requests sent on a UTC day: (days since 1970, count).
+    openalex_day: std::sync::Mutex<(u64, u32)>,
 }
 
 /// Why the services' client could not be built.
@@ -266,6 +287,7 @@ impl MetadataServices {
             config,
             user_agent,
             pacers,
+            openalex_day: std::sync::Mutex::new((0, 0)),
         })
     }
 

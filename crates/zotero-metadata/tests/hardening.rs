@@ -26,6 +26,7 @@ fn config(base: &str, policy: AddressPolicy) -> ServicesConfig {
         bases,
         contact_email: Some("ada@lovelace-lab.org".into()),
         ncbi_api_key: Some(NCBI_KEY.into()),
+        openalex_api_key: None,
         timeout: Duration::from_secs(5),
         retry: RetryPolicy {
             max_attempts: 3,

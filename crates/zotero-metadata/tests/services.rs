@@ -26,6 +26,7 @@ fn config(mock: &MockServer, email: Option<&str>, pace: Option<Duration>) -> Ser
         bases,
         contact_email: email.map(str::to_string),
         ncbi_api_key: None,
+        openalex_api_key: None,
         timeout: Duration::from_secs(5),
         retry: RetryPolicy {
             max_attempts: 3,

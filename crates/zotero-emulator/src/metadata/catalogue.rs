@@ -62,6 +62,9 @@ const UNPAYWALL: &[&str] = &[
     fixture!("unpaywall/10.1109_cvpr.2016.90.json"),
 ];
 
+/// A small citation graph of real works (ids and counts made up; see `fixtures/README.md`).
+const OPENALEX: &str = fixture!("openalex/works.json");
+
 fn parse(text: &str) -> Value {
     serde_json::from_str(text).expect("fixtures/metadata holds valid JSON")
 }
@@ -143,6 +146,9 @@ impl MetaState {
         }
         for t in UNPAYWALL {
             m.add_unpaywall(parse(t));
+        }
+        for w in parse(OPENALEX)["results"].as_array().into_iter().flatten() {
+            m.add_openalex(w.clone());
         }
         for (path, label) in [
             (

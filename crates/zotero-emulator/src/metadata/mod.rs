@@ -1,23 +1,26 @@
 //! Fake metadata hosts for adding a paper by its identifier: the DOI resolver (doi.org, with
 //! content negotiation), Crossref's and DataCite's REST APIs, arXiv's API, Open Library, NCBI
 //! E-utilities (esummary and the PMC id converter), Unpaywall, and a host for the open-access
-//! PDFs Unpaywall points to. Each is served on the emulator's own address under a path root
+//! PDFs Unpaywall points to; and OpenAlex's works API, for the citation graph. Each is served on the emulator's own address under a path root
 //! standing for the public host's root (`{uri}/crossref` is `https://api.crossref.org`), answers
 //! with the real services' shapes, errors and rate-limit headers, and is seeded with the small
 //! catalogue of `fixtures/metadata/` (see `fixtures/README.md`, which says what is guessed).
 //!
 //! `doi.rs` plays doi.org, Crossref and DataCite, `arxiv_api.rs` arXiv's API, `others.rs`
-//! Open Library, NCBI, Unpaywall and the open-access files, `csl.rs` derives the CSL-JSON the
-//! agencies' content negotiation answers, `catalogue.rs` loads the fixtures.
+//! Open Library, NCBI, Unpaywall and the open-access files, `openalex.rs` OpenAlex, `csl.rs`
+//! derives the CSL-JSON the agencies' content negotiation answers, `catalogue.rs` loads the
+//! fixtures.
 
 mod arxiv_api;
 mod catalogue;
 mod csl;
 mod doi;
+mod openalex;
 mod others;
 
 pub use arxiv_api::ArxivPaper;
 pub use catalogue::crossref_article;
+pub use openalex::openalex_work;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -46,11 +49,13 @@ pub enum MetadataHost {
     Unpaywall,
     /// `{uri}/oa`: the open-access copies Unpaywall points to (repositories, publishers).
     OpenAccess,
+    /// `{uri}/openalex` plays `https://api.openalex.org` (`ZOTERO_OPENALEX_BASE`).
+    OpenAlex,
 }
 
 impl MetadataHost {
     /// Every fake metadata host.
-    pub const ALL: [MetadataHost; 8] = [
+    pub const ALL: [MetadataHost; 9] = [
         MetadataHost::Doi,
         MetadataHost::Crossref,
         MetadataHost::DataCite,
@@ -59,6 +64,7 @@ impl MetadataHost {
         MetadataHost::Ncbi,
         MetadataHost::Unpaywall,
         MetadataHost::OpenAccess,
+        MetadataHost::OpenAlex,
     ];
 
     /// The path root on the emulator, e.g. `/crossref`.
@@ -72,6 +78,7 @@ impl MetadataHost {
             MetadataHost::Ncbi => "/ncbi",
             MetadataHost::Unpaywall => "/unpaywall",
             MetadataHost::OpenAccess => "/oa",
+            MetadataHost::OpenAlex => "/openalex",
         }
     }
 
@@ -86,6 +93,7 @@ impl MetadataHost {
             MetadataHost::Ncbi => "https://eutils.ncbi.nlm.nih.gov",
             MetadataHost::Unpaywall => "https://api.unpaywall.org",
             MetadataHost::OpenAccess => "(repositories and publishers)",
+            MetadataHost::OpenAlex => "https://api.openalex.org",
         }
     }
 
@@ -109,6 +117,8 @@ impl MetadataHost {
             MetadataHost::Crossref => Some((if polite(req) { 10 } else { 5 }, second)),
             // "no more than one request every three seconds".
             MetadataHost::ArxivApi => Some((1, Duration::from_secs(3))),
+            // "max 100 requests per second" for every user.
+            MetadataHost::OpenAlex => Some((100, second)),
             // 3/s without an API key, 10/s with one.
             MetadataHost::Ncbi => Some((
                 if query(req, "api_key").is_some() {
@@ -164,6 +174,8 @@ pub(crate) struct MetaState {
     pub(crate) enforce_limits: bool,
     /// The status of doi.org's redirects (302 like the real resolver).
     pub(crate) doi_redirect: u16,
+    /// OpenAlex works by short id (`W…`).
+    pub(crate) openalex: openalex::Works,
 }
 
 impl MetaState {
@@ -182,6 +194,7 @@ impl MetaState {
             oa: HashMap::new(),
             enforce_limits: false,
             doi_redirect: 302,
+            openalex: openalex::Works::new(),
         }
     }
 
@@ -255,6 +268,7 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded) -> Option<Answe
         MetadataHost::Ncbi => others::ncbi(st, req, rest),
         MetadataHost::Unpaywall => others::unpaywall(meta, base, req, rest),
         MetadataHost::OpenAccess => others::open_access(meta, rest),
+        MetadataHost::OpenAlex => openalex::works(meta, req, rest),
     })
 }
 
@@ -371,6 +385,23 @@ impl Emulator {
     /// The fake Unpaywall (use as `ZOTERO_UNPAYWALL_BASE`): `GET {base}/v2/{doi}?email=`.
     pub fn unpaywall_base(&self) -> String {
         self.metadata_base(MetadataHost::Unpaywall)
+    }
+    /// The fake OpenAlex (use as `ZOTERO_OPENALEX_BASE`): `GET {base}/works/doi:{doi}`,
+    /// `GET {base}/works?filter=cites:W…&cursor=*`.
+    pub fn openalex_base(&self) -> String {
+        self.metadata_base(MetadataHost::OpenAlex)
+    }
+    /// Adds (or replaces) an OpenAlex work (as `GET /works/W…` answers it; see
+    /// [`openalex_work`] to build one).
+    pub fn add_openalex_work(&self, work: Value) {
+        self.state.lock().unwrap().meta.add_openalex(work);
+    }
+    /// Adds many OpenAlex works at once (a graph of thousands).
+    pub fn add_openalex_works(&self, works: impl IntoIterator<Item = Value>) {
+        let mut st = self.state.lock().unwrap();
+        for w in works {
+            st.meta.add_openalex(w);
+        }
     }
     /// Where the open-access copies are served: `{uri}/oa`.
     pub fn oa_base(&self) -> String {

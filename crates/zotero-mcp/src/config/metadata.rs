@@ -19,6 +19,8 @@ pub struct MetadataConfig {
     pub contact_email: Option<String>,
     /// `ZOTERO_NCBI_API_KEY`: E-utilities at 10 requests a second instead of 3.
     pub ncbi_api_key: Option<zotero_net::SecretString>,
+    /// `ZOTERO_OPENALEX_API_KEY`: OpenAlex's free key (its daily allowance of list requests).
+    pub openalex_api_key: Option<zotero_net::SecretString>,
 }
 
 impl MetadataConfig {
@@ -34,10 +36,14 @@ impl MetadataConfig {
             Some(v) => Some(parse_email(&v)?),
         };
         let ncbi_api_key = get("ZOTERO_NCBI_API_KEY").map(zotero_net::SecretString::new);
+        let openalex_api_key = get("ZOTERO_OPENALEX_API_KEY")
+            .filter(|k| !k.trim().is_empty())
+            .map(zotero_net::SecretString::new);
         Ok(MetadataConfig {
             bases,
             contact_email,
             ncbi_api_key,
+            openalex_api_key,
         })
     }
 }

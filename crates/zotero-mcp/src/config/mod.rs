@@ -99,6 +99,10 @@ impl Config {
                         .ncbi_api_key
                         .as_ref()
                         .map(|k| k.expose().to_string()),
+                    metadata
+                        .openalex_api_key
+                        .as_ref()
+                        .map(|k| k.expose().to_string()),
                     get("ZOTERO_MCP_HTTP_TOKEN"),
                     get("HF_TOKEN"),
                 ])
@@ -124,6 +128,7 @@ impl Config {
             bases: self.metadata.bases.clone(),
             contact_email: self.metadata.contact_email.clone(),
             ncbi_api_key: self.metadata.ncbi_api_key.clone(),
+            openalex_api_key: self.metadata.openalex_api_key.clone(),
             timeout: self.net.timeout,
             retry: self.net.retry.clone(),
             min_interval_override: None,

@@ -47,7 +47,7 @@ pub enum ToolSet {
     Cite,
     Identify,
     Index,
-    /// Beyond the library: citation graph, retractions, checking a manuscript.
+    /// Beyond the library: the citation graph, retractions, checking a manuscript.
     Research,
 }
 
@@ -87,7 +87,7 @@ impl ToolSet {
             }
             ToolSet::Identify => "add papers by DOI, arXiv id, ISBN or PMID",
             ToolSet::Index => "search by meaning",
-            ToolSet::Research => "check sources beyond the library (retraction notices)",
+            ToolSet::Research => "beyond the library: citation graph, retractions, manuscript check",
         }
     }
 

@@ -340,10 +340,10 @@ pub fn enable(
     tool: impl Fn(ToolName) -> Tool,
 ) -> Result<Outcome, ToolError> {
     let params: EnableToolsParams = crate::tools::parse::arguments(args)?;
-    if params.families.len() > 7 {
+    if params.families.len() > 8 {
         return Err(ToolError::invalid(
             "families",
-            "'families' must hold at most 7 names (all: every family)",
+            "'families' must hold at most 8 names (all: every family)",
         ));
     }
     let asked: BTreeSet<ToolSet> = params.families.iter().flat_map(|f| f.sets()).collect();
@@ -521,7 +521,8 @@ mod tests {
                 "zotero_semantic_search",
                 "zotero_get_search_database_status",
                 "zotero_update_search_database",
-                "zotero_check_retractions"
+                "zotero_check_retractions",
+                "zotero_find_related"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {

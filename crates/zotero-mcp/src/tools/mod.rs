@@ -33,6 +33,7 @@ pub use items::{
 };
 pub use notes::{create_note, get_annotations, get_notes, update_note};
 pub use research::check_retractions;
+pub use research::find_related;
 pub use support::{budget, changes, confirm, output, parse, publish};
 pub use tags::{list_tags, manage_tags};
 
@@ -177,6 +178,7 @@ tools! {
     SearchDatabaseStatus => search_database_status::SearchDatabaseStatus,
     UpdateSearchDatabase => update_search_database::UpdateSearchDatabase,
     CheckRetractions => check_retractions::CheckRetractions,
+    FindRelated => find_related::FindRelated,
 }
 
 impl ToolName {

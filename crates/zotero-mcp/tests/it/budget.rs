@@ -46,6 +46,8 @@ fn least_arguments(tool: &str) -> (Value, bool) {
         // No index: building one of this library takes minutes in a debug build. The answer
         // (ZOTERO_NOT_FOUND, saying how to build one) is held to the budget all the same.
         "zotero_semantic_search" => (json!({"query": QUERY}), false),
+        // The emulator's OpenAlex: ResNet's references and citing works (one page each).
+        "zotero_find_related" => (json!({"dois": ["10.1109/CVPR.2016.90"]}), false),
         other => panic!("{other} reads: give the least arguments it needs in least_arguments"),
     }
 }
@@ -282,6 +284,7 @@ async fn every_read_answers_within_the_budget_and_says_how_to_read_on() {
         "read,write,files,cite,identify,index,research".into(),
     ));
     // Crossref is the emulator's (its DOIs are unknown there: the check says so).
+    env.push(("ZOTERO_OPENALEX_BASE".into(), emu.openalex_base()));
     env.push(("ZOTERO_CROSSREF_BASE".into(), emu.crossref_base()));
     env.push(("ZOTERO_FETCH_ALLOW_PRIVATE".into(), "1".into()));
     env.push(("ZOTERO_INDEX_DIR".into(), dir.path().display().to_string()));

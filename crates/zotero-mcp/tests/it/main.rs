@@ -22,6 +22,7 @@ mod database_backend;
 mod database_reads;
 mod docs;
 mod dry_runs;
+mod find_related;
 mod fulltext;
 mod http_2026;
 mod http_bounds;

@@ -73,3 +73,42 @@ fn paces_are_the_ones_the_services_ask_for() {
     assert!(Service::Crossref.min_interval(false, false) >= Duration::from_millis(200));
     assert!(Service::Crossref.min_interval(true, false) >= Duration::from_millis(100));
 }
+
+#[test]
+fn openalex_is_paced_to_ten_a_second() {
+    assert_eq!(
+        Service::OpenAlex.min_interval(true, false),
+        Duration::from_millis(100)
+    );
+    assert_eq!(Service::OpenAlex.variable(), "ZOTERO_OPENALEX_BASE");
+}
+
+#[test]
+fn openalex_requests_stop_at_the_daily_allowance_and_start_again_the_next_day() {
+    let config = ServicesConfig {
+        bases: HashMap::new(),
+        contact_email: None,
+        ncbi_api_key: None,
+        openalex_api_key: None,
+        timeout: Duration::from_secs(5),
+        retry: RetryPolicy {
+            max_attempts: 1,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(1),
+            max_wait: Duration::from_secs(1),
+        },
+        min_interval_override: None,
+        policy: AddressPolicy::PublicOnly,
+        secrets: Secrets::default(),
+    };
+    let services = MetadataServices::new(config).unwrap();
+    for _ in 0..OPENALEX_DAILY_REQUESTS {
+        services.spend_on(Service::OpenAlex, 20_000).unwrap();
+    }
+    let e = services.spend_on(Service::OpenAlex, 20_000).unwrap_err();
+    assert!(matches!(e, ServiceError::DailyBudget { .. }), "{e}");
+    assert!(e.to_string().contains("midnight UTC"), "{e}");
+    // Other services are not counted; the next day starts afresh.
+    services.spend_on(Service::Crossref, 20_000).unwrap();
+    services.spend_on(Service::OpenAlex, 20_001).unwrap();
+}

@@ -53,6 +53,9 @@ impl MetadataServices {
                 if let Err(e) = self.take_turn(s, cancel).await {
                     return Attempt::Fatal(e);
                 }
+                if let Err(e) = self.spend(s) {
+                    return Attempt::Fatal(e);
+                }
                 match self.fetch(s, &url, accept, cancel).await {
                     Ok((answer, wait)) => Attempt::judge(answer.status, wait, answer),
                     Err(e @ ServiceError::Cancelled) => Attempt::Fatal(e),

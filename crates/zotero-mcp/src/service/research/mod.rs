@@ -1,3 +1,7 @@
-//! Workflows that reach beyond the library: what other services say about its items.
+//! Beyond the library: workflows that ask outside services about the library's works (the
+//! citation graph from OpenAlex and Crossref, retraction notices), and what they share
+//! (matching the works they name to the library's items).
 
+pub mod graph;
+pub mod in_library;
 pub mod retractions;

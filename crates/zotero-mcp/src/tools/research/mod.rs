@@ -1,3 +1,4 @@
-//! Beyond the library: what other services say about its items.
+//! Beyond the library: the citation graph, retractions, checking a manuscript.
 
 pub mod check_retractions;
+pub mod find_related;
