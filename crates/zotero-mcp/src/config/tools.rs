@@ -47,16 +47,19 @@ pub enum ToolSet {
     Cite,
     Identify,
     Index,
+    /// Beyond the library's own records: checking a manuscript against it.
+    Research,
 }
 
 impl ToolSet {
-    pub const ALL: [ToolSet; 6] = [
+    pub const ALL: [ToolSet; 7] = [
         ToolSet::Read,
         ToolSet::Write,
         ToolSet::Files,
         ToolSet::Cite,
         ToolSet::Identify,
         ToolSet::Index,
+        ToolSet::Research,
     ];
 
     pub fn name(self) -> &'static str {
@@ -67,6 +70,7 @@ impl ToolSet {
             ToolSet::Cite => "cite",
             ToolSet::Identify => "identify",
             ToolSet::Index => "index",
+            ToolSet::Research => "research",
         }
     }
 
@@ -83,6 +87,7 @@ impl ToolSet {
             }
             ToolSet::Identify => "add papers by DOI, arXiv id, ISBN or PMID",
             ToolSet::Index => "search by meaning",
+            ToolSet::Research => "check a manuscript's citations and quotations against the library",
         }
     }
 

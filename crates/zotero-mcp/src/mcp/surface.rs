@@ -215,6 +215,7 @@ pub enum Family {
     Cite,
     Identify,
     Index,
+    Research,
     All,
 }
 
@@ -227,6 +228,7 @@ impl Family {
             Family::Cite => vec![ToolSet::Cite],
             Family::Identify => vec![ToolSet::Identify],
             Family::Index => vec![ToolSet::Index],
+            Family::Research => vec![ToolSet::Research],
             Family::All => ToolSet::ALL.to_vec(),
         }
     }
@@ -237,7 +239,7 @@ impl Family {
 pub struct EnableToolsParams {
     /// Families to enable (all: every one); none: only list them
     #[serde(default, deserialize_with = "null_is_default")]
-    #[schemars(length(max = 7))]
+    #[schemars(length(max = 8))]
     pub families: Vec<Family>,
 }
 
@@ -338,10 +340,10 @@ pub fn enable(
     tool: impl Fn(ToolName) -> Tool,
 ) -> Result<Outcome, ToolError> {
     let params: EnableToolsParams = crate::tools::parse::arguments(args)?;
-    if params.families.len() > 7 {
+    if params.families.len() > 8 {
         return Err(ToolError::invalid(
             "families",
-            "'families' must hold at most 7 names (all: every family)",
+            "'families' must hold at most 8 names (all: every family)",
         ));
     }
     let asked: BTreeSet<ToolSet> = params.families.iter().flat_map(|f| f.sets()).collect();

@@ -14,6 +14,7 @@ pub mod index;
 pub mod items;
 pub mod notes;
 pub mod params;
+pub mod research;
 pub mod support;
 pub mod tags;
 
@@ -31,6 +32,7 @@ pub use items::{
     list_libraries, search_items, trash_items, update_item,
 };
 pub use notes::{create_note, get_annotations, get_notes, update_note};
+pub use research::check_manuscript;
 pub use support::{budget, changes, confirm, output, parse, publish};
 pub use tags::{list_tags, manage_tags};
 
@@ -174,6 +176,7 @@ tools! {
     SemanticSearch => semantic_search::SemanticSearch,
     SearchDatabaseStatus => search_database_status::SearchDatabaseStatus,
     UpdateSearchDatabase => update_search_database::UpdateSearchDatabase,
+    CheckManuscript => check_manuscript::CheckManuscript,
 }
 
 impl ToolName {

@@ -24,6 +24,7 @@ const LISTS: &[&str] = &[
     "notes",
     "annotations",
     "results",
+    "findings",
 ];
 
 /// The least each reading tool needs, and whether the largest library holds more than one
@@ -45,6 +46,11 @@ fn least_arguments(tool: &str) -> (Value, bool) {
         // No index: building one of this library takes minutes in a debug build. The answer
         // (ZOTERO_NOT_FOUND, saying how to build one) is held to the budget all the same.
         "zotero_semantic_search" => (json!({"query": QUERY}), false),
+        // Citations of keys no item carries, each with its closest items: more than a page.
+        "zotero_check_manuscript" => {
+            let text: String = (0..150).map(|n| format!("[@{QUERY}{n}] ")).collect();
+            (json!({"text": text}), true)
+        }
         other => panic!("{other} reads: give the least arguments it needs in least_arguments"),
     }
 }
@@ -278,7 +284,7 @@ async fn every_read_answers_within_the_budget_and_says_how_to_read_on() {
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.push((
         "ZOTERO_TOOLSETS".into(),
-        "read,write,files,cite,identify,index".into(),
+        "read,write,files,cite,identify,index,research".into(),
     ));
     env.push(("ZOTERO_INDEX_DIR".into(), dir.path().display().to_string()));
     let s = in_process(&env).await;

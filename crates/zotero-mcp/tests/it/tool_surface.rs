@@ -100,7 +100,7 @@ async fn toolsets_configurations_list_what_they_listed_before() {
         assert_eq!(names(&server.tools().await), expected, "{}", set.name());
         server.stop().await;
     }
-    let server = spawn(&env("read,write,files,cite,identify,index")).await;
+    let server = spawn(&env("read,write,files,cite,identify,index,research")).await;
     assert_eq!(names(&server.tools().await), all);
     server.stop().await;
 }
