@@ -48,7 +48,7 @@ fn is_break(c: char) -> bool {
 
 /// `text` normalized: lower case, quotes and dashes plain, ligatures spelt out, every run of
 /// whitespace one space, a word hyphenated across a line break joined (`exam-\nple`), soft
-/// hyphens gone.
+/// hyphens and square brackets gone.
 pub fn normalize(text: &str) -> Normalized {
     let chars: Vec<char> = text.chars().collect();
     let mut out = Normalized {
@@ -58,7 +58,8 @@ pub fn normalize(text: &str) -> Normalized {
     let mut buf = String::new();
     let mut i = 0;
     while let Some(&c) = chars.get(i) {
-        if c == '\u{ad}' {
+        // Soft hyphens, and brackets: a quotation's editorial `[t]he` is the text's `the`.
+        if matches!(c, '\u{ad}' | '[' | ']') {
             i += 1;
             continue;
         }
@@ -112,8 +113,8 @@ pub fn normalize(text: &str) -> Normalized {
 }
 
 /// The pieces of a quotation between its ellipses (`…`, `...`, `. . .`, `[...]`, `[…]`),
-/// each normalized, trimmed of spaces and of the punctuation a quotation adds at its ends;
-/// editorial brackets (`[t]he`) dropped. Empty pieces are left out.
+/// each normalized (editorial brackets, `[t]he`, dropped), trimmed of spaces and of the
+/// punctuation a quotation adds at its ends. Empty pieces are left out.
 pub fn pieces(quote: &str) -> Vec<String> {
     let mut q = quote.to_string();
     for gap in ["[...]", "[…]", "(...)", "(…)", ". . .", "..."] {
@@ -121,8 +122,7 @@ pub fn pieces(quote: &str) -> Vec<String> {
     }
     q.split('…')
         .map(|p| {
-            let p: String = p.chars().filter(|c| !matches!(c, '[' | ']')).collect();
-            let n = normalize(&p).text;
+            let n = normalize(p).text;
             n.trim_matches(|c: char| c.is_whitespace() || ",.;:!?\"'".contains(c))
                 .to_string()
         })

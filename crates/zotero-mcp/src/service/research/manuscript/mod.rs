@@ -700,3 +700,70 @@ mod tests {
         assert_eq!(shorten("abc", 3), "abc");
     }
 }
+
+/// Whatever the draft, bib or quotation, the parsers and the matcher neither panic nor
+/// answer spans outside the text or off a character boundary.
+#[cfg(test)]
+mod prop {
+    use proptest::prelude::*;
+
+    use super::cites::{parse, Format};
+    use super::library::parse_bib;
+    use super::matching::{normalize, pieces, Haystack};
+    use super::quotes;
+
+    /// Characters the syntaxes are made of, far more often than chance would give them.
+    fn draft() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            4 => proptest::sample::select(vec![
+                "[", "]", "@", "-@", ";", ",", " ", "\n", "\n\n", "{", "}", "\\cite", "\\citep",
+                "\\textcite", "[p.~3]", "%", "\\%", "`", "```", "> ", "“", "”", "\"", "``", "''",
+                "…", "...", "[...]", "10.", "1234/", "doi:", "\\begin{quote}", "\\end{quote}",
+                "\\enquote{", "key", "a1", "é", "漢", "🙂", "-\n", "\u{c}", "\u{ad}",
+            ]).prop_map(str::to_string),
+            1 => any::<String>(),
+        ];
+        proptest::collection::vec(piece, 0..60).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        #[test]
+        fn parsers_never_panic_and_spans_stay_in_the_text(text in draft()) {
+            for format in [Format::Markdown, Format::Latex, Format::Text] {
+                let cites = parse(&text, format);
+                for c in &cites {
+                    prop_assert!(c.start <= c.end && c.end <= text.len());
+                    prop_assert!(c.group_start <= c.group_end && c.group_end <= text.len());
+                    prop_assert!(text.is_char_boundary(c.start) && text.is_char_boundary(c.end));
+                }
+                for q in quotes::find(&text, format, &cites) {
+                    prop_assert!(q.start <= q.end && q.end <= text.len());
+                }
+            }
+            let _ = Format::detect(&text);
+            let _ = parse_bib(&text);
+        }
+
+        #[test]
+        fn matching_never_panics(text in draft(), quote in draft()) {
+            let n = normalize(&text);
+            prop_assert_eq!(n.map.len(), n.text.len());
+            let _ = pieces(&quote);
+            let hay = Haystack::new(text.clone(), Some(2));
+            if let Ok(found) = hay.find(&quote) {
+                prop_assert!(found.start <= found.end);
+                prop_assert!(found.end <= text.chars().count());
+            }
+            // A quotation taken from the text is found in it exactly (a hyphen before a
+            // line break aside: the quotation, its words joined by spaces, keeps it).
+            let words: Vec<&str> = text.split_whitespace().take(6).collect();
+            let taken = words.join(" ");
+            if taken.chars().filter(|c| c.is_alphanumeric()).count() >= 3 && !text.contains('-') {
+                let found = hay.find(&taken);
+                prop_assert!(found.is_ok_and(|f| f.exact), "{taken:?} in {text:?}");
+            }
+        }
+    }
+}
