@@ -436,7 +436,7 @@ mod tests {
         for needle in [
             "ZOTERO_TOOLSETS",
             "'writes'",
-            "read, write, files, cite, identify, index, all",
+            "read, write, files, cite, identify, index, research, all",
         ] {
             assert!(msg.contains(needle), "{needle}: {msg}");
         }

@@ -520,7 +520,8 @@ mod tests {
                 // The index set writes only the local search index.
                 "zotero_semantic_search",
                 "zotero_get_search_database_status",
-                "zotero_update_search_database"
+                "zotero_update_search_database",
+                "zotero_check_manuscript"
             ]
         );
         for t in ToolName::ALL.iter().filter(|t| t.writes()) {
@@ -749,10 +750,12 @@ mod tests {
         assert!(d.description.len() <= 400);
         let input = Value::Object(d.input_schema);
         assert_eq!(input["additionalProperties"], false);
-        assert_eq!(input["properties"]["families"]["maxItems"], 7);
+        assert_eq!(input["properties"]["families"]["maxItems"], 8);
         assert_eq!(
             input["properties"]["families"]["items"]["enum"],
-            serde_json::json!(["read", "write", "files", "cite", "identify", "index", "all"])
+            serde_json::json!([
+                "read", "write", "files", "cite", "identify", "index", "research", "all"
+            ])
         );
         assert!(input["properties"]["families"]["description"].is_string());
     }

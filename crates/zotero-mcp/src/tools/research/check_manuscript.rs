@@ -35,6 +35,7 @@ pub enum FormatParam {
 pub struct CheckManuscriptParams {
     /// The draft (at most 5 MB); or file_path
     #[serde(default)]
+    #[schemars(length(max = 5_000_000))]
     pub text: Option<String>,
     /// The draft as a file where the server runs, within ZOTERO_UPLOAD_ROOTS if set
     #[serde(default)]
