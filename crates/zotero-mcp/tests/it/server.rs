@@ -152,7 +152,7 @@ fn help_version_and_tools_commands() {
     assert_eq!(code, 0);
     for line in [
         "| default | 14 |",
-        "| ZOTERO_TOOLSETS=all | 30 |",
+        "| ZOTERO_TOOLSETS=all | 31 |",
         "| zotero_enable_tools | - | yes |",
     ] {
         assert!(out.contains(line), "{line}\n{out}");
