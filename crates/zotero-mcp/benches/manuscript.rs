@@ -88,7 +88,7 @@ fn draft() -> String {
         for c in 0..CITATIONS / PAGES {
             let i = page * (CITATIONS / PAGES) + c;
             let n = i % CITED;
-            if i % (CITATIONS / QUOTATIONS) == 0 {
+            if i.is_multiple_of(CITATIONS / QUOTATIONS) {
                 let q = i / (CITATIONS / QUOTATIONS);
                 let s = (q * 3) % 40;
                 let quote = match q % 10 {
