@@ -128,6 +128,28 @@ impl Library<'_> {
         crate::response::parse_json(&resp)
     }
 
+    /// Every item `filter` selects as Zotero sends it (every field, and `meta`, where the
+    /// database backend puts a retraction), oldest first, 100 a request: one request per
+    /// hundred items.
+    pub async fn all_items_wire(
+        &self,
+        filter: &ItemFilter,
+        cancel: &CancellationToken,
+    ) -> Result<Vec<WireObject>, ZoteroError> {
+        crate::response::all_pages(|start| async move {
+            let listing = ItemListing {
+                filter: filter.clone(),
+                sort: "dateAdded".into(),
+                direction: Some(Direction::Asc),
+                limit: 100,
+                start,
+            };
+            let resp = self.send_listing(&listing, cancel).await?;
+            parse_page(&resp, "list items", WireObject::clone)
+        })
+        .await
+    }
+
     async fn send_listing(
         &self,
         listing: &ItemListing,

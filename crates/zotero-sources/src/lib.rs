@@ -191,6 +191,29 @@ impl Fetcher {
         }
     }
 
+    /// Reads a local file that the path policy (`ZOTERO_UPLOAD_ROOTS`) allows, whole, when it
+    /// holds at most `max_bytes`: a text to check rather than a file to upload. A larger file
+    /// is [`LocalRead::TooLarge`] with its size, unread, so that the caller says which bound
+    /// it passed. `field` names the argument in errors.
+    pub async fn read_local(
+        &self,
+        path: PathBuf,
+        max_bytes: u64,
+        field: &'static str,
+        cancel: &CancellationToken,
+    ) -> Result<LocalRead, SourceError> {
+        let roots = self.upload_roots.clone();
+        let task = tokio::task::spawn_blocking(move || {
+            let resolved = path_policy::resolve(&path, &roots, field)?;
+            local::read_bounded(&resolved, max_bytes, field)
+        });
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => Err(SourceError::Cancelled),
+            r = task => r.map_err(join_error)?,
+        }
+    }
+
     /// `filename` is the caller's override of the path's own name.
     async fn prepare_path(
         &self,
@@ -363,6 +386,15 @@ fn join_error(e: tokio::task::JoinError) -> SourceError {
     SourceError::Internal {
         reason: format!("the file task failed: {e}"),
     }
+}
+
+/// What [`Fetcher::read_local`] found.
+#[derive(Debug)]
+pub enum LocalRead {
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// The file holds more than the bound asked for: its size in bytes, nothing read.
+    TooLarge { size: u64 },
 }
 
 /// A source, checked and hashed, ready to upload.

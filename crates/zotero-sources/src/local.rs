@@ -133,6 +133,40 @@ fn not_regular(meta: &Metadata) -> Option<&'static str> {
     Some("not a regular file")
 }
 
+/// Reads the resolved `path` whole when it is a regular file of at most `max_bytes` (checked
+/// on the file opened, and again while reading, as a file may grow meanwhile).
+pub(crate) fn read_bounded(
+    path: &Path,
+    max_bytes: u64,
+    field: &'static str,
+) -> Result<crate::LocalRead, SourceError> {
+    let meta = std::fs::metadata(path).map_err(|e| path_error(&e, path, field))?;
+    if let Some(kind) = not_regular(&meta) {
+        return Err(SourceError::NotARegularFile { field, kind });
+    }
+    let (file, opened) = open_checked(path, Some(FileId::of(&meta))).map_err(|e| match e {
+        OpenError::Io(e) => path_error(&e, path, field),
+        OpenError::NotRegular(kind) => SourceError::NotARegularFile { field, kind },
+        OpenError::Replaced => SourceError::Unreadable {
+            field,
+            reason: REPLACED.into(),
+        },
+    })?;
+    if opened.len() > max_bytes {
+        return Ok(crate::LocalRead::TooLarge { size: opened.len() });
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| path_error(&e, path, field))?;
+    if bytes.len() as u64 > max_bytes {
+        return Ok(crate::LocalRead::TooLarge {
+            size: bytes.len() as u64,
+        });
+    }
+    Ok(crate::LocalRead::Bytes(bytes))
+}
+
 pub(crate) fn path_error(e: &io::Error, path: &Path, field: &'static str) -> SourceError {
     match e.kind() {
         io::ErrorKind::NotFound => SourceError::PathNotFound {

@@ -237,7 +237,7 @@ impl Family {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnableToolsParams {
-    /// Families to enable (all: every one); none: only list them
+    /// Families to enable (all: every one); none: list them
     #[serde(default, deserialize_with = "null_is_default")]
     #[schemars(length(max = 8))]
     pub families: Vec<Family>,
@@ -289,7 +289,7 @@ pub fn definition() -> Definition {
     Definition {
         name: ENABLE_TOOLS,
         title: "Enable more tools",
-        description: "List the tool families not listed yet, or enable some for this session; \
+        description: "List tool families not listed yet, or enable some for this session; \
             answers each new tool's input schema.",
         input_schema: publish::input_schema::<EnableToolsParams>(),
         output_schema: crate::mcp::envelope::output_schema(
@@ -521,6 +521,7 @@ mod tests {
                 "zotero_semantic_search",
                 "zotero_get_search_database_status",
                 "zotero_update_search_database",
+                "zotero_check_manuscript",
                 "zotero_check_retractions",
                 "zotero_find_related"
             ]

@@ -32,6 +32,7 @@ pub use items::{
     list_libraries, search_items, trash_items, update_item,
 };
 pub use notes::{create_note, get_annotations, get_notes, update_note};
+pub use research::check_manuscript;
 pub use research::check_retractions;
 pub use research::find_related;
 pub use support::{budget, changes, confirm, output, parse, publish};
@@ -177,6 +178,7 @@ tools! {
     SemanticSearch => semantic_search::SemanticSearch,
     SearchDatabaseStatus => search_database_status::SearchDatabaseStatus,
     UpdateSearchDatabase => update_search_database::UpdateSearchDatabase,
+    CheckManuscript => check_manuscript::CheckManuscript,
     CheckRetractions => check_retractions::CheckRetractions,
     FindRelated => find_related::FindRelated,
 }

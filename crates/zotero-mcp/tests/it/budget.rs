@@ -24,6 +24,7 @@ const LISTS: &[&str] = &[
     "notes",
     "annotations",
     "results",
+    "findings",
 ];
 
 /// The least each reading tool needs, and whether the largest library holds more than one
@@ -48,6 +49,11 @@ fn least_arguments(tool: &str) -> (Value, bool) {
         "zotero_semantic_search" => (json!({"query": QUERY}), false),
         // The emulator's OpenAlex: ResNet's references and citing works (one page each).
         "zotero_find_related" => (json!({"dois": ["10.1109/CVPR.2016.90"]}), false),
+        // Citations of keys no item carries, each with its closest items: more than a page.
+        "zotero_check_manuscript" => {
+            let text: String = (0..150).map(|n| format!("[@{QUERY}{n}] ")).collect();
+            (json!({"text": text}), true)
+        }
         other => panic!("{other} reads: give the least arguments it needs in least_arguments"),
     }
 }

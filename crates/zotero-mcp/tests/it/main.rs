@@ -39,6 +39,7 @@ mod libraries;
 mod listing;
 mod local_authorize;
 mod local_writes;
+mod manuscript;
 mod metadata_hardening;
 mod note_writes;
 mod prop_arguments;

@@ -91,6 +91,7 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_get_search_database_status", true, true, false),
         // Writes the local search index only, never Zotero.
         ("zotero_update_search_database", false, true, false),
+        ("zotero_check_manuscript", true, true, false),
         ("zotero_check_retractions", true, true, false),
         ("zotero_find_related", true, true, false),
     ];
