@@ -173,11 +173,7 @@ fn main() {
             let vectors: Vec<Option<Vec<u8>>> = s
                 .chunk_ids
                 .iter()
-                .map(|id| {
-                    vector
-                        .query_row([id], |r| r.get::<_, Vec<u8>>(0))
-                        .ok()
-                })
+                .map(|id| vector.query_row([id], |r| r.get::<_, Vec<u8>>(0)).ok())
                 .collect();
             for r in 1..copies {
                 let key = format!("{}R{r}", s.doc.key);
@@ -196,7 +192,8 @@ fn main() {
         }
     }
     tx.commit().unwrap();
-    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .unwrap();
     let (chunks, vectors): (i64, i64) = conn
         .query_row(
             "SELECT (SELECT count(*) FROM chunks), (SELECT count(*) FROM vectors)",

