@@ -160,6 +160,14 @@ pub(crate) const SPLIT_ROWS: u64 = 20_000;
 /// The most parts a keyword search is split into.
 const MAX_PARTS: usize = 4;
 
+#[cfg(test)]
+thread_local! {
+    /// (rows from which to split, parts) for the searches of this thread: tests split
+    /// small indexes.
+    pub(crate) static SPLIT_FOR_TEST: std::cell::Cell<Option<(u64, usize)>> =
+        const { std::cell::Cell::new(None) };
+}
+
 impl Index {
     /// The rowid ranges the keyword search is split into: all rows in one below
     /// [`SPLIT_ROWS`] rows or on one core, else one range per core over rowids 1 to the
@@ -168,7 +176,13 @@ impl Index {
         let cores = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(MAX_PARTS);
-        if cores < 2 || self.keyword_rows()? < SPLIT_ROWS {
+        #[cfg(test)]
+        let (split_rows, cores) = SPLIT_FOR_TEST
+            .with(|c| c.get())
+            .unwrap_or((SPLIT_ROWS, cores));
+        #[cfg(not(test))]
+        let split_rows = SPLIT_ROWS;
+        if cores < 2 || self.keyword_rows()? < split_rows {
             return Ok(vec![None]);
         }
         let last: Option<i64> = self

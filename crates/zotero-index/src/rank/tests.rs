@@ -142,6 +142,42 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// A whole search with its keyword signal split in parts (on threads of their own,
+    /// beside the semantic signal) answers exactly what it answers unsplit: the same hits,
+    /// scores, ranks and passages, in keyword and hybrid mode, with and without filters.
+    #[test]
+    fn a_search_split_in_parts_answers_as_one(
+        seed in 1u64..1_000,
+        words in proptest::collection::vec(0u64..10, 1..4),
+        parts in 2usize..5,
+        hybrid in any::<bool>(),
+        years in proptest::option::of((1990i32..2020, 0i32..30)),
+    ) {
+        use super::search::SPLIT_FOR_TEST;
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = word_index(dir.path(), 300, seed);
+        let enc = RandomEncoder(16);
+        index.updater().unwrap().embed_pending(&enc, 64, usize::MAX).unwrap();
+        let mut query = SearchQuery::new(
+            &words.iter().map(|w| format!("w{w}")).collect::<Vec<_>>().join(" "),
+        );
+        query.mode = if hybrid { Mode::Hybrid } else { Mode::Keyword };
+        query.filters.year_from = years.map(|(from, _)| from);
+        query.filters.year_to = years.map(|(from, span)| from + span / 4);
+        let cache = VectorCache::default();
+        SPLIT_FOR_TEST.with(|c| c.set(Some((u64::MAX, 1))));
+        let one = index.search_cached(Some(&enc), &query, &cache).unwrap();
+        SPLIT_FOR_TEST.with(|c| c.set(Some((0, parts))));
+        let split = index.search_cached(Some(&enc), &query, &cache).unwrap();
+        SPLIT_FOR_TEST.with(|c| c.set(None));
+        prop_assert_eq!(one.semantic_used, hybrid);
+        prop_assert!(!one.hits.is_empty());
+        prop_assert_eq!(split, one);
+    }
+}
+
 #[test]
 fn rowid_parts_cover_every_rowid_once() {
     for last in [1i64, 2, 7, 100, 1_000_003] {
