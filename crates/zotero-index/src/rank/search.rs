@@ -36,8 +36,15 @@ impl Index {
         query: &SearchQuery,
         cache: &VectorCache,
     ) -> Result<SearchAnswer> {
-        self.search_inner(encoder, query, Some(cache))
-            .map_err(|e| e.at(&self.path))
+        // On a connection kept from an earlier search, whose page cache holds what
+        // searches read again; this one only checked the file.
+        let run = || -> Result<SearchAnswer> {
+            let reader = cache.reader(self)?;
+            let answer = reader.search_inner(encoder, query, Some(cache))?;
+            cache.keep_reader(reader);
+            Ok(answer)
+        };
+        run().map_err(|e| e.at(&self.path))
     }
 
     fn search_inner(
@@ -93,12 +100,20 @@ impl Index {
         // when the semantic signal is.
         let (keyword, semantic) = std::thread::scope(|s| -> Result<_> {
             let here = usize::from(meaning.is_none());
-            let (path, library) = (&self.path, self.library());
+            let (path, file, library) = (&self.path, self.file_id, self.library());
             let spawned: Vec<_> = parts
                 .iter()
                 .skip(here)
                 .map(|&rows| {
-                    s.spawn(move || words(&Index::open_file(path, library.clone())?, rows))
+                    s.spawn(move || match cache {
+                        Some(c) => {
+                            let reader = c.reader_of(path, file, library)?;
+                            let found = words(&reader, rows)?;
+                            c.keep_reader(reader);
+                            Ok(found)
+                        }
+                        None => words(&Index::open_file(path, library.clone())?, rows),
+                    })
                 })
                 .collect();
             let semantic = match meaning {
