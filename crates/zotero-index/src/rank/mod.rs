@@ -12,6 +12,13 @@
 //! instead, for [`crate::vcache::OVERSAMPLE`] times as many, which are then scored exactly
 //! from the stored vectors: the same candidates in the same order, in a few milliseconds.
 //!
+//! The two signals are searched at once: the semantic one (the query's embedding and the
+//! scan) on the calling thread, the keyword one on another with a connection of its own,
+//! split by rowid into one part per core (each on its thread) from
+//! `SPLIT_ROWS` (20,000) keyword rows, since FTS5 scores every row holding a query word;
+//! each part is scored with the whole table's statistics, so the merged parts are the
+//! answer of one query.
+//!
 //! The parts: `query` (the question and the answer) and `fuse` (fusion of items, order of
 //! chunks, grouping) at the bottom; `keyword` and `semantic` find candidates; `passage` makes a
 //! hit of a group; `search` ([`Index::search`](crate::Index::search)) runs them in order.

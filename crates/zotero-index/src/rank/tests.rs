@@ -100,6 +100,100 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(40))]
+    /// A keyword query split by rowid into parts, each part's best merged, answers the
+    /// same chunks with the same scores in the same order as one query over all rows, with
+    /// filters loose and tight (each part is scored with the whole table's statistics).
+    #[test]
+    fn keyword_parts_merged_equal_one_query(
+        seed in 1u64..1_000,
+        words in proptest::collection::vec(0u64..10, 1..4),
+        candidates in 1usize..60,
+        parts in 1usize..5,
+        years in proptest::option::of((1990i32..2020, 0i32..30)),
+        include_trashed in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let index = word_index(dir.path(), 150, seed);
+        let filters = Filters {
+            include_trashed,
+            year_from: years.map(|(from, _)| from),
+            year_to: years.map(|(from, span)| from + span / 4),
+            ..Default::default()
+        };
+        let (cond, params) = filter_sql(&filters);
+        let expr = words.iter().map(|w| format!("\"w{w}\"")).collect::<Vec<_>>().join(" OR ");
+        let last: i64 = index
+            .conn
+            .query_row("SELECT max(id) FROM chunks_fts_docsize", [], |r| r.get(0))
+            .unwrap();
+        let found: Vec<Vec<Candidate>> = split_rowids(last, parts)
+            .into_iter()
+            .map(|rows| index.keyword_query_in(&expr, &cond, &params, candidates, rows).unwrap())
+            .collect();
+        let seen = |v: Vec<Candidate>| {
+            v.into_iter().map(|c| (c.chunk_id, c.score.to_bits())).collect::<Vec<_>>()
+        };
+        prop_assert_eq!(
+            seen(merge_parts(found, candidates)),
+            seen(index.keyword_query(&expr, &cond, &params, candidates).unwrap())
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// A whole search with its keyword signal split in parts (on threads of their own,
+    /// beside the semantic signal) answers exactly what it answers unsplit: the same hits,
+    /// scores, ranks and passages, in keyword and hybrid mode, with and without filters.
+    #[test]
+    fn a_search_split_in_parts_answers_as_one(
+        seed in 1u64..1_000,
+        words in proptest::collection::vec(0u64..10, 1..4),
+        parts in 2usize..5,
+        hybrid in any::<bool>(),
+        years in proptest::option::of((1990i32..2020, 0i32..30)),
+    ) {
+        use super::search::SPLIT_FOR_TEST;
+        let dir = tempfile::tempdir().unwrap();
+        let mut index = word_index(dir.path(), 300, seed);
+        let enc = RandomEncoder(16);
+        index.updater().unwrap().embed_pending(&enc, 64, usize::MAX).unwrap();
+        let mut query = SearchQuery::new(
+            &words.iter().map(|w| format!("w{w}")).collect::<Vec<_>>().join(" "),
+        );
+        query.mode = if hybrid { Mode::Hybrid } else { Mode::Keyword };
+        query.filters.year_from = years.map(|(from, _)| from);
+        query.filters.year_to = years.map(|(from, span)| from + span / 4);
+        let cache = VectorCache::default();
+        SPLIT_FOR_TEST.with(|c| c.set(Some((u64::MAX, 1))));
+        let one = index.search_cached(Some(&enc), &query, &cache).unwrap();
+        SPLIT_FOR_TEST.with(|c| c.set(Some((0, parts))));
+        let split = index.search_cached(Some(&enc), &query, &cache).unwrap();
+        SPLIT_FOR_TEST.with(|c| c.set(None));
+        prop_assert_eq!(one.semantic_used, hybrid);
+        prop_assert!(!one.hits.is_empty());
+        prop_assert_eq!(split, one);
+    }
+}
+
+#[test]
+fn rowid_parts_cover_every_rowid_once() {
+    for last in [1i64, 2, 7, 100, 1_000_003] {
+        for parts in 1..6 {
+            let ranges: Vec<(i64, i64)> = split_rowids(last, parts).into_iter().flatten().collect();
+            assert_eq!(ranges.len(), parts);
+            assert_eq!(ranges[0].0, i64::MIN);
+            assert_eq!(ranges[parts - 1].1, i64::MAX);
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].1 + 1, w[1].0, "{last} in {parts}: {ranges:?}");
+                assert!(w[0].0 <= w[0].1);
+            }
+        }
+    }
+}
+
 #[test]
 fn words_in_most_rows_are_found_by_the_vocabulary() {
     let dir = tempfile::tempdir().unwrap();

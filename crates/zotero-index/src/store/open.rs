@@ -22,7 +22,7 @@ pub struct Index {
     pub(crate) path: PathBuf,
     pub(super) library: LibraryId,
     /// The file's (device, inode) when opened: a file rebuilt at the same path has others.
-    pub(super) file_id: Option<(u64, u64)>,
+    pub(crate) file_id: Option<(u64, u64)>,
 }
 
 impl Index {
