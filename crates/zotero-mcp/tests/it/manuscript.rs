@@ -7,7 +7,7 @@
 //! Zotero's database.
 
 use serde_json::{json, Value};
-use zotero_emulator::{Emulator, FullText, Library, API_KEY, USER_ID};
+use zotero_emulator::{Emulator, FullText, Library, MetadataHost, API_KEY, USER_ID};
 
 use crate::common::{env_for, in_process, Server};
 
@@ -79,9 +79,22 @@ fn library() -> Library {
 async fn setup(extra: &[(&str, &str)]) -> (Emulator, Server) {
     let emu = Emulator::with_library(library()).await;
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    // Without Zotero's database, cited items' retractions are asked of (the emulator's)
+    // Crossref.
+    env.push(("ZOTERO_CROSSREF_BASE".into(), emu.crossref_base()));
+    env.push(("ZOTERO_FETCH_ALLOW_PRIVATE".into(), "1".into()));
     env.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     let s = in_process(&env).await;
     (emu, s)
+}
+
+/// The paths of the requests sent to Zotero (the emulator also records its other hosts').
+fn zotero_paths(emu: &Emulator) -> Vec<String> {
+    emu.requests()
+        .iter()
+        .map(|r| r.path.clone())
+        .filter(|p| p.starts_with("/users/") || p.starts_with("/groups/"))
+        .collect()
 }
 
 fn of_kind<'a>(data: &'a Value, kind: &str) -> Vec<&'a Value> {
@@ -148,7 +161,7 @@ async fn pandoc_citations_resolve_by_citation_key_and_extra_with_candidates_for_
     assert_eq!(sum["cited_items"], 2);
     // The library, read once (six items: one page); no quotation, so no full text.
     assert_eq!(sum["requests"], 1);
-    let reads: Vec<String> = emu.requests().iter().map(|r| r.path.clone()).collect();
+    let reads: Vec<String> = zotero_paths(&emu);
     assert_eq!(reads, [format!("/users/{USER_ID}/items/top")]);
     s.stop().await;
 }
@@ -294,7 +307,7 @@ async fn quotations_are_found_exactly_fuzzily_or_not_with_pages_and_links() {
     assert_eq!(sum["unchecked"], 2);
     // The library once, the PDF's text once for all its quotations; the book has no
     // attachment (its children are asked for, as Zotero names no best one).
-    let paths: Vec<String> = emu.requests().iter().map(|r| r.path.clone()).collect();
+    let paths: Vec<String> = zotero_paths(&emu);
     let fulltext = paths.iter().filter(|p| p.ends_with("/fulltext")).count();
     assert_eq!(fulltext, 1, "{paths:?}");
     assert_eq!(
@@ -488,5 +501,66 @@ async fn retracted_sources_come_from_zotero_s_database() {
     assert_eq!(q[0]["status"], "exact", "{q:#?}");
     assert_eq!(q[0]["attachment_key"], "ARTPDF22");
     assert_eq!(q[0]["page"], 1);
+    s.stop().await;
+}
+
+/// With the web API, the cited items' DOIs are checked against Crossref's notices in one
+/// request: a retraction is reported with its notice and source, an expression of concern
+/// and a correction are not retractions, and an item without a DOI counts as unchecked.
+#[tokio::test]
+async fn retracted_sources_come_from_crossref_without_the_database() {
+    let emu = Emulator::with_library({
+        let mut lib = library();
+        lib.items.extend([
+            item(
+                "RETRCTD2",
+                "A Retracted Study",
+                json!({"citationKey": "gone2019", "DOI": "10.5555/emu.retracted.2019"}),
+            ),
+            item(
+                "CONCERN2",
+                "A Study Under Concern",
+                json!({"citationKey": "doubt2018", "DOI": "10.5555/emu.concern.2018"}),
+            ),
+            item(
+                "CORRECT2",
+                "A Corrected Study",
+                json!({"citationKey": "fixed2020", "DOI": "10.5555/emu.corrected.2020"}),
+            ),
+        ]);
+        lib
+    })
+    .await;
+    let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
+    env.push(("ZOTERO_CROSSREF_BASE".into(), emu.crossref_base()));
+    env.push(("ZOTERO_FETCH_ALLOW_PRIVATE".into(), "1".into()));
+    let s = in_process(&env).await;
+    let text =
+        "As shown [@gone2019; @doubt2018], and [@fixed2020], and [@twin2021] and [@smith2020deep].";
+    let a = s.call(TOOL, json!({"text": text})).await;
+    let data = a.expect_ok().clone();
+    s.check_output(TOOL, &a).await;
+    let sum = &data["summary"];
+    assert_eq!(sum["retractions_checked_with"], "crossref", "{data}");
+    assert_eq!(sum["retracted"], 1, "{data}");
+    let r = of_kind(&data, "retracted");
+    assert_eq!(r.len(), 1, "{data}");
+    assert_eq!(r[0]["item_key"], "RETRCTD2");
+    assert_eq!(r[0]["cited_as"], json!(["gone2019"]));
+    assert!(
+        r[0]["notice"].as_str().is_some_and(|n| !n.is_empty()),
+        "{}",
+        r[0]
+    );
+    assert_ne!(r[0]["source"], "zotero");
+    // The concern and the correction are not retractions; every cited item has a DOI
+    // (SMITHBK2's in Extra; Crossref does not know it: unchecked); the ambiguous
+    // twin2021 resolves to no item.
+    assert_eq!(sum["retractions_unchecked"], 1, "{data}");
+    assert_eq!(sum["crossref_requests"], 1);
+    let asked = emu.requests_to(MetadataHost::Crossref);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let filter = asked[0].query_param("filter").unwrap();
+    assert!(filter.contains("10.5555/emu.retracted.2019"), "{filter}");
     s.stop().await;
 }

@@ -130,10 +130,11 @@ pub struct RetractionStatus {
 }
 
 /// Who answered a check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[allow(missing_docs)]
 pub enum CheckedWith {
+    #[default]
     Zotero,
     Crossref,
 }

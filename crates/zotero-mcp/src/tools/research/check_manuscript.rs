@@ -68,7 +68,7 @@ pub enum Finding {
     Citation(CitationLine),
     /// A quotation and where it is in the cited full text
     Quotation(QuotationLine),
-    /// A cited item Zotero marks retracted
+    /// A cited item that was retracted (Zotero's flag with its database, else a Crossref notice)
     Retracted(RetractedLine),
     /// An item of the collection the draft does not cite
     Uncited(UncitedLine),

@@ -1,8 +1,9 @@
 //! Checking a draft against the library (`zotero_check_manuscript`): its citations parsed
 //! (`cites`), resolved through the library's citation keys and DOIs (`library`), its
 //! quotations attributed to citations (`quotes`) and looked for in the cited items' full
-//! texts (`matching`), the cited items Zotero marks retracted, and a collection's items the
-//! draft never cites.
+//! texts (`matching`), the cited items retracted (Zotero's flags with its database, else
+//! Crossref's notices for their DOIs, 50 a request), and a collection's items the draft
+//! never cites.
 //!
 //! Requests to Zotero per draft: the library's top-level items, 100 a request (the web API
 //! finds no citation key by `q`: its quick search reads titles, creators, years and full
@@ -21,16 +22,20 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
+use serde_json::{Map, Value};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use zotero_api::fulltext::DocumentKind;
 use zotero_api::items::ItemFilter;
+use zotero_api::model::{Item, WireObject};
 use zotero_api::{LibraryRef, ObjectKey};
+use zotero_metadata::services::CROSSREF_DOIS_PER_REQUEST;
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::service::research::retractions::{self, CheckedWith, RetractionState, RetractionStatus};
 use crate::service::ZoteroService;
 use cites::{Cite, Format, KeyKind};
-use library::{BibEntry, LibraryIndex};
+use library::{BibEntry, Entry, LibraryIndex};
 use matching::Haystack;
 
 /// The most bytes of a draft (or a `.bib` file) checked: 5 MB.
@@ -147,7 +152,11 @@ pub struct QuotationLine {
     pub link: Option<String>,
 }
 
-/// A cited item Zotero marks retracted.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A cited item that was retracted (Zotero's flag, or a Crossref notice).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct RetractedLine {
@@ -166,8 +175,8 @@ pub struct RetractedLine {
     /// The retraction notice: its DOI, else a URL
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
-    /// Where this is known from: zotero (the flag Zotero stored)
-    pub source: &'static str,
+    /// Where this is known from: zotero (the flag Zotero stored), else Crossref's notice's source (publisher, retraction-watch)
+    pub source: String,
     /// The user chose to hide Zotero's retraction banner for it
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub hidden: bool,
@@ -212,8 +221,16 @@ pub struct Summary {
     pub not_found: u64,
     /// Not checked: no full text, or the citation is unresolved
     pub unchecked: u64,
-    /// Cited items marked retracted
+    /// Cited items retracted
     pub retracted: u64,
+    /// How retractions were checked: zotero (its own flags, database backend) or crossref (the cited items' DOIs)
+    pub retractions_checked_with: CheckedWith,
+    /// Cited items whose retraction status is unknown (no DOI, or Crossref could not be asked; zotero_check_retractions says why)
+    #[serde(skip_serializing_if = "is_zero")]
+    pub retractions_unchecked: u64,
+    /// Requests sent to Crossref for the retraction check
+    #[serde(skip_serializing_if = "is_zero")]
+    pub crossref_requests: u64,
     /// Items of the collection not cited (when a collection was given)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uncited: Option<u64>,
@@ -230,6 +247,53 @@ pub struct Report {
     pub quotations: Vec<QuotationLine>,
     pub retracted: Vec<RetractedLine>,
     pub uncited: Vec<UncitedLine>,
+}
+
+/// A cited item Zotero flags retracted, from the entry it stored.
+fn zotero_flag_line(e: &Entry, r: &Map<String, Value>, cited_as: Vec<String>) -> RetractedLine {
+    let str_of = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
+    RetractedLine {
+        item_key: e.item_key.clone(),
+        title: e.title.clone(),
+        cited_as,
+        date: str_of("date"),
+        reasons: r
+            .get("reasons")
+            .and_then(|v| v.as_array())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        notice: str_of("doi").or_else(|| {
+            r.get("urls")
+                .and_then(|u| u.as_array())
+                .and_then(|u| u.first())
+                .and_then(|u| u.as_str())
+                .map(str::to_string)
+        }),
+        source: "zotero".into(),
+        hidden: r.get("hidden").and_then(|v| v.as_bool()).unwrap_or(false),
+    }
+}
+
+/// A cited item Crossref publishes a retraction notice for (its gravest notice).
+fn crossref_line(st: &RetractionStatus, cited_as: Vec<String>) -> RetractedLine {
+    let notice = st
+        .notices
+        .iter()
+        .find(|n| RetractionState::of_kind(&n.kind) == RetractionState::Retracted);
+    RetractedLine {
+        item_key: st.item_key.clone(),
+        title: st.title.clone(),
+        cited_as,
+        date: notice.and_then(|n| n.date.clone()),
+        reasons: notice.map(|n| n.reasons.clone()).unwrap_or_default(),
+        notice: notice.and_then(|n| n.doi.clone().or_else(|| n.url.clone())),
+        source: notice.map_or_else(|| "crossref".into(), |n| n.source.clone()),
+        hidden: false,
+    }
 }
 
 /// Byte offset → line, column and character offset, for a text read once.
@@ -483,41 +547,50 @@ pub async fn check(
     }
     report.summary.quotations = quotes.len() as u64;
 
-    // Retracted cited items.
-    for i in &cited {
-        let Some(e) = index.get(*i) else { continue };
-        let Some(r) = &e.retraction else { continue };
-        let str_of = |k: &str| r.get(k).and_then(|v| v.as_str()).map(str::to_string);
-        let cited_as: BTreeSet<String> = cites
+    // Retracted cited items: Zotero's own flags with its database (in the items read
+    // above); else Crossref's notices for the cited items' DOIs (50 DOIs a request).
+    let cited_as = |i: usize| -> Vec<String> {
+        let keys: BTreeSet<String> = cites
             .iter()
             .zip(&resolved)
-            .filter(|(_, r)| **r == Some(*i))
+            .filter(|(_, r)| **r == Some(i))
             .map(|(c, _)| c.key.clone())
             .collect();
-        report.retracted.push(RetractedLine {
-            item_key: e.item_key.clone(),
-            title: e.title.clone(),
-            cited_as: cited_as.into_iter().collect(),
-            date: str_of("date"),
-            reasons: r
-                .get("reasons")
-                .and_then(|v| v.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            notice: str_of("doi").or_else(|| {
-                r.get("urls")
-                    .and_then(|u| u.as_array())
-                    .and_then(|u| u.first())
-                    .and_then(|u| u.as_str())
-                    .map(str::to_string)
-            }),
-            source: "zotero",
-            hidden: r.get("hidden").and_then(|v| v.as_bool()).unwrap_or(false),
-        });
+        keys.into_iter().collect()
+    };
+    let checked_with = CheckedWith::of(svc);
+    report.summary.retractions_checked_with = checked_with;
+    if checked_with == CheckedWith::Zotero {
+        for i in &cited {
+            let Some(e) = index.get(*i) else { continue };
+            let Some(r) = &e.retraction else { continue };
+            report.retracted.push(zotero_flag_line(e, r, cited_as(*i)));
+        }
+    } else if !cited.is_empty() {
+        let by_key: HashMap<String, &WireObject> = items.iter().map(|o| (o.key(), o)).collect();
+        let mut of_item: Vec<(usize, Item)> = Vec::new();
+        for i in &cited {
+            let Some(e) = index.get(*i) else { continue };
+            if let Some(o) = by_key.get(&e.item_key) {
+                of_item.push((*i, o.to_item()));
+            }
+        }
+        let (which, cited_items): (Vec<usize>, Vec<Item>) = of_item.into_iter().unzip();
+        let asked = cited_items.len();
+        let statuses = retractions::check_items(svc, cited_items, None, cancel).await?;
+        report.summary.crossref_requests =
+            (asked as u64).div_ceil(CROSSREF_DOIS_PER_REQUEST as u64);
+        for (i, st) in which.into_iter().zip(statuses) {
+            match st.status {
+                RetractionState::Retracted => {
+                    report.retracted.push(crossref_line(&st, cited_as(i)));
+                }
+                RetractionState::NotCheckable | RetractionState::Failed => {
+                    report.summary.retractions_unchecked += 1;
+                }
+                _ => {}
+            }
+        }
     }
     report.summary.retracted = report.retracted.len() as u64;
 
