@@ -132,7 +132,16 @@ fn main() {
         text.chars().count(),
         2_000 + CITED
     );
-    let mut server = Proc::spawn(&bin, &base, &[]);
+    // The cited items carry no DOI, so no retraction is asked of Crossref; were one asked,
+    // it would go to the emulator's, never to the internet.
+    let mut server = Proc::spawn(
+        &bin,
+        &base,
+        &[
+            ("ZOTERO_CROSSREF_BASE", emu.crossref_base()),
+            ("ZOTERO_FETCH_ALLOW_PRIVATE", "1".to_string()),
+        ],
+    );
     server.initialize();
     for round in 1..=ROUNDS {
         let before = emu.requests().len();
