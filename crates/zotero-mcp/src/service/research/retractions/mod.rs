@@ -9,11 +9,13 @@
 //! A correction or an expression of concern is reported as such, never as a retraction:
 //! each notice keeps Crossref's type, and an item's status is the gravest of its notices.
 
+mod crossref;
+mod doi;
+
 use std::collections::HashMap;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use zotero_api::items::{Direction, ItemFilter, ItemListing};
 use zotero_api::model::{Item, ZoteroRetraction};
@@ -23,6 +25,10 @@ use zotero_metadata::services::{ServiceError, CROSSREF_DOIS_PER_REQUEST};
 
 use crate::mcp::envelope::ToolError;
 use crate::service::ZoteroService;
+use crossref::{fetch_works, from_crossref};
+use doi::item_doi;
+
+pub use doi::normalize_doi;
 
 /// The most notices kept per item (a work corrected many times lists each).
 pub const MAX_NOTICES: usize = 10;
@@ -380,33 +386,6 @@ pub async fn check_items(
     Ok(out)
 }
 
-/// Crossref's works of one batch, by lower-case DOI.
-async fn fetch_works(
-    svc: &ZoteroService,
-    batch: &[(String, usize)],
-    cancel: &CancellationToken,
-) -> Result<HashMap<String, Value>, ServiceError> {
-    let works = match batch {
-        [(doi, _)] if doi.contains(',') => svc
-            .metadata
-            .crossref_work(doi, cancel)
-            .await?
-            .into_iter()
-            .collect(),
-        _ => {
-            let dois: Vec<String> = batch.iter().map(|(d, _)| d.clone()).collect();
-            svc.metadata.crossref_updates(&dois, cancel).await?
-        }
-    };
-    Ok(works
-        .into_iter()
-        .filter_map(|w| {
-            let doi = w.get("DOI")?.as_str()?.to_lowercase();
-            Some((doi, w))
-        })
-        .collect())
-}
-
 fn cancelled() -> ToolError {
     zotero_api::ZoteroError::Cancelled.into()
 }
@@ -459,158 +438,9 @@ pub fn zotero_notice(r: &ZoteroRetraction) -> Notice {
     }
 }
 
-/// The DOI an item is checked by: its DOI field, else a `DOI:` line of Extra (where Zotero
-/// keeps it for item types without the field); an error says why there is none.
-fn item_doi(item: &Item) -> Result<String, String> {
-    if matches!(
-        item.item_type.as_str(),
-        "note" | "attachment" | "annotation"
-    ) {
-        return Err(format!("a {} has no DOI", item.item_type));
-    }
-    let from_extra = || {
-        item.extra.as_deref().and_then(|e| {
-            e.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                k.trim()
-                    .eq_ignore_ascii_case("doi")
-                    .then(|| v.trim().to_string())
-            })
-        })
-    };
-    let Some(raw) = item.doi.clone().or_else(from_extra) else {
-        return Err(
-            "no DOI (neither the DOI field nor a 'DOI:' line in Extra): add one to \
-                    check it"
-                .into(),
-        );
-    };
-    normalize_doi(&raw).ok_or_else(|| {
-        format!(
-            "its DOI '{}' is not a DOI (10.<prefix>/<suffix>): correct it to check it",
-            short_title(&raw)
-        )
-    })
-}
-
-/// `https://doi.org/10.1/x`, `doi:10.1/x` → `10.1/x`; `None` when it is not a DOI.
-pub fn normalize_doi(raw: &str) -> Option<String> {
-    let mut d = raw.trim();
-    for prefix in [
-        "https://doi.org/",
-        "http://doi.org/",
-        "https://dx.doi.org/",
-        "http://dx.doi.org/",
-        "doi:",
-    ] {
-        if d.len() >= prefix.len()
-            && d.get(..prefix.len())
-                .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
-        {
-            d = d.get(prefix.len()..).unwrap_or_default().trim();
-        }
-    }
-    let (prefix, suffix) = d.split_once('/')?;
-    let ok = prefix.starts_with("10.")
-        && prefix.len() > 3
-        && !suffix.is_empty()
-        && !d.chars().any(char::is_whitespace);
-    ok.then(|| d.to_string())
-}
-
-/// What Crossref's record of the item says.
-fn from_crossref(svc: &ZoteroService, s: &mut RetractionStatus, work: &Value) {
-    s.notices = notices(svc, work.get("updated-by"));
-    s.notice_for = notices(svc, work.get("update-to"));
-    s.status = s
-        .notices
-        .iter()
-        .map(|n| RetractionState::of_kind(&n.kind))
-        .min()
-        .unwrap_or(RetractionState::Clear);
-}
-
-/// Crossref's update relations (`updated-by` or `update-to`) as notices, gravest first,
-/// each (DOI, kind, source) once.
-fn notices(svc: &ZoteroService, relations: Option<&Value>) -> Vec<Notice> {
-    let mut out: Vec<Notice> = Vec::new();
-    for r in relations.and_then(Value::as_array).into_iter().flatten() {
-        let text = |k: &str| {
-            r.get(k)
-                .and_then(Value::as_str)
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| svc.metadata.clean(s))
-        };
-        let kind = text("type")
-            .unwrap_or_else(|| "update".into())
-            .to_lowercase()
-            .replace(['-', ' '], "_");
-        let doi = text("DOI");
-        let notice = Notice {
-            url: doi.as_ref().map(|d| format!("https://doi.org/{d}")),
-            doi,
-            kind,
-            source: text("source").unwrap_or_else(|| "publisher".into()),
-            date: crossref_date(r.get("updated")),
-            reasons: Vec::new(),
-        };
-        let same = |n: &Notice| {
-            n.kind == notice.kind
-                && n.source == notice.source
-                && n.doi.as_deref().map(str::to_lowercase)
-                    == notice.doi.as_deref().map(str::to_lowercase)
-        };
-        if !out.iter().any(same) {
-            out.push(notice);
-        }
-    }
-    out.sort_by_key(|n| RetractionState::of_kind(&n.kind));
-    out.truncate(MAX_NOTICES);
-    out
-}
-
-/// A Crossref date (`{"date-parts": [[2020, 6, 1]], "date-time": "…"}`) as `YYYY-MM-DD`,
-/// or as much of it as there is.
-fn crossref_date(v: Option<&Value>) -> Option<String> {
-    let v = v?;
-    if let Some(t) = v.get("date-time").and_then(Value::as_str) {
-        return t.get(..10).map(str::to_string);
-    }
-    let parts: Vec<i64> = v
-        .get("date-parts")?
-        .as_array()?
-        .first()?
-        .as_array()?
-        .iter()
-        .filter_map(Value::as_i64)
-        .collect();
-    match parts.as_slice() {
-        [y, m, d, ..] => Some(format!("{y:04}-{m:02}-{d:02}")),
-        [y, m] => Some(format!("{y:04}-{m:02}")),
-        [y] => Some(format!("{y:04}")),
-        [] => None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn dois_are_read_in_their_usual_spellings() {
-        assert_eq!(
-            normalize_doi(" https://doi.org/10.1000/XYZ ").as_deref(),
-            Some("10.1000/XYZ")
-        );
-        assert_eq!(normalize_doi("doi:10.1/a").as_deref(), Some("10.1/a"));
-        assert_eq!(normalize_doi("DOI:10.1/a").as_deref(), Some("10.1/a"));
-        assert_eq!(normalize_doi("10.1/a b"), None);
-        assert_eq!(normalize_doi("11.1/a"), None);
-        assert_eq!(normalize_doi("10./a"), None);
-        assert_eq!(normalize_doi("10.1000"), None);
-    }
 
     #[test]
     fn only_retraction_kinds_retract() {
@@ -622,25 +452,5 @@ mod tests {
         assert_eq!(S::of_kind("erratum"), S::Corrected);
         assert_eq!(S::of_kind("addendum"), S::Updated);
         assert!(S::Retracted < S::ExpressionOfConcern && S::Corrected < S::Clear);
-    }
-
-    #[test]
-    fn crossref_dates_read_either_form() {
-        assert_eq!(
-            crossref_date(Some(&json!({"date-parts": [[2020, 6, 1]]}))).as_deref(),
-            Some("2020-06-01")
-        );
-        assert_eq!(
-            crossref_date(Some(
-                &json!({"date-parts": [[2020, 6, 1]], "date-time": "2020-06-02T00:00:00Z"})
-            ))
-            .as_deref(),
-            Some("2020-06-02")
-        );
-        assert_eq!(
-            crossref_date(Some(&json!({"date-parts": [[2021]]}))).as_deref(),
-            Some("2021")
-        );
-        assert_eq!(crossref_date(Some(&json!({"date-parts": [[]]}))), None);
     }
 }
