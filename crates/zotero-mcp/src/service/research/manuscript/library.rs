@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use zotero_api::model::WireObject;
 
 use super::matching::similarity;
+use crate::service::research::in_library::normalize_doi;
 
 /// One regular item of the library.
 #[derive(Debug, Clone, Default)]
@@ -37,23 +38,6 @@ fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-}
-
-/// A DOI as compared: lower case, without a resolver or `doi:` in front.
-pub fn normalize_doi(doi: &str) -> String {
-    let d = doi.trim().to_lowercase();
-    let d = [
-        "https://doi.org/",
-        "http://doi.org/",
-        "https://dx.doi.org/",
-        "http://dx.doi.org/",
-        "doi:",
-    ]
-    .iter()
-    .find_map(|p| d.strip_prefix(p))
-    .unwrap_or(&d)
-    .trim();
-    d.to_string()
 }
 
 /// The value of Extra's `label: value` lines (the label in any case).

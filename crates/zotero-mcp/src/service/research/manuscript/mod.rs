@@ -27,7 +27,6 @@ use zotero_api::fulltext::DocumentKind;
 use zotero_api::items::ItemFilter;
 use zotero_api::model::{Item, WireObject};
 use zotero_api::{LibraryRef, ObjectKey};
-use zotero_metadata::services::CROSSREF_DOIS_PER_REQUEST;
 
 use crate::mcp::envelope::ToolError;
 use crate::service::research::retractions::{self, CheckedWith, RetractionState};
@@ -334,10 +333,9 @@ pub async fn check(
             }
         }
         let (which, cited_items): (Vec<usize>, Vec<Item>) = of_item.into_iter().unzip();
-        let asked = cited_items.len();
-        let statuses = retractions::check_items(svc, cited_items, None, cancel).await?;
-        report.summary.crossref_requests =
-            (asked as u64).div_ceil(CROSSREF_DOIS_PER_REQUEST as u64);
+        let (statuses, sent) =
+            retractions::check_items_counted(svc, cited_items, None, cancel).await?;
+        report.summary.crossref_requests = sent;
         for (i, st) in which.into_iter().zip(statuses) {
             match st.status {
                 RetractionState::Retracted => {

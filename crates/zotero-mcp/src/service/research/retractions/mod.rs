@@ -309,9 +309,20 @@ pub async fn check_items(
     progress: Option<&ProgressFn>,
     cancel: &CancellationToken,
 ) -> Result<Vec<RetractionStatus>, ToolError> {
+    Ok(check_items_counted(svc, items, progress, cancel).await?.0)
+}
+
+/// [`check_items`], with the number of requests it sent to Crossref.
+pub async fn check_items_counted(
+    svc: &ZoteroService,
+    items: Vec<Item>,
+    progress: Option<&ProgressFn>,
+    cancel: &CancellationToken,
+) -> Result<(Vec<RetractionStatus>, u64), ToolError> {
     if CheckedWith::of(svc) == CheckedWith::Zotero {
-        return Ok(items.into_iter().map(flagged_by_zotero).collect());
+        return Ok((items.into_iter().map(flagged_by_zotero).collect(), 0));
     }
+    let mut sent = 0u64;
     let mut out: Vec<RetractionStatus> = items.iter().map(unchecked).collect();
     // Each checkable item's index in `out`, by its DOI (lower case: DOIs ignore case).
     let mut wanted: Vec<(String, usize)> = Vec::new();
@@ -347,14 +358,17 @@ pub async fn check_items(
         let works = match &failure {
             // After a failure nothing more is asked: the rest is reported failed with it.
             Some(_) => None,
-            None => match fetch_works(svc, &batch, cancel).await {
-                Ok(works) => Some(works),
-                Err(ServiceError::Cancelled) => return Err(cancelled()),
-                Err(e) => {
-                    failure = Some(svc.metadata.clean(&e.to_string()));
-                    None
+            None => {
+                sent += 1;
+                match fetch_works(svc, &batch, cancel).await {
+                    Ok(works) => Some(works),
+                    Err(ServiceError::Cancelled) => return Err(cancelled()),
+                    Err(e) => {
+                        failure = Some(svc.metadata.clean(&e.to_string()));
+                        None
+                    }
                 }
-            },
+            }
         };
         for (doi, i) in &batch {
             let Some(s) = out.get_mut(*i) else { continue };
@@ -383,7 +397,7 @@ pub async fn check_items(
             report(done, total);
         }
     }
-    Ok(out)
+    Ok((out, sent))
 }
 
 fn cancelled() -> ToolError {
