@@ -102,7 +102,7 @@ impl std::fmt::Display for LibraryScope {
 
 /// Whether `key` can name a folder of `storage/` (Zotero's keys are eight letters and
 /// digits): anything else is never joined to a path.
-fn is_plain_key(key: &str) -> bool {
+pub(crate) fn is_plain_key(key: &str) -> bool {
     !key.is_empty() && key.len() <= 32 && key.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
