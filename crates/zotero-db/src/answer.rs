@@ -21,6 +21,10 @@ pub enum LibraryScope {
     Group(u64),
 }
 
+/// Where the web API and zotero.org's pages are, as the API's links name them.
+const API: &str = "https://api.zotero.org";
+const WWW: &str = "https://www.zotero.org";
+
 /// The item sorts the web API accepts; any other is refused as it refuses it.
 const ITEM_SORTS: &[&str] = &[
     "dateAdded",
@@ -134,6 +138,7 @@ pub(crate) fn library(s: &Snapshot, scope: LibraryScope) -> Result<Option<Lib>, 
                         version: r.get(1)?,
                         name: String::new(),
                         www: None,
+                        api: String::new(),
                     })
                 },
             )
@@ -152,25 +157,40 @@ pub(crate) fn library(s: &Snapshot, scope: LibraryScope) -> Result<Option<Lib>, 
                         group: Some(g),
                         version: r.get(1)?,
                         name: r.get(2)?,
-                        www: None,
+                        // `Zotero_URI::getGroupURI` names a group by its slug when the
+                        // group is public and by its ID otherwise; the database does not
+                        // say which, and zotero.org answers the ID form for both.
+                        www: Some(format!("{WWW}/groups/{g}")),
+                        api: format!("{API}/groups/{g}"),
                     })
                 },
             )
             .optional()?,
     };
     if let (Some(lib), LibraryScope::User) = (found.as_mut(), scope) {
-        // The account Zotero synced with (`Zotero.Users.setCurrentUsername`).
-        let username: Option<String> = s
-            .conn
-            .prepare_cached(
-                "SELECT value FROM settings WHERE setting = 'account' AND key = 'username'",
-            )?
-            .query_row([], |r| r.get(0))
-            .optional()?;
-        lib.www = username
+        // The account Zotero synced with (`Zotero.Users.setCurrentUsername`, `setCurrentUserID`).
+        let account = |key: &str| -> Result<Option<String>, DbError> {
+            let value: Option<rusqlite::types::Value> = s
+                .conn
+                .prepare_cached(
+                    "SELECT value FROM settings WHERE setting = 'account' AND key = ?1",
+                )?
+                .query_row([key], |r| r.get(0))
+                .optional()?;
+            Ok(match value {
+                Some(rusqlite::types::Value::Text(t)) => Some(t),
+                Some(rusqlite::types::Value::Integer(i)) => Some(i.to_string()),
+                _ => None,
+            })
+        };
+        lib.www = account("username")?
             .map(|u| slug(&u))
             .filter(|u| !u.is_empty())
-            .map(|u| format!("https://www.zotero.org/{u}"));
+            .map(|u| format!("{WWW}/{u}"));
+        let user_id = account("userID")?
+            .and_then(|id| id.parse::<u64>().ok())
+            .unwrap_or(0);
+        lib.api = format!("{API}/users/{user_id}");
     }
     Ok(found)
 }

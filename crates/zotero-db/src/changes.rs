@@ -33,7 +33,13 @@
 //! `fulltextItems` has no time of change (its `version` is the server's); the text is in
 //! `storage/<KEY>/.zotero-ft-cache`, written again whenever Zotero indexes the attachment
 //! or sync brings its text. Its modification time (milliseconds) is the mark, inclusive
-//! likewise.
+//! likewise. A cache file gone while its attachment stays (Zotero cleared the index) is
+//! seen by asking for it (`has_cached_fulltext`): no mark shows a removal.
+//!
+//! # Staleness
+//! `items_saved_after` and `fulltexts_written_after` say whether the next read from a mark
+//! would bring anything, without reading it: a local edit not synced yet moves
+//! `clientDateModified` but not `libraries.version`.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
@@ -102,7 +108,7 @@ impl std::fmt::Display for LibraryScope {
 
 /// Whether `key` can name a folder of `storage/` (Zotero's keys are eight letters and
 /// digits): anything else is never joined to a path.
-fn is_plain_key(key: &str) -> bool {
+pub(crate) fn is_plain_key(key: &str) -> bool {
     !key.is_empty() && key.len() <= 32 && key.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
@@ -228,14 +234,9 @@ impl ZoteroDb {
         })
     }
 
-    /// The attachments of `scope` whose cached full text was written at or after
-    /// `since_ms` (`None`: all of them) (blocking).
-    pub fn fulltext_changes(
-        &self,
-        scope: LibraryScope,
-        since_ms: Option<i64>,
-    ) -> Result<TextChanges, DbError> {
-        let indexed = self.with_library(scope, |s, lib| {
+    /// The attachments of `scope` with a `fulltextItems` row: (key, server version).
+    fn indexed_texts(&self, scope: LibraryScope) -> Result<Vec<(String, i64)>, DbError> {
+        self.with_library(scope, |s, lib| {
             let mut stmt = s.conn.prepare_cached(
                 "SELECT i.key, COALESCE(f.version, 0) FROM fulltextItems f \
                  JOIN items i USING (itemID) WHERE i.libraryID = ?1",
@@ -244,23 +245,43 @@ impl ZoteroDb {
                 Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
             })?;
             Ok(rows.collect::<rusqlite::Result<Vec<_>>>()?)
-        })?;
+        })
+    }
+
+    /// When the cached full text of `key` was last written (Unix milliseconds); `None`
+    /// when there is no cache file (Zotero has not extracted the text, or it was removed).
+    fn cache_modified_ms(&self, key: &str) -> Option<i64> {
+        let path = self.cache_path(key)?;
+        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+        Some(
+            modified
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)),
+        )
+    }
+
+    /// Whether the attachment `key` has a cached full text (`storage/<KEY>/.zotero-ft-cache`).
+    pub fn has_cached_fulltext(&self, key: &str) -> bool {
+        self.cache_path(key).is_some_and(|p| p.is_file())
+    }
+
+    /// The attachments of `scope` whose cached full text was written at or after
+    /// `since_ms` (`None`: all of them) (blocking).
+    pub fn fulltext_changes(
+        &self,
+        scope: LibraryScope,
+        since_ms: Option<i64>,
+    ) -> Result<TextChanges, DbError> {
+        let indexed = self.indexed_texts(scope)?;
         let now = now_ms();
         let mut out = TextChanges {
             mark: since_ms,
             ..TextChanges::default()
         };
         for (key, version) in indexed {
-            let Some(path) = self.cache_path(&key) else {
+            let Some(modified_ms) = self.cache_modified_ms(&key) else {
                 continue;
             };
-            // No cache file: Zotero has not extracted the text (or it was removed).
-            let Ok(modified) = std::fs::metadata(&path).and_then(|m| m.modified()) else {
-                continue;
-            };
-            let modified_ms = modified
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
             if since_ms.is_none_or(|m| modified_ms >= m) {
                 out.changed.push(TextChange {
                     key,
@@ -276,6 +297,45 @@ impl ZoteroDb {
             out.mark = Some(out.mark.map_or(capped, |m| m.max(capped)));
         }
         Ok(out)
+    }
+
+    /// Whether an item of `scope` was saved after `mark` (a mark of
+    /// [`ItemChanges::mark`]; `None`: none read yet), so that the next read from it brings
+    /// what the last did not: a library never read that has items, or a
+    /// `clientDateModified` later than the mark. One query, on the snapshot (blocking).
+    /// What it cannot see: an item saved within the mark's own second after that read, and
+    /// items or collections erased (they leave no stamp).
+    pub fn items_saved_after(
+        &self,
+        scope: LibraryScope,
+        mark: Option<&str>,
+    ) -> Result<bool, DbError> {
+        self.with_library(scope, |s, lib| {
+            let latest: Option<String> = s
+                .conn
+                .prepare_cached("SELECT MAX(clientDateModified) FROM items WHERE libraryID = ?1")?
+                .query_row([lib.id], |r| r.get(0))?;
+            Ok(match (latest, mark) {
+                (None, _) => false,
+                (Some(_), None) => true,
+                (Some(latest), Some(mark)) => latest.as_str() > mark,
+            })
+        })
+    }
+
+    /// Whether a cached full text of `scope` was written after `mark_ms` (a mark of
+    /// [`TextChanges::mark`]; `None`: none read yet): one `stat` per attachment with a
+    /// `fulltextItems` row, up to the first found (blocking).
+    pub fn fulltexts_written_after(
+        &self,
+        scope: LibraryScope,
+        mark_ms: Option<i64>,
+    ) -> Result<bool, DbError> {
+        Ok(self
+            .indexed_texts(scope)?
+            .iter()
+            .filter_map(|(key, _)| self.cache_modified_ms(key))
+            .any(|modified| mark_ms.is_none_or(|m| modified > m)))
     }
 
     /// The cached full text of an attachment (`storage/<KEY>/.zotero-ft-cache`), `None`

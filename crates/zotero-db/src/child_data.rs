@@ -5,7 +5,8 @@ use rusqlite::OptionalExtension;
 use serde_json::{json, Map, Value};
 
 use crate::error::DbError;
-use crate::reader::{ItemRow, Reader};
+use crate::index::{field_ids_with_base, in_list};
+use crate::reader::{ItemRow, Lib, Reader};
 
 const LINK_MODES: [&str; 5] = [
     "imported_file",
@@ -14,6 +15,10 @@ const LINK_MODES: [&str; 5] = [
     "linked_url",
     "embedded_image",
 ];
+
+/// `linkMode` of the attachments whose file is in `storage/<KEY>/` (imported file, imported
+/// URL, embedded image): Zotero_Attachments' stored files.
+const STORED_FILE_MODES: [i64; 3] = [0, 1, 4];
 
 const ANNOTATION_TYPES: [&str; 6] = ["highlight", "note", "image", "ink", "underline", "text"];
 impl Reader<'_> {
@@ -85,6 +90,72 @@ impl Reader<'_> {
             }
         }
         Ok(())
+    }
+
+    /// `links.attachment` of a regular item as the web API makes it
+    /// (`Zotero_Item::getBestAttachments` of zotero/dataserver, then
+    /// `getUncachedResponseProps`): among its attachments outside the trash, linked files
+    /// and links left out, a PDF first, then one whose URL is the item's, then the oldest
+    /// added (then the first made, where the API leaves ties to the database). The API
+    /// names that one only when the server holds its file; here, when it is a stored file
+    /// that is in `storage/` or was synced (`storageHash`, which sync writes). Its size is
+    /// the local file's, when there.
+    pub(crate) fn best_attachment(
+        &self,
+        lib: &Lib,
+        row: &ItemRow,
+        item_url: &str,
+    ) -> Result<Option<Value>, DbError> {
+        if !self.index.children.contains_key(&row.id) {
+            return Ok(None);
+        }
+        let url_fields = in_list(&field_ids_with_base(self.names, "url"));
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT i.key, COALESCE(a.linkMode, 0), COALESCE(a.contentType, ''), a.path,                a.storageHash              FROM itemAttachments a JOIN items i ON i.itemID = a.itemID              LEFT JOIN itemData d ON d.itemID = a.itemID AND d.fieldID IN {url_fields}              LEFT JOIN itemDataValues v ON v.valueID = d.valueID              WHERE a.parentItemID = ?1 AND COALESCE(a.linkMode, 0) NOT IN (2, 3)                AND a.itemID NOT IN (SELECT itemID FROM deletedItems)              ORDER BY COALESCE(a.contentType = 'application/pdf', 0) DESC,                COALESCE(v.value = ?2, 0) DESC, i.dateAdded ASC, i.itemID ASC LIMIT 1"
+        ))?;
+        let best = stmt
+            .query_row(rusqlite::params![row.id, item_url], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                ))
+            })
+            .optional()?;
+        let Some((key, mode, content_type, path, hash)) = best else {
+            return Ok(None);
+        };
+        if !STORED_FILE_MODES.contains(&mode) {
+            return Ok(None);
+        }
+        let size = path
+            .as_deref()
+            .and_then(|p| p.strip_prefix("storage:"))
+            .filter(|_| crate::changes::is_plain_key(&key))
+            .and_then(|name| {
+                std::fs::metadata(self.data_dir.join("storage").join(&key).join(name)).ok()
+            })
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| m.len());
+        if size.is_none() && hash.is_none() {
+            return Ok(None);
+        }
+        let mut link = json!({
+            "href": format!("{}/items/{key}", lib.api),
+            "type": "application/json",
+        });
+        if let Some(o) = link.as_object_mut() {
+            // The API leaves out an empty type and a size of 0 (`!empty`).
+            if !content_type.is_empty() {
+                o.insert("attachmentType".into(), json!(content_type));
+            }
+            if let Some(size) = size.filter(|s| *s > 0) {
+                o.insert("attachmentSize".into(), json!(size));
+            }
+        }
+        Ok(Some(link))
     }
 
     pub(crate) fn annotation_data(

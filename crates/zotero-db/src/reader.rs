@@ -21,8 +21,12 @@ pub(crate) struct Lib {
     pub version: i64,
     pub name: String,
     /// The library's page on zotero.org (`links.alternate` of its items), when the database
-    /// names the account.
+    /// names the account (a group's is always known).
     pub www: Option<String>,
+    /// The library's URL on the web API (`links.attachment` of its items name their
+    /// attachments there): `https://api.zotero.org/users/<id>` (0 when the database names
+    /// no account) or `.../groups/<id>`.
+    pub api: String,
 }
 
 /// A zotero.org username as the site writes it in URLs (`Zotero_Utilities::slugify` of the
@@ -295,6 +299,12 @@ impl<'a> Reader<'a> {
                     meta.insert("creatorSummary".into(), json!(summary));
                 }
                 data.insert("creators".into(), Value::Array(creators));
+                let url = data.get("url").and_then(Value::as_str).unwrap_or_default();
+                if let (Some(best), Some(o)) =
+                    (self.best_attachment(lib, row, url)?, links.as_object_mut())
+                {
+                    o.insert("attachment".into(), best);
+                }
             }
         }
         data.insert("tags".into(), Value::Array(self.tags(row.id)?));

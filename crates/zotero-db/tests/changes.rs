@@ -270,3 +270,42 @@ fn full_texts_are_read_again_when_their_cache_file_is_written() {
     assert_eq!(db.cached_fulltext("NOTEXIST").unwrap(), None);
     assert_eq!(db.cached_fulltext("../x").unwrap(), None);
 }
+
+#[test]
+fn what_the_next_read_would_bring_is_seen_without_reading_it() {
+    let (dir, b, db) = standard();
+    let user = LibraryScope::User;
+    // Nothing read yet: a library with items is ahead; an empty one is not.
+    assert!(db.items_saved_after(user, None).unwrap());
+    let empty = tempfile::tempdir().unwrap();
+    drop(Builder::create(empty.path()).unwrap());
+    let none = ZoteroDb::open(empty.path()).unwrap();
+    assert!(!none.items_saved_after(user, None).unwrap());
+    assert!(!none.fulltexts_written_after(user, None).unwrap());
+
+    let mark = db.item_changes(user, None).unwrap().mark.unwrap();
+    let group = LibraryScope::Group(keys::GROUP_A);
+    let group_mark = db.item_changes(group, None).unwrap().mark.unwrap();
+    assert!(!db.items_saved_after(user, Some(&mark)).unwrap());
+    // A local edit: `clientDateModified` moves, the library version does not.
+    edit_title(&b.conn, keys::BOOK, "Edited offline", "2099-01-01 00:00:00");
+    assert!(db.items_saved_after(user, Some(&mark)).unwrap());
+    assert!(!db.items_saved_after(group, Some(&group_mark)).unwrap());
+
+    let text_mark = db.fulltext_changes(user, None).unwrap().mark.unwrap();
+    assert!(db.fulltexts_written_after(user, None).unwrap());
+    assert!(!db.fulltexts_written_after(user, Some(text_mark)).unwrap());
+    let cache = dir
+        .path()
+        .join("storage")
+        .join(keys::PDF)
+        .join(".zotero-ft-cache");
+    let f = std::fs::File::options().write(true).open(&cache).unwrap();
+    f.set_modified(SystemTime::now() + Duration::from_secs(2))
+        .unwrap();
+    assert!(db.fulltexts_written_after(user, Some(text_mark)).unwrap());
+    assert!(db.has_cached_fulltext(keys::PDF));
+    std::fs::remove_file(&cache).unwrap();
+    assert!(!db.has_cached_fulltext(keys::PDF));
+    assert!(!db.has_cached_fulltext("../x"));
+}

@@ -432,3 +432,182 @@ fn citations_and_exports_are_left_to_the_api() {
         .unwrap();
     assert_eq!(a.status, 200);
 }
+
+/// An attachment row as Zotero writes one (`Item._saveData`): `linkMode`, content type,
+/// path, the sync's hash, when it was added, its URL; the file written when `file` is.
+#[allow(clippy::too_many_arguments)]
+fn attach(
+    b: &Builder,
+    parent: i64,
+    key: &str,
+    mode: i64,
+    content_type: &str,
+    added: &str,
+    url: Option<&str>,
+    hash: Option<&str>,
+    file: Option<&[u8]>,
+) -> i64 {
+    let mut fields = vec![("title", "Attachment")];
+    if let Some(u) = url {
+        fields.push(("url", u));
+    }
+    let id = b.item(1, key, "attachment", &fields, &[], &[]).unwrap();
+    b.conn
+        .execute(
+            "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path, storageHash) \
+             VALUES (?1, ?2, ?3, ?4, 'storage:file.bin', ?5)",
+            rusqlite::params![id, parent, mode, content_type, hash],
+        )
+        .unwrap();
+    b.conn
+        .execute(
+            "UPDATE items SET dateAdded = ?1 WHERE itemID = ?2",
+            rusqlite::params![added, id],
+        )
+        .unwrap();
+    if let Some(bytes) = file {
+        let folder = b.dir.join("storage").join(key);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("file.bin"), bytes).unwrap();
+    }
+    id
+}
+
+#[test]
+fn the_best_attachment_is_linked_as_the_web_api_picks_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = Builder::create(dir.path()).unwrap();
+    let url = "https://example.org/paper";
+    let parent = b
+        .item(
+            1,
+            "PRNT2345",
+            "journalArticle",
+            &[("title", "A paper"), ("url", url)],
+            &[],
+            &[],
+        )
+        .unwrap();
+    // The oldest, but an EPUB: any PDF comes first.
+    attach(
+        &b,
+        parent,
+        "EPUB2345",
+        0,
+        "application/epub+zip",
+        "2024-01-01 00:00:00",
+        None,
+        None,
+        Some(b"epub"),
+    );
+    // A linked file and a link are never named.
+    attach(
+        &b,
+        parent,
+        "LINK2345",
+        2,
+        "application/pdf",
+        "2024-01-02 00:00:00",
+        None,
+        None,
+        None,
+    );
+    attach(
+        &b,
+        parent,
+        "LURL2345",
+        3,
+        "application/pdf",
+        "2024-01-02 00:00:00",
+        Some(url),
+        None,
+        None,
+    );
+    // Among the PDFs, the one whose URL is the item's before an older one.
+    attach(
+        &b,
+        parent,
+        "PDFB2345",
+        0,
+        "application/pdf",
+        "2024-01-05 00:00:00",
+        None,
+        None,
+        Some(b"older pdf"),
+    );
+    let with_url = attach(
+        &b,
+        parent,
+        "PDFC2345",
+        1,
+        "application/pdf",
+        "2024-01-06 00:00:00",
+        Some(url),
+        Some("d41d8cd98f00b204e9800998ecf8427e"),
+        Some(b"%PDF-1.7 the one"),
+    );
+    // In the trash: left out, though it would come first.
+    let trashed = attach(
+        &b,
+        parent,
+        "PDFD2345",
+        0,
+        "application/pdf",
+        "2023-12-01 00:00:00",
+        Some(url),
+        None,
+        Some(b"trashed"),
+    );
+    b.trash(trashed).unwrap();
+    let link = |db: &ZoteroDb| get(db, "/items/PRNT2345").1["links"]["attachment"].clone();
+
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    assert_eq!(
+        link(&db),
+        serde_json::json!({
+            "href": "https://api.zotero.org/users/0/items/PDFC2345",
+            "type": "application/json",
+            "attachmentType": "application/pdf",
+            "attachmentSize": 16,
+        })
+    );
+    // Only regular items name one.
+    assert!(get(&db, "/items/PDFC2345").1["links"]["attachment"].is_null());
+
+    // The account Zotero logged in to names the user in the link; the trash moves the
+    // choice to the older PDF, and its local file gives the size.
+    b.set_account(4242, "someone").unwrap();
+    b.trash(with_url).unwrap();
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    let l = link(&db);
+    assert_eq!(
+        l["href"], "https://api.zotero.org/users/4242/items/PDFB2345",
+        "{l}"
+    );
+    assert_eq!(l["attachmentSize"], 9, "{l}");
+
+    // The best one's file neither here nor synced: none is named (as the API names none
+    // when its best attachment has no file on the server).
+    std::fs::remove_file(dir.path().join("storage/PDFB2345/file.bin")).unwrap();
+    assert!(link(&db).is_null(), "{}", link(&db));
+}
+
+#[test]
+fn group_items_link_to_their_page_on_zotero_org_by_the_groups_id() {
+    let (_dir, db) = standard();
+    let (status, item, _) = get_in(
+        &db,
+        LibraryScope::Group(keys::GROUP_A),
+        &format!("/items/{}", keys::GROUP_ITEM),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(
+        item["links"]["alternate"]["href"],
+        format!(
+            "https://www.zotero.org/groups/{}/items/{}",
+            keys::GROUP_A,
+            keys::GROUP_ITEM
+        ),
+        "{item}"
+    );
+}

@@ -161,6 +161,14 @@ impl Batch<'_> {
             .map_err(|e| e.at(&self.path))
     }
 
+    /// Removes the full text indexed under an attachment's key and its chunks (the
+    /// attachment's own document, when it stands alone, and its annotations stay);
+    /// answers how many documents went (0 or 1).
+    pub fn delete_fulltext(&mut self, attachment_key: &str) -> Result<usize> {
+        self.delete_where("key = ?1 AND kind = 'fulltext'", attachment_key)
+            .map_err(|e| e.at(&self.path))
+    }
+
     fn delete_where(&mut self, cond: &str, key: &str) -> Result<usize> {
         let ids: Vec<i64> = {
             let mut stmt = self

@@ -245,6 +245,10 @@ fn human(d: &SearchDatabaseStatusData) -> String {
                 version(l.indexed_version),
                 version(l.current_version),
                 match l.versions_behind {
+                    // Zotero's database holds edits that no library version shows yet.
+                    Some(0) if l.stale == Some(true) => {
+                        " (changes in Zotero not indexed yet)".to_string()
+                    }
                     Some(0) => " (up to date)".to_string(),
                     Some(n) => format!(" ({n} behind)"),
                     None => String::new(),

@@ -100,6 +100,7 @@ impl ZoteroService {
             let dir = dir.clone();
             let libraries = libraries.clone();
             let vectors = self.search.vector_cache().clone();
+            let database = self.client.database().cloned();
             tokio::task::spawn_blocking(move || {
                 let mut out = Vec::new();
                 for lib in libraries {
@@ -113,7 +114,17 @@ impl ZoteroService {
                         .map_err(search_index::index_error)?;
                     // Not the whole status: counting its items takes as long as a search.
                     let indexed = index.library_version().map_err(search_index::index_error)?;
-                    out.push((lib, answer, indexed));
+                    // The database, the index's source when configured, shows local edits
+                    // the library version does not.
+                    let ahead = match &database {
+                        Some(db) => {
+                            let marks = search_index::DbMarks::read(&index)
+                                .map_err(search_index::index_error)?;
+                            search_index::database_ahead(db, lib, &marks)
+                        }
+                        None => None,
+                    };
+                    out.push((lib, answer, indexed, ahead));
                 }
                 Ok(out)
             })
@@ -126,7 +137,7 @@ impl ZoteroService {
         let mut index = Vec::new();
         let mut semantic_used = false;
         let mut note = None;
-        for ((lib, answer, indexed), version) in searched.into_iter().zip(versions) {
+        for ((lib, answer, indexed, ahead), version) in searched.into_iter().zip(versions) {
             semantic_used |= answer.semantic_used;
             if note.is_none() {
                 note = match (&model_note, answer.semantic_used) {
@@ -137,12 +148,10 @@ impl ZoteroService {
                 };
             }
             let current = version.await.ok().flatten();
-            index.push(search_index::freshness_of(
-                lib,
-                indexed,
-                answer.coverage,
-                current,
-            ));
+            index.push(
+                search_index::freshness_of(lib, indexed, answer.coverage, current)
+                    .with_database(ahead),
+            );
             hits.extend(answer.hits.into_iter().map(|mut hit| {
                 hit.score = (hit.score * 10_000.0).round() / 10_000.0;
                 LibraryHit { library: lib, hit }

@@ -15,6 +15,13 @@ pub(crate) struct Pair {
     _dir: tempfile::TempDir,
 }
 
+impl Pair {
+    /// The data directory the database server reads.
+    pub(crate) fn data_dir(&self) -> &std::path::Path {
+        self._dir.path()
+    }
+}
+
 /// The emulator's user library written into a fixture database, with its full texts.
 pub(crate) fn mirror(emu: &Emulator) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();

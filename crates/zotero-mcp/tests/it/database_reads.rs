@@ -3,14 +3,17 @@
 //! the sort values, full text paged, searches by tag, type, collection and in everything,
 //! every resource), then, on the standard fixture: the database's groups listed, a change
 //! made while the server runs seen, annotations in position order, the trash left out
-//! unless asked, and the data directory exactly as it was.
+//! unless asked, and the data directory exactly as it was. Also each item's best attachment
+//! (`links.attachment`) and a group item's page on zotero.org, on both backends.
 
 use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::{json, Value};
 use zotero_db::fixture::{self, keys};
 
-use crate::common::{in_process, Server};
-use crate::database_backend::{pair, same, Pair};
+use zotero_emulator::{Emulator, GroupSpec, KeyAccess, Library, LibraryId, API_KEY, USER_ID};
+
+use crate::common::{env_for, in_process, Server};
+use crate::database_backend::{mirror, pair, same, Pair};
 
 /// A resource's text, or the MCP error code of its read.
 async fn read(s: &Server, uri: &str) -> Result<String, i32> {
@@ -371,4 +374,88 @@ async fn the_read_tools_leave_the_data_directory_as_it_was() {
         after == before,
         "the bytes and mtimes of every file are unchanged"
     );
+}
+
+/// `links.attachment` as a tool reads it: the attachment's key (the href's last part), the
+/// link's type, the attachment's content type and size.
+fn attachment_link(item: &Value) -> Option<(String, Value, Value, Value)> {
+    let a = item["links"].get("attachment")?;
+    let key = a["href"].as_str()?.rsplit('/').next()?.to_string();
+    Some((
+        key,
+        a["type"].clone(),
+        a["attachmentType"].clone(),
+        a["attachmentSize"].clone(),
+    ))
+}
+
+#[tokio::test]
+async fn every_item_names_the_same_best_attachment_from_both_backends() {
+    let p = pair().await;
+    let db = zotero_db::ZoteroDb::open(p.data_dir()).unwrap();
+    let mut named = 0;
+    for item in p.emu.items() {
+        let key = item["key"].as_str().unwrap();
+        let web = zotero_emulator::testing::get(&p.emu, &format!("/users/{USER_ID}/items/{key}"))
+            .await
+            .json();
+        let answer = db
+            .answer(zotero_db::LibraryScope::User, &format!("/items/{key}"))
+            .unwrap();
+        let local: Value = serde_json::from_slice(&answer.body).unwrap();
+        assert_eq!(
+            attachment_link(&web),
+            attachment_link(&local),
+            "{key}: web {} / db {}",
+            web["links"],
+            local["links"]
+        );
+        named += usize::from(attachment_link(&web).is_some());
+    }
+    assert!(
+        named >= 3,
+        "the fixture's items with files name one: {named}"
+    );
+    p.web.stop().await;
+    p.db.stop().await;
+}
+
+#[tokio::test]
+async fn group_items_have_the_same_web_page_from_both_backends() {
+    const GROUP: u64 = 5150;
+    let emu = Emulator::start().await;
+    emu.add_group(GroupSpec::new(GROUP, "Lab notes"), Library::from_fixtures());
+    emu.set_key_access(KeyAccess::groups(&[(GROUP, false)]));
+    let dir = mirror(&emu);
+    let b = fixture::Builder::open(dir.path()).unwrap();
+    let lib_id = b.group(i64::try_from(GROUP).unwrap(), "Lab notes").unwrap();
+    let group = emu.library(LibraryId::Group(GROUP));
+    b.mirror(lib_id, &group.items(), &group.collections())
+        .unwrap();
+    drop(b);
+    let env = env_for(&emu.uri(), USER_ID, API_KEY);
+    let web = in_process(&env).await;
+    let mut db_env = env.clone();
+    db_env.push((
+        "ZOTERO_DATA_DIR".into(),
+        dir.path().to_string_lossy().into_owned(),
+    ));
+    let db = in_process(&db_env).await;
+    let library = format!("group:{GROUP}");
+    for item in group.items().iter().take(6) {
+        let args = json!({"item_key": item["key"], "library": library, "format": "json"});
+        let w = web.call("zotero_get_item_metadata", args.clone()).await;
+        let d = db.call("zotero_get_item_metadata", args.clone()).await;
+        let w_url = w.expect_ok()["web_url"].clone();
+        assert!(
+            w_url
+                .as_str()
+                .unwrap()
+                .contains(&format!("/groups/{GROUP}/items/")),
+            "{w_url}"
+        );
+        assert_eq!(w_url, d.expect_ok()["web_url"], "{args}");
+    }
+    web.stop().await;
+    db.stop().await;
 }

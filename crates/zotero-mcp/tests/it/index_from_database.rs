@@ -1,8 +1,9 @@
 //! The search index synced from Zotero's own database (`ZOTERO_DATA_DIR`): a full build,
 //! then incremental updates after Zotero edits, adds, erases and trashes items in its
 //! `zotero.sqlite` (written here as Zotero writes it: WAL, `clientDateModified`) or indexes
-//! a PDF again; group libraries; and not one request reaches the API meanwhile, although
-//! the API's credentials are set too.
+//! a PDF again or clears its text; group libraries; and not one request reaches the API
+//! meanwhile, although the API's credentials are set too. With the database alone, the
+//! index shows stale after a local edit no library version shows.
 
 use serde_json::{json, Value};
 use zotero_db::fixture::{self, keys, Builder};
@@ -300,5 +301,130 @@ async fn a_library_the_database_lacks_is_named() {
         "{err}"
     );
     assert!(s.emu.requests().is_empty(), "{:?}", s.emu.requests().len());
+    s.server.stop().await;
+}
+
+/// The standard fixture (WAL) and a server with the database alone: no key, no desktop.
+async fn database_only() -> (Builder, Server, tempfile::TempDir, tempfile::TempDir) {
+    let data = tempfile::tempdir().unwrap();
+    let zotero = fixture::standard(data.path()).unwrap();
+    zotero
+        .conn
+        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
+        .unwrap();
+    let index = tempfile::tempdir().unwrap();
+    let server = in_process(&[
+        ("ZOTERO_DATA_DIR".into(), data.path().display().to_string()),
+        (
+            "ZOTERO_INDEX_DIR".into(),
+            index.path().display().to_string(),
+        ),
+        // No sentence model: the default would be fetched from huggingface.co.
+        ("ZOTERO_EMBEDDING_MODEL".into(), "none".into()),
+    ])
+    .await;
+    (zotero, server, data, index)
+}
+
+/// The user library's freshness in the status tool and in a search's answer.
+async fn stale(server: &Server) -> (Value, Value) {
+    let status = server
+        .call(
+            "zotero_get_search_database_status",
+            json!({"library": "user"}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    let row = status["libraries"][0].clone();
+    let search = server
+        .call(
+            "zotero_semantic_search",
+            json!({"query": "cyanobacteria", "mode": "keyword"}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    assert_eq!(
+        search["index"][0]["stale"], row["stale"],
+        "{search} / {row}"
+    );
+    (row["stale"].clone(), row)
+}
+
+#[tokio::test]
+async fn local_edits_not_synced_show_the_index_stale_with_the_database_alone() {
+    let (zotero, server, data, _index) = database_only().await;
+    server
+        .call("zotero_update_search_database", json!({}))
+        .await
+        .expect_ok();
+    let (fresh, row) = stale(&server).await;
+    assert_eq!(fresh, false, "{row}");
+
+    // Zotero saves an edit and has not synced it: the library version stays 40.
+    edit_title(
+        &zotero,
+        keys::ARTICLE,
+        "Quasar light in cyanobacteria",
+        "2024-06-01 12:00:00",
+    );
+    let (behind, row) = stale(&server).await;
+    assert_eq!(behind, true, "{row}");
+    assert_eq!(row["current_version"], row["indexed_version"], "{row}");
+    assert!(
+        row["action"].as_str().unwrap().contains("update-db"),
+        "{row}"
+    );
+    server
+        .call("zotero_update_search_database", json!({}))
+        .await
+        .expect_ok();
+    assert_eq!(stale(&server).await.0, false);
+
+    // Zotero indexes the PDF again: its cache file is newer than the index's mark.
+    let cache = data
+        .path()
+        .join("storage")
+        .join(keys::PDF)
+        .join(".zotero-ft-cache");
+    let f = std::fs::File::options().write(true).open(&cache).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(2))
+        .unwrap();
+    assert_eq!(stale(&server).await.0, true);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_full_text_whose_cache_file_is_gone_leaves_the_index() {
+    let s = setup().await;
+    update(&s, json!({})).await;
+    assert_eq!(found(&s, "varying", "user").await, [keys::ARTICLE]);
+    // Zotero clears the PDF's index (`Zotero.FullText.clearItemWords`: the cache file and
+    // the row go); the attachment stays.
+    std::fs::remove_file(
+        s.zotero
+            .dir
+            .join("storage")
+            .join(keys::PDF)
+            .join(".zotero-ft-cache"),
+    )
+    .unwrap();
+    s.zotero
+        .conn
+        .execute(
+            "DELETE FROM fulltextItems WHERE itemID = (SELECT itemID FROM items WHERE key = ?1)",
+            [keys::PDF],
+        )
+        .unwrap();
+    let next = update(&s, json!({})).await;
+    assert!(next["removed"].as_u64().unwrap() >= 1, "{next}");
+    assert!(
+        found(&s, "varying", "user").await.is_empty(),
+        "the text is gone"
+    );
+    // The PDF's annotations and the article stay.
+    assert_eq!(found(&s, "fluorescence", "user").await, [keys::ARTICLE]);
+    assert_eq!(found(&s, "cyanobacteria", "user").await, [keys::ARTICLE]);
     s.server.stop().await;
 }

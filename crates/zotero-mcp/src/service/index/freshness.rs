@@ -30,6 +30,18 @@ pub struct Freshness {
     pub chunks_with_vectors: u64,
 }
 
+impl Freshness {
+    /// Stale too when Zotero's database, the index's source, holds what the next update
+    /// would read (`ahead`, from [`super::database_ahead`]; `None`: no database, or it
+    /// could not say): local edits that no library version shows yet.
+    pub fn with_database(mut self, ahead: Option<bool>) -> Self {
+        if ahead == Some(true) {
+            self.stale = Some(true);
+        }
+        self
+    }
+}
+
 /// The freshness of an index: its status and one cheap request (304 when unchanged) for
 /// the library's version now; Zotero out of reach leaves the current version out.
 pub async fn freshness(

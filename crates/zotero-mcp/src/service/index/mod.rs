@@ -55,6 +55,7 @@ use crate::mcp::envelope::{ErrorCode, ToolError};
 
 pub use freshness::{current_version, freshness, freshness_of, iso_time, Freshness};
 pub use settings::{ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
+pub use source_db::{database_ahead, DbMarks};
 pub use sync::{update, update_with_model, SharedClient};
 pub use update::{
     number_schema, Phase, Progress, ProgressCallback, UpdateError, UpdateOptions, UpdateReport,

@@ -1,9 +1,11 @@
 //! The sync's objects read from Zotero's own database instead of the API, sending no
 //! request: the items changed since the last update's mark (`zotero_db::ItemChanges`, by
 //! `clientDateModified`), 200 a transaction, each with the mark it completes; the cached
-//! full texts written since, 20 a transaction; the items filed in a collection erased since
-//! (which the stamps do not show); then the deletions, by comparing the index's keys with
-//! the library's. The documents are made exactly as from the API's objects (the
+//! full texts written since, 20 a transaction, and the indexed full texts whose cache file
+//! is gone while the attachment stays (dropped: no mark shows a removal); the items filed in
+//! a collection erased since (which the stamps do not show); then the deletions, by
+//! comparing the index's keys with the library's. The same marks say whether the database
+//! holds what the next update would read (`database_ahead`), for the index's staleness. The documents are made exactly as from the API's objects (the
 //! database answers in the API's wire JSON). The index's sync versions record the library
 //! version Zotero last synced (`libraries.version`); its source marks how far the database
 //! was read (see `zotero_db`'s `changes` for why these markers).
@@ -13,7 +15,7 @@ use std::collections::{HashMap, HashSet};
 use zotero_api::model::WireObject;
 use zotero_api::{LibraryRef, ZoteroError};
 use zotero_db::{DbError, ItemChange, ItemChanges, LibraryScope, TextChange, ZoteroDb};
-use zotero_index::{Document, Updater};
+use zotero_index::{DocKind, Document, Index, IndexError, Updater};
 
 use super::documents::write_object;
 use super::run::{fulltext_inclusion, Flow, Run, FULLTEXT_MARK};
@@ -87,6 +89,54 @@ impl<'d> Tops<'d> {
     }
 }
 
+/// How far an index read Zotero's database: its marks (`None` where nothing was read).
+#[derive(Debug, Clone, Default)]
+pub struct DbMarks {
+    items: Option<String>,
+    /// `None`: the index holds no full texts (there is nothing to compare).
+    fulltext: Option<Option<i64>>,
+}
+
+impl DbMarks {
+    /// The marks of `index` (full texts are compared only where they are indexed: the
+    /// `fulltext` sync version is kept exactly while they are).
+    pub fn read(index: &Index) -> Result<Self, IndexError> {
+        let fulltext = match index.sync_version("fulltext")? {
+            Some(_) => Some(
+                index
+                    .source_mark(FULLTEXT_MARK)?
+                    .and_then(|m| m.parse::<i64>().ok()),
+            ),
+            None => None,
+        };
+        Ok(DbMarks {
+            items: index.source_mark(ITEMS_MARK)?,
+            fulltext,
+        })
+    }
+}
+
+/// Whether Zotero's database holds what the next update of `library` would read and the
+/// index does not have: an item saved after the items' mark (a local edit not synced yet
+/// counts: the library version does not move until sync), or a cached full text written
+/// after the texts' mark. `None` when the database cannot say (blocking).
+pub fn database_ahead(db: &ZoteroDb, library: LibraryRef, marks: &DbMarks) -> Option<bool> {
+    let scope = scope_of(library);
+    let items = db.items_saved_after(scope, marks.items.as_deref());
+    let ahead = match items {
+        Ok(true) => true,
+        Ok(false) => match marks.fulltext {
+            Some(mark) => db.fulltexts_written_after(scope, mark).ok()?,
+            None => false,
+        },
+        Err(e) => {
+            tracing::debug!(error = %e, "the database's changes could not be read");
+            return None;
+        }
+    };
+    Some(ahead)
+}
+
 /// Items, full texts and deletions of `library` from the database.
 pub(super) fn sync(
     run: &mut Run<'_>,
@@ -106,7 +156,7 @@ pub(super) fn sync(
     if sync_erased_collections(run, &mut tops, up, &changes)? == Flow::Cancelled {
         return Ok(Flow::Cancelled);
     }
-    if sync_fulltexts(run, &mut tops, up, options)? == Flow::Cancelled {
+    if sync_fulltexts(run, &mut tops, up, &changes, options)? == Flow::Cancelled {
         return Ok(Flow::Cancelled);
     }
     if run.cancelled() {
@@ -213,12 +263,14 @@ fn sync_fulltexts(
     run: &mut Run<'_>,
     tops: &mut Tops<'_>,
     up: &mut Updater<'_>,
+    changes: &ItemChanges,
     options: UpdateOptions,
 ) -> Result<Flow, UpdateError> {
     run.report.removed += fulltext_inclusion(up, options.include_fulltext)?;
     if !options.include_fulltext {
         return Ok(Flow::Done);
     }
+    drop_vanished_fulltexts(run, tops.db, up, changes)?;
     let since = up
         .index()
         .source_mark(FULLTEXT_MARK)?
@@ -263,6 +315,37 @@ fn sync_fulltexts(
         run.tell(Phase::Fulltext, done, total);
     }
     Ok(Flow::Done)
+}
+
+/// The full texts indexed under an attachment the library still has whose cache file is
+/// gone (Zotero cleared its index, or the file was removed) go, in one transaction: no
+/// mark shows a removal. An attachment gone too is left to the deletions.
+fn drop_vanished_fulltexts(
+    run: &mut Run<'_>,
+    db: &ZoteroDb,
+    up: &mut Updater<'_>,
+    changes: &ItemChanges,
+) -> Result<(), UpdateError> {
+    let vanished: Vec<String> = up
+        .index()
+        .document_keys()?
+        .into_iter()
+        .filter(|(key, kind)| {
+            kind == DocKind::Fulltext.as_str()
+                && changes.keys.contains(key)
+                && !db.has_cached_fulltext(key)
+        })
+        .map(|(key, _)| key)
+        .collect();
+    if vanished.is_empty() {
+        return Ok(());
+    }
+    let mut b = up.batch()?;
+    for key in &vanished {
+        run.report.removed += b.delete_fulltext(key)? as u64;
+    }
+    b.commit()?;
+    Ok(())
 }
 
 /// What the index holds that the library no longer has goes (with what hangs under it);

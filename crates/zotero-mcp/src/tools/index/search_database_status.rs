@@ -138,13 +138,22 @@ pub async fn statuses(
     let read = {
         let dir = dir.clone();
         let libraries = libraries.clone();
+        let database = svc.client.database().cloned();
         tokio::task::spawn_blocking(move || {
             libraries
                 .into_iter()
                 .map(|l| {
-                    let status = search_index::open_existing(&dir, l)
-                        .and_then(|i| i.map(|i| i.status()).transpose());
-                    (l, status)
+                    let index = search_index::open_existing(&dir, l);
+                    // The database, the index's source when configured, shows local edits
+                    // the library version does not.
+                    let ahead = match (&database, &index) {
+                        (Some(db), Ok(Some(i))) => search_index::DbMarks::read(i)
+                            .ok()
+                            .and_then(|marks| search_index::database_ahead(db, l, &marks)),
+                        _ => None,
+                    };
+                    let status = index.and_then(|i| i.map(|i| i.status()).transpose());
+                    (l, status, ahead)
                 })
                 .collect::<Vec<_>>()
         })
@@ -152,7 +161,7 @@ pub async fn statuses(
         .map_err(|e| ToolError::new(ErrorCode::Internal, format!("the status stopped: {e}")))?
     };
     let mut out = Vec::new();
-    for (lib, status) in read {
+    for (lib, status, ahead) in read {
         let command = if lib == LibraryRef::User {
             BUILD_COMMAND.to_string()
         } else {
@@ -179,7 +188,9 @@ pub async fn statuses(
             Ok(None) => row.action = Some(format!("no index yet: run `{command}`")),
             Err(e) => row.action = Some(e.to_string()),
             Ok(Some(s)) => {
-                let f = search_index::freshness(&svc.client, lib, &s, cancel).await;
+                let f = search_index::freshness(&svc.client, lib, &s, cancel)
+                    .await
+                    .with_database(ahead);
                 row.initialized = true;
                 row.items = s.items;
                 row.documents = s.documents;
