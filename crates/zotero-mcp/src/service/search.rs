@@ -119,7 +119,8 @@ impl ZoteroService {
                     let ahead = match &database {
                         Some(db) => {
                             let marks = search_index::DbMarks::read(&index)
-                                .map_err(search_index::index_error)?;
+                                .map_err(search_index::index_error)?
+                                .items_only();
                             search_index::database_ahead(db, lib, &marks)
                         }
                         None => None,
