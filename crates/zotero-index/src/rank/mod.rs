@@ -23,6 +23,7 @@
 //! chunks, grouping) at the bottom; `keyword` and `semantic` find candidates; `passage` makes a
 //! hit of a group; `search` ([`Index::search`](crate::Index::search)) runs them in order.
 
+mod bm25;
 mod fuse;
 mod keyword;
 mod passage;
@@ -33,6 +34,8 @@ mod semantic;
 mod tests;
 
 pub use fuse::{fuse, fuse_items, group, Candidate, Fused, FusedItem, Fusion, Group, RRF_K};
+#[cfg(test)]
+pub(crate) use keyword::{filter_sql, BM25};
 pub use query::{
     Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, CANDIDATES, DEFAULT_LIMIT,
     FUSION, MAX_LIMIT, MAX_PASSAGES, PASSAGE_MAX_CHARS,
