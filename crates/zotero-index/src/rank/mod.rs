@@ -22,8 +22,9 @@
 //! chunks, scores and order, without FTS5 reading each matching row's size.
 //!
 //! The parts: `query` (the question and the answer) and `fuse` (fusion of items, order of
-//! chunks, grouping) at the bottom; `keyword`, `bm25` and `semantic` find candidates; `passage` makes a
-//! hit of a group; `search` ([`Index::search`](crate::Index::search)) runs them in order.
+//! chunks, grouping) at the bottom; `keyword`, `bm25` and `semantic` find candidates;
+//! `passage` makes a hit of a group; `search` ([`Index::search`](crate::Index::search)) runs
+//! them in order.
 
 mod bm25;
 mod fuse;
