@@ -214,3 +214,29 @@ fn the_budget_bounds_the_postings() {
         assert!(cache.bytes() <= 3_000, "{}", cache.bytes());
     }
 }
+
+/// A term's postings are read by seeking the term in FTS5's index: the vocabulary table is
+/// given the `term = ?` constraint (its plan's index number has FTS5_VOCAB_TERM_EQ, 0x100),
+/// rather than scanning every term.
+#[test]
+fn postings_are_read_by_seeking_the_term() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open(dir.path(), &LibraryId::User).unwrap();
+    write_round(&mut index, 3, 0);
+    index.instances_view().unwrap();
+    let plan: String = index
+        .conn
+        .query_row(
+            "EXPLAIN QUERY PLAN SELECT doc, col FROM temp.chunks_instances WHERE term = ?1",
+            ["flow"],
+            |r| r.get(3),
+        )
+        .unwrap();
+    let idx: u32 = plan
+        .split("INDEX ")
+        .nth(1)
+        .and_then(|s| s.split(':').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert_ne!(idx & 0x100, 0, "{plan}");
+}
