@@ -4,6 +4,14 @@
 //! kept across them. The query vector is a stored chunk's vector (an encoder that answers
 //! it), so the model's time is not in these figures: add the encoder's time for a query.
 //!
+//! A QUERIES file in Cranfield's format (`cran.qry`: `.I` and `.W` lines) gives its
+//! queries whole, as the server bench (`build_speed.py`) reads them; any other file one
+//! query a line. (Read a line at a time, `cran.qry` made half its queries `.I 001` and
+//! `.W`, the others half queries: keyword searches far cheaper than the server's.) The first
+//! round (cold: the int8 copy and the keyword postings read) is printed apart.
+//! `BREAKDOWN_CHECK=1` also checks that every keyword answer (BM25 in memory) equals the
+//! uncached search's (FTS5), with 100 hits as the ranking bench asks.
+//!
 //! Build with symbols for `perf record` with `cargo build --profile bench -p zotero-index
 //! --example search_breakdown`.
 #![allow(
@@ -19,7 +27,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use zotero_index::{
-    EncodeError, Encoder, Index, LibraryId, Mode, ModelIdentity, SearchQuery, VectorCache,
+    EncodeError, Encoder, Index, KeywordCache, LibraryId, Mode, ModelIdentity, SearchQuery,
+    VectorCache,
 };
 
 /// Answers the vector it was last given, whatever the text.
@@ -78,6 +87,34 @@ fn p50(mut v: Vec<Duration>) -> f64 {
         .map_or(f64::NAN, |d| d.as_secs_f64() * 1000.0)
 }
 
+/// The queries of a file: Cranfield's `.I`/`.W` records whole, else one a line.
+fn read_queries(text: &str) -> Vec<String> {
+    if !text.lines().any(|l| l.starts_with(".I")) {
+        return text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+    }
+    let mut out = Vec::new();
+    let mut cur: Option<String> = None;
+    for line in text.lines() {
+        if line.starts_with(".I") {
+            out.extend(cur.take());
+        } else if line.trim() == ".W" {
+            cur = Some(String::new());
+        } else if let Some(c) = cur.as_mut() {
+            c.push(' ');
+            c.push_str(line);
+        }
+    }
+    out.extend(cur);
+    out.into_iter()
+        .map(|q| q.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|q| !q.is_empty())
+        .collect()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let dir = Path::new(
@@ -85,12 +122,7 @@ fn main() {
             .expect("usage: search_breakdown DIR [QUERIES] [N]"),
     );
     let queries: Vec<String> = match args.get(2) {
-        Some(f) if f != "-" => std::fs::read_to_string(f)
-            .unwrap()
-            .lines()
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_string)
-            .collect(),
+        Some(f) if f != "-" => read_queries(&std::fs::read_to_string(f).unwrap()),
         _ => QUERIES.iter().map(|s| s.to_string()).collect(),
     };
     let n: usize = args.get(3).map_or(100, |s| s.parse().unwrap());
@@ -141,8 +173,13 @@ fn main() {
             let query = SearchQuery::new(q).mode(*mode);
             let answer = index.search_cached(Some(&encoder), &query, &cache).unwrap();
             assert!(!answer.hits.is_empty() || q.trim().is_empty());
-            // The first round loads the int8 copy: not counted.
-            if i > 0 {
+            // The first round loads the int8 copy and the keyword postings: apart.
+            if i == 0 {
+                println!(
+                    "  first {name} search (cold): {:.2} ms",
+                    t.elapsed().as_secs_f64() * 1e3
+                );
+            } else {
                 open.push(opened);
                 took[m].push(t.elapsed());
                 cpu[m].push(thread_cpu() - c);
@@ -165,5 +202,24 @@ fn main() {
             );
         }
     }
-    println!("  vector cache: {} MB", cache.bytes() >> 20);
+    println!(
+        "  vector cache: {} MB; keyword cache: {:.1} MB",
+        cache.bytes() >> 20,
+        KeywordCache::shared().bytes() as f64 / 1e6
+    );
+    if std::env::var_os("BREAKDOWN_CHECK").is_some() {
+        let index = Index::open(dir, &LibraryId::User).unwrap();
+        let mut same = 0;
+        for q in &queries {
+            let mut query = SearchQuery::new(q).mode(Mode::Keyword);
+            query.limit = 100;
+            let fts5 = index.search(None, &query).unwrap();
+            let memory = index.search_cached(None, &query, &cache).unwrap();
+            same += usize::from(fts5 == memory);
+        }
+        println!(
+            "  keyword answers (100 hits) in memory equal to FTS5's: {same} of {}",
+            queries.len()
+        );
+    }
 }

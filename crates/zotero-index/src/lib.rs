@@ -4,7 +4,8 @@
 //! ([`chunk`]), an FTS5 keyword index and sentence vectors made by an [`encoder::Encoder`]
 //! (the model lives elsewhere; zotero-hub downloads it); [`rank`] answers a query by BM25 and cosine similarity
 //! fused per item, one hit per item. A [`VectorCache`] keeps an int8 copy of the
-//! vectors in memory across searches ([`Index::search_cached`]).
+//! vectors in memory across searches ([`Index::search_cached`]), a [`KeywordCache`] what
+//! the keyword signal's BM25 reads.
 //!
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
 //! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`.
@@ -15,6 +16,7 @@ pub mod chunk;
 pub mod encoder;
 pub mod error;
 pub mod flock;
+pub mod kwcache;
 pub mod rank;
 pub mod store;
 pub mod vcache;
@@ -22,6 +24,7 @@ pub mod vcache;
 pub use chunk::{Chunk, ItemMeta, Matched};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
 pub use error::{IndexError, Remedy, Result};
+pub use kwcache::KeywordCache;
 pub use rank::{
     Coverage, Filters, Fusion, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, FUSION,
 };

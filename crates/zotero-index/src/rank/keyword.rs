@@ -99,7 +99,7 @@ pub(crate) fn merge_parts(mut parts: Vec<Vec<Candidate>>, candidates: usize) -> 
     all
 }
 
-const JOINS: &str = "JOIN documents d ON d.id = c.doc_id
+pub(crate) const JOINS: &str = "JOIN documents d ON d.id = c.doc_id
     LEFT JOIN documents it ON it.key = c.item_key AND it.kind IN ('item', 'note')";
 
 impl Index {

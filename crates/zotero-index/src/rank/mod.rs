@@ -17,12 +17,16 @@
 //! split by rowid into one part per core (each on its thread) from
 //! `SPLIT_ROWS` (20,000) keyword rows, since FTS5 scores every row holding a query word;
 //! each part is scored with the whole table's statistics, so the merged parts are the
-//! answer of one query.
+//! answer of one query. With the caches ([`Index::search_cached`](crate::Index::search_cached))
+//! BM25 is scored in memory instead (`bm25`, over [`crate::kwcache`]), unsplit: the same
+//! chunks, scores and order, without FTS5 reading each matching row's size.
 //!
 //! The parts: `query` (the question and the answer) and `fuse` (fusion of items, order of
-//! chunks, grouping) at the bottom; `keyword` and `semantic` find candidates; `passage` makes a
-//! hit of a group; `search` ([`Index::search`](crate::Index::search)) runs them in order.
+//! chunks, grouping) at the bottom; `keyword`, `bm25` and `semantic` find candidates;
+//! `passage` makes a hit of a group; `search` ([`Index::search`](crate::Index::search)) runs
+//! them in order.
 
+mod bm25;
 mod fuse;
 mod keyword;
 mod passage;
@@ -33,6 +37,8 @@ mod semantic;
 mod tests;
 
 pub use fuse::{fuse, fuse_items, group, Candidate, Fused, FusedItem, Fusion, Group, RRF_K};
+#[cfg(test)]
+pub(crate) use keyword::{filter_sql, BM25};
 pub use query::{
     Coverage, Filters, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, CANDIDATES, DEFAULT_LIMIT,
     FUSION, MAX_LIMIT, MAX_PASSAGES, PASSAGE_MAX_CHARS,

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 
 use crate::encoder::Encoder;
 use crate::error::{IndexError, Result};
+use crate::kwcache::KeywordCache;
 use crate::store::{fts_pieces, Index};
 use crate::vcache::VectorCache;
 
@@ -88,12 +89,34 @@ impl Index {
             Vec::new()
         };
         let meaning = encoder.filter(|_| !query.text.trim().is_empty());
+        // With the caches (the server), BM25 is scored in memory when every piece is one
+        // token; FTS5 answers the rest, split by rowid where that pays.
+        let memory = match cache {
+            Some(_) if !pieces.is_empty() => KeywordCache::shared().tokens(&pieces)?,
+            _ => None,
+        };
         let parts = if pieces.is_empty() {
             Vec::new()
+        } else if memory.is_some() {
+            vec![None]
         } else {
             self.keyword_parts()?
         };
-        let words = |index: &Index, rows: RowRange| {
+        let words = |index: &Index, rows: RowRange| -> Result<Vec<Candidate>> {
+            if let Some(tokens) = &memory {
+                let shared = KeywordCache::shared();
+                let found = index.keyword_in_memory(
+                    &pieces,
+                    tokens,
+                    &cond,
+                    &filter_params,
+                    candidates,
+                    shared,
+                )?;
+                if let Some(found) = found {
+                    return Ok(found);
+                }
+            }
             index.keyword_candidates_in(&pieces, &cond, &filter_params, candidates, rows)
         };
         // The keyword parts and the semantic signal at once, each keyword part but the one

@@ -81,6 +81,8 @@ pub use embed::EmbedPlan;
 pub(crate) use fts::fts_pieces;
 pub use fts::STOP_WORDS;
 pub use open::Index;
+#[cfg(test)]
+pub(crate) use schema::SCHEMA;
 pub use schema::{check_dir, APPLICATION_ID, SCHEMA_VERSION};
 pub use update::{UpdateLock, Updater};
 pub use write::Batch;

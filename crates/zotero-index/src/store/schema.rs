@@ -281,4 +281,25 @@ mod tests {
             .unwrap();
         assert_eq!(on, 1);
     }
+
+    /// The SQLite build flags of `.cargo/config.toml` (`LIBSQLITE3_FLAGS`) reached the
+    /// bundled SQLite: no shared page cache behind a global mutex, no memory statistics.
+    #[test]
+    fn bundled_sqlite_has_the_workspace_flags() {
+        let c = Connection::open_in_memory().unwrap();
+        let options: Vec<String> = c
+            .prepare("PRAGMA compile_options")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        for on in ["DEFAULT_MEMSTATUS=0", "OMIT_SHARED_CACHE", "USE_ALLOCA"] {
+            assert!(options.iter().any(|o| o == on), "{on} not in {options:?}");
+        }
+        assert!(
+            !options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"),
+            "{options:?}"
+        );
+    }
 }
