@@ -36,6 +36,8 @@
         fileset = nixpkgs.lib.fileset.unions [
           ./Cargo.toml
           ./Cargo.lock
+          # [env] LIBSQLITE3_FLAGS: the bundled SQLite's build flags (a test checks them).
+          ./.cargo/config.toml
           ./rustfmt.toml
           ./README.md
           ./CONTRIBUTING.md

@@ -655,7 +655,7 @@ want(j["darwinStatic"] is False, "darwin should use the normal rustPlatform")
 want(p["lockFile"] == root + "/Cargo.lock", f"cargoLock.lockFile = {p['lockFile']}")
 want(p["doCheck"] is False and j["testsDoCheck"] is True, "tests belong in checks.tests")
 want(p["mainProgram"] == "zotero-mcp", "meta.mainProgram")
-for f in ("Cargo.toml", "Cargo.lock", "crates", "fixtures", "registry", "README.md", "CONTRIBUTING.md", "docs"):
+for f in ("Cargo.toml", "Cargo.lock", ".cargo/config.toml", "crates", "fixtures", "registry", "README.md", "CONTRIBUTING.md", "docs"):
     want(root + "/" + f in p["srcFiles"], f"src lacks {f}")
 for f in p["srcFiles"]:
     want(os.path.exists(f), f"src lists {f}, which does not exist")
