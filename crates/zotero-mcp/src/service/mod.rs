@@ -7,6 +7,7 @@ pub mod collections;
 pub mod identify;
 pub mod index;
 pub mod items;
+pub mod notes;
 pub mod research;
 pub mod search;
 pub mod time;
