@@ -4,6 +4,7 @@
 //! call here and its answer.
 
 pub mod collections;
+pub mod edit;
 pub mod identify;
 pub mod index;
 pub mod items;

@@ -10,6 +10,7 @@ use zotero_api::edit::{Edit, EditOutcome, ObjectKind};
 use zotero_api::{Library, ObjectKey};
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::service::edit::edit_one;
 use crate::service::ZoteroService;
 
 impl ZoteroService {
@@ -55,15 +56,6 @@ impl ZoteroService {
         let mut edit = Edit::new(key);
         edit.set = BTreeMap::from([("note".to_string(), Value::from(html))]);
         edit.expect_version = expect_version;
-        lib.edit_objects(ObjectKind::Item, vec![edit], dry_run, cancel, None)
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                ToolError::new(
-                    ErrorCode::Internal,
-                    "the edit answered no outcome for the note",
-                )
-            })
+        edit_one(lib, ObjectKind::Item, edit, dry_run, cancel).await
     }
 }
