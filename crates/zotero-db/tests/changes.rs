@@ -239,7 +239,8 @@ fn what_the_next_read_would_bring_is_seen_without_reading_it() {
     let group_mark = db.item_changes(group, None).unwrap().mark.unwrap();
     assert!(!db.items_saved_after(user, Some(&mark)).unwrap());
     // A local edit: `clientDateModified` moves, the library version does not.
-    edit_title(&b.conn, keys::BOOK, "Edited offline", "2099-01-01 00:00:00");
+    b.edit_title(keys::BOOK, "Edited offline", "2099-01-01 00:00:00")
+        .unwrap();
     assert!(db.items_saved_after(user, Some(&mark)).unwrap());
     assert!(!db.items_saved_after(group, Some(&group_mark)).unwrap());
 

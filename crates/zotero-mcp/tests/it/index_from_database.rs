@@ -262,10 +262,7 @@ async fn a_library_the_database_lacks_is_named() {
 async fn database_only() -> (Builder, Server, tempfile::TempDir, tempfile::TempDir) {
     let data = tempfile::tempdir().unwrap();
     let zotero = fixture::standard(data.path()).unwrap();
-    zotero
-        .conn
-        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
-        .unwrap();
+    zotero.journal_as_zotero_10().unwrap();
     let index = tempfile::tempdir().unwrap();
     let server = in_process(&[
         ("ZOTERO_DATA_DIR".into(), data.path().display().to_string()),
@@ -317,12 +314,13 @@ async fn local_edits_not_synced_show_the_index_stale_with_the_database_alone() {
     assert_eq!(fresh, false, "{row}");
 
     // Zotero saves an edit and has not synced it: the library version stays 40.
-    edit_title(
-        &zotero,
-        keys::ARTICLE,
-        "Quasar light in cyanobacteria",
-        "2024-06-01 12:00:00",
-    );
+    zotero
+        .edit_title(
+            keys::ARTICLE,
+            "Quasar light in cyanobacteria",
+            "2024-06-01 12:00:00",
+        )
+        .unwrap();
     let (behind, row) = stale(&server).await;
     assert_eq!(behind, true, "{row}");
     assert_eq!(row["current_version"], row["indexed_version"], "{row}");
