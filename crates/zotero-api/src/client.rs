@@ -20,24 +20,9 @@ use crate::response::{all_pages, encode_query, expect, parse_page, unexpected, A
 pub use crate::routing::Library;
 use crate::templates::TemplateCache;
 
-/// Sort keys the Zotero API accepts for items (zotero-api.md).
-pub const SORT_VALUES: [&str; 15] = [
-    "dateAdded",
-    "dateModified",
-    "title",
-    "creator",
-    "itemType",
-    "date",
-    "publisher",
-    "publicationTitle",
-    "journalAbbreviation",
-    "language",
-    "accessDate",
-    "libraryCatalog",
-    "callNumber",
-    "rights",
-    "addedBy",
-];
+/// Sort keys the Zotero API accepts for items (zotero-api.md): zotero-db's one list, which its
+/// answers from the database check too.
+pub const SORT_VALUES: [&str; 15] = zotero_db::ITEM_SORTS;
 /// The seed's default sort. Zotero has no such sort; see `SortFallback`.
 pub const DEFAULT_SORT: &str = "relevance";
 pub const FALLBACK_SORT: &str = "dateModified";

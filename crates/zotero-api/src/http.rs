@@ -175,9 +175,9 @@ impl HttpClient {
         let mut http = HttpConnector::new();
         // The HTTPS connector checks the scheme, not the plain one.
         http.enforce_http(false);
-        let https = https_connector(http).map_err(|reason| ZoteroError::Network {
+        let https = https_connector(http).map_err(|e| ZoteroError::Network {
             base: base.to_string(),
-            reason,
+            reason: e.to_string(),
         })?;
         let inner = pooled_client().build(https);
         Ok(Arc::new(Self {

@@ -20,12 +20,9 @@ pub(crate) struct LocalWriteState {
 
 impl LocalWriteState {
     pub(crate) fn get(&self) -> Option<String> {
-        self.server_id
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        zotero_net::lock(&self.server_id).clone()
     }
     pub(crate) fn set(&self, id: Option<String>) {
-        *self.server_id.lock().unwrap_or_else(|p| p.into_inner()) = id;
+        *zotero_net::lock(&self.server_id) = id;
     }
 }

@@ -13,6 +13,7 @@ use crate::query::{parse, Params, Route};
 use crate::reader::{slug, ItemRow, Lib, Reader};
 use crate::reply::{page_bounds, DbAnswer};
 use crate::snapshot::{Snapshot, ZoteroDb};
+use crate::sorts::accepts_item_sort;
 
 /// Which library a request is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,27 +25,6 @@ pub enum LibraryScope {
 /// Where the web API and zotero.org's pages are, as the API's links name them.
 const API: &str = "https://api.zotero.org";
 const WWW: &str = "https://www.zotero.org";
-
-/// The item sorts the web API accepts; any other is refused as it refuses it.
-const ITEM_SORTS: &[&str] = &[
-    "dateAdded",
-    "dateModified",
-    "title",
-    "creator",
-    "itemType",
-    "date",
-    "publisher",
-    "publicationTitle",
-    "journalAbbreviation",
-    "language",
-    "accessDate",
-    "libraryCatalog",
-    "callNumber",
-    "rights",
-    "addedBy",
-    "numItems",
-    "serverDateModified",
-];
 
 impl ZoteroDb {
     /// Answers `GET {library}{path_and_query}` (blocking).
@@ -297,7 +277,7 @@ fn page_items(
         }
         _ => {}
     }
-    if let Some(sort) = p.sort.as_deref().filter(|s| !ITEM_SORTS.contains(s)) {
+    if let Some(sort) = p.sort.as_deref().filter(|s| !accepts_item_sort(s)) {
         return Ok(DbAnswer::status(
             400,
             &format!("Invalid 'sort' value '{sort}'"),

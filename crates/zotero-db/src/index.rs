@@ -100,17 +100,19 @@ fn title_sort_key(lower: &str) -> String {
 
 fn pairs(conn: &Connection, sql: &str) -> rusqlite::Result<Vec<(i64, String)>> {
     let mut stmt = conn.prepare(sql)?;
-    let rows = stmt.query_map([], |r| {
-        let value: rusqlite::types::Value = r.get(1)?;
-        let text = match value {
-            rusqlite::types::Value::Text(t) => t,
-            rusqlite::types::Value::Integer(i) => i.to_string(),
-            rusqlite::types::Value::Real(f) => f.to_string(),
-            _ => String::new(),
-        };
-        Ok((r.get::<_, i64>(0)?, text))
-    })?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, value_text(r.get(1)?))))?;
     rows.collect()
+}
+
+/// A field value as text: Zotero stores `itemDataValues.value` untyped, so a number may
+/// come back as an integer or a real; anything else (a blob, NULL) reads as empty.
+pub(crate) fn value_text(value: rusqlite::types::Value) -> String {
+    match value {
+        rusqlite::types::Value::Text(t) => t,
+        rusqlite::types::Value::Integer(i) => i.to_string(),
+        rusqlite::types::Value::Real(f) => f.to_string(),
+        _ => String::new(),
+    }
 }
 
 impl Index {

@@ -19,6 +19,7 @@ mod reader;
 mod reply;
 mod schema;
 mod snapshot;
+mod sorts;
 
 pub use answer::LibraryScope;
 pub use changes::{ItemChange, ItemChanges, TextChange, TextChanges};
@@ -27,3 +28,4 @@ pub use locate::{default_data_dirs, find_data_dir, DataDirSource};
 pub use reply::DbAnswer;
 pub use schema::{SchemaVersion, KNOWN_USERDATA_VERSIONS, NEWEST_USERDATA_VERSION};
 pub use snapshot::{zotero_has_it_open, DbStatus, ZoteroDb};
+pub use sorts::{accepts_item_sort, ITEM_SORTS};

@@ -9,6 +9,7 @@ use rusqlite::Connection;
 use serde_json::{json, Map, Value};
 
 use crate::error::DbError;
+use crate::index::value_text;
 pub(crate) use crate::index::{Index, ItemRow};
 use crate::schema::Names;
 
@@ -111,16 +112,7 @@ impl<'a> Reader<'a> {
             "SELECT d.fieldID, v.value FROM itemData d JOIN itemDataValues v USING (valueID) \
              WHERE d.itemID = ?1 ORDER BY d.fieldID",
         )?;
-        let rows = stmt.query_map([id], |r| {
-            let value: rusqlite::types::Value = r.get(1)?;
-            let text = match value {
-                rusqlite::types::Value::Text(t) => t,
-                rusqlite::types::Value::Integer(i) => i.to_string(),
-                rusqlite::types::Value::Real(f) => f.to_string(),
-                _ => String::new(),
-            };
-            Ok((r.get::<_, i64>(0)?, text))
-        })?;
+        let rows = stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, value_text(r.get(1)?))))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

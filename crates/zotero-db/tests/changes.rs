@@ -12,7 +12,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use rusqlite::{params, Connection};
+use rusqlite::Connection;
 use zotero_db::fixture::{self, keys, Builder};
 use zotero_db::{DbError, LibraryScope, ZoteroDb};
 
@@ -21,9 +21,7 @@ use zotero_db::{DbError, LibraryScope, ZoteroDb};
 fn standard() -> (tempfile::TempDir, Builder, ZoteroDb) {
     let dir = tempfile::tempdir().unwrap();
     let b = fixture::standard(dir.path()).unwrap();
-    b.conn
-        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
-        .unwrap();
+    b.journal_as_zotero_10().unwrap();
     let db = ZoteroDb::open(dir.path()).unwrap();
     (dir, b, db)
 }
@@ -36,53 +34,6 @@ fn user_keys(c: &Connection) -> Vec<String> {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap()
-}
-
-/// A field edited as `Item.save()` writes it: the value, `synced` 0, and the transaction's
-/// time in `clientDateModified`.
-fn edit_title(c: &Connection, key: &str, title: &str, at: &str) {
-    c.execute(
-        "INSERT OR IGNORE INTO itemDataValues (value) VALUES (?1)",
-        [title],
-    )
-    .unwrap();
-    c.execute(
-        "UPDATE itemData SET valueID = (SELECT valueID FROM itemDataValues WHERE value = ?1) \
-         WHERE itemID = (SELECT itemID FROM items WHERE key = ?2) \
-           AND fieldID = (SELECT fieldID FROM fields WHERE fieldName = 'title')",
-        params![title, key],
-    )
-    .unwrap();
-    c.execute(
-        "UPDATE items SET synced = 0, clientDateModified = ?1, dateModified = ?1 WHERE key = ?2",
-        params![at, key],
-    )
-    .unwrap();
-}
-
-/// An item erased (`DataObject.erase`: the row and, by the schema's cascades, its data).
-fn erase(c: &Connection, key: &str) {
-    let id: i64 = c
-        .query_row("SELECT itemID FROM items WHERE key = ?1", [key], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    for table in [
-        "itemData",
-        "itemCreators",
-        "itemTags",
-        "collectionItems",
-        "deletedItems",
-        "itemNotes",
-        "itemAttachments",
-        "itemAnnotations",
-        "fulltextItems",
-        "retractedItems",
-        "items",
-    ] {
-        c.execute(&format!("DELETE FROM {table} WHERE itemID = ?1"), [id])
-            .unwrap();
-    }
 }
 
 fn changed_keys(c: &zotero_db::ItemChanges) -> Vec<String> {
@@ -117,12 +68,12 @@ fn every_item_first_then_what_zotero_wrote_since_the_mark() {
     assert_eq!(again.mark.as_deref(), Some(mark.as_str()));
 
     // Zotero edits one item, adds one, erases one, moves one to the trash.
-    edit_title(
-        &b.conn,
+    b.edit_title(
         keys::ARTICLE,
         "Photosynthesis revisited",
         "2024-06-01 12:00:00",
-    );
+    )
+    .unwrap();
     let new_id = b
         .item(
             1,
@@ -139,7 +90,7 @@ fn every_item_first_then_what_zotero_wrote_since_the_mark() {
             [new_id],
         )
         .unwrap();
-    erase(&b.conn, keys::BOOK);
+    b.erase(keys::BOOK).unwrap();
     // `Zotero.Items.trash`: the stamp and a `deletedItems` row, no `save()`.
     b.conn
         .execute(
@@ -288,7 +239,8 @@ fn what_the_next_read_would_bring_is_seen_without_reading_it() {
     let group_mark = db.item_changes(group, None).unwrap().mark.unwrap();
     assert!(!db.items_saved_after(user, Some(&mark)).unwrap());
     // A local edit: `clientDateModified` moves, the library version does not.
-    edit_title(&b.conn, keys::BOOK, "Edited offline", "2099-01-01 00:00:00");
+    b.edit_title(keys::BOOK, "Edited offline", "2099-01-01 00:00:00")
+        .unwrap();
     assert!(db.items_saved_after(user, Some(&mark)).unwrap());
     assert!(!db.items_saved_after(group, Some(&group_mark)).unwrap());
 

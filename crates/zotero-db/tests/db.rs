@@ -303,9 +303,7 @@ fn a_wal_database_is_read_with_its_uncheckpointed_rows_and_followed_as_it_change
     let dir = tempfile::tempdir().unwrap();
     let b = fixture::standard(dir.path()).unwrap();
     // As Zotero 10 runs it: WAL, exclusive locking, and rows still in the -wal.
-    b.conn
-        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
-        .unwrap();
+    b.journal_as_zotero_10().unwrap();
     b.item(
         1,
         "WALITEM1",

@@ -89,8 +89,9 @@ pub enum ModelCacheError {
     TooManyRedirects { url: String },
     #[error("the download of {model} was cancelled; the next run resumes it")]
     Cancelled { model: String },
-    #[error("TLS setup failed: {0}")]
-    Tls(String),
+    /// Reads "TLS setup failed: " and why.
+    #[error("{0}")]
+    Tls(zotero_net::TlsSetupError),
     /// The weights file fails the checks of its size and header (made before it is hashed
     /// or read whole).
     #[error("{} is not a usable safetensors file: {reason}; download the model's model.safetensors again (remove this one first)", path.display())]

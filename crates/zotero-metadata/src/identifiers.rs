@@ -36,7 +36,7 @@ mod pubmed;
 mod tests;
 mod url;
 
-pub use doi::Doi;
+pub use doi::{bare_doi, doi_shaped, fold_doi, Doi};
 pub use isbn::Isbn;
 pub use pubmed::{Pmcid, Pmid};
 

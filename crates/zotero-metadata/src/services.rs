@@ -242,11 +242,11 @@ pub struct MetadataServices {
 }
 
 /// Why the services' client could not be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ServicesSetupError {
     /// The TLS connector could not be set up (the message says why).
     #[error("{0}")]
-    Tls(String),
+    Tls(zotero_net::TlsSetupError),
     #[error("ZOTERO_CONTACT_EMAIL cannot be sent in a header")]
     ContactEmail,
 }

@@ -271,7 +271,7 @@ impl tower_service::Service<Uri> for GuardedConnector {
 pub fn guarded_https_connector(
     policy: AddressPolicy,
     connect_timeout: Duration,
-) -> Result<HttpsConnector<GuardedConnector>, String> {
+) -> Result<HttpsConnector<GuardedConnector>, crate::tls::TlsSetupError> {
     crate::tls::wrap(GuardedConnector::new(policy, connect_timeout))
 }
 

@@ -28,5 +28,5 @@ pub use retry::{
     RetryPolicy,
 };
 pub use sync::lock;
-pub use tls::{https_connector, user_agent};
+pub use tls::{https_connector, user_agent, TlsSetupError};
 pub use upstream_text::{SecretString, Secrets};

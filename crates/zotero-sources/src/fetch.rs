@@ -63,8 +63,10 @@ impl Downloader {
     }
 
     pub fn with_policy(config: &SourcesConfig, policy: AddressPolicy) -> Result<Self, SourceError> {
-        let https = guarded_https_connector(policy, config.timeout)
-            .map_err(|reason| SourceError::Internal { reason })?;
+        let https =
+            guarded_https_connector(policy, config.timeout).map_err(|e| SourceError::Internal {
+                reason: e.to_string(),
+            })?;
         let client = pooled_client().build(https);
         Ok(Self {
             client,

@@ -132,9 +132,7 @@ impl VectorCache {
 
     fn lock_readers(&self) -> MutexGuard<'_, Vec<Index>> {
         // Connections are put back only after a search ended well: usable.
-        self.readers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.readers)
     }
 
     /// A read connection to the index file `index` has open (the same device and inode),
@@ -192,9 +190,7 @@ impl VectorCache {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // A panic while the lock was held leaves at worst a copy that is dropped or
         // replaced by the next key check: the data is still usable.
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        lock(&self.inner)
     }
 
     /// The bytes the copies take now.
@@ -289,6 +285,13 @@ impl Inner {
             }
         }
     }
+}
+
+/// Locks `m`, poisoned or not: the one way this crate takes its cache's mutexes (each holds
+/// data consistent after every statement that changes it). zotero-net's `lock` is the same
+/// for the crates above; this crate takes no network dependency for it.
+fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

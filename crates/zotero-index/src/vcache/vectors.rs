@@ -144,11 +144,7 @@ impl Vectors {
         read: impl FnOnce() -> Result<DocSet>,
     ) -> Result<Arc<DocSet>> {
         // The list is valid whatever a panicking holder left.
-        let lock = || {
-            self.allowed
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
+        let lock = || super::lock(&self.allowed);
         {
             let mut kept = lock();
             if let Some(at) = kept.iter().position(|(f, _)| f == filter) {

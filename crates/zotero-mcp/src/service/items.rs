@@ -9,6 +9,7 @@ use zotero_api::model::Creator;
 use zotero_api::{Library, ObjectKey};
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::service::edit::edit_one;
 use crate::service::ZoteroService;
 use crate::text::quote;
 
@@ -153,13 +154,7 @@ impl ZoteroService {
             }
         }
 
-        let outcomes = lib
-            .edit_objects(ObjectKind::Item, vec![edit], update.dry_run, cancel, None)
-            .await?;
-        outcomes
-            .into_iter()
-            .next()
-            .ok_or_else(|| ToolError::new(ErrorCode::Internal, "the edit answered no outcome"))
+        edit_one(lib, ObjectKind::Item, edit, update.dry_run, cancel).await
     }
 }
 

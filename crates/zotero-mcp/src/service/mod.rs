@@ -4,9 +4,11 @@
 //! call here and its answer.
 
 pub mod collections;
+pub mod edit;
 pub mod identify;
 pub mod index;
 pub mod items;
+pub mod notes;
 pub mod research;
 pub mod search;
 pub mod time;

@@ -254,9 +254,7 @@ async fn a_change_made_while_the_server_runs_is_read() {
     assert_eq!(before["total"], 0, "{before}");
     // Zotero writes while the server runs (in WAL mode, as Zotero 10 does).
     let b = fixture::Builder::open(dir.path()).unwrap();
-    b.conn
-        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
-        .unwrap();
+    b.journal_as_zotero_10().unwrap();
     b.item(
         1,
         "LIVEKEY2",

@@ -25,10 +25,7 @@ async fn setup() -> Setup {
     let emu = Emulator::start().await;
     let data = tempfile::tempdir().unwrap();
     let zotero = fixture::standard(data.path()).unwrap();
-    zotero
-        .conn
-        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
-        .unwrap();
+    zotero.journal_as_zotero_10().unwrap();
     let index = tempfile::tempdir().unwrap();
     let mut env = env_for(&emu.uri(), USER_ID, API_KEY);
     env.push(("ZOTERO_DATA_DIR".into(), data.path().display().to_string()));
@@ -96,50 +93,6 @@ fn count_items(b: &Builder, library: i64) -> u64 {
         .unwrap()
 }
 
-/// A title edited as `Item.save()` writes it: the value, `synced` 0, the transaction's
-/// time in `clientDateModified`.
-fn edit_title(b: &Builder, key: &str, title: &str, at: &str) {
-    let c = &b.conn;
-    c.execute(
-        "INSERT OR IGNORE INTO itemDataValues (value) VALUES (?1)",
-        [title],
-    )
-    .unwrap();
-    c.execute(
-        "UPDATE itemData SET valueID = (SELECT valueID FROM itemDataValues WHERE value = ?1) \
-         WHERE itemID = (SELECT itemID FROM items WHERE key = ?2) \
-           AND fieldID = (SELECT fieldID FROM fields WHERE fieldName = 'title')",
-        [title, key],
-    )
-    .unwrap();
-    c.execute(
-        "UPDATE items SET synced = 0, clientDateModified = ?1, dateModified = ?1 WHERE key = ?2",
-        [at, key],
-    )
-    .unwrap();
-}
-
-/// An item erased (`DataObject.erase`: the row and, by the schema's cascades, its data).
-fn erase(b: &Builder, key: &str) {
-    let c = &b.conn;
-    let id: i64 = c
-        .query_row("SELECT itemID FROM items WHERE key = ?1", [key], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    for table in [
-        "itemData",
-        "itemCreators",
-        "itemTags",
-        "collectionItems",
-        "deletedItems",
-        "items",
-    ] {
-        c.execute(&format!("DELETE FROM {table} WHERE itemID = ?1"), [id])
-            .unwrap();
-    }
-}
-
 #[tokio::test]
 async fn the_index_is_built_and_kept_in_step_from_the_database_without_a_request() {
     let s = setup().await;
@@ -187,12 +140,13 @@ async fn the_index_is_built_and_kept_in_step_from_the_database_without_a_request
     // Zotero edits a title, adds an item, erases a book, trashes the thesis, erases a
     // collection (`Collection._eraseData`: its rows go, its items' rows stay as they were).
     let c = &s.zotero.conn;
-    edit_title(
-        &s.zotero,
-        keys::ARTICLE,
-        "Quasar light in cyanobacteria",
-        "2024-06-01 12:00:00",
-    );
+    s.zotero
+        .edit_title(
+            keys::ARTICLE,
+            "Quasar light in cyanobacteria",
+            "2024-06-01 12:00:00",
+        )
+        .unwrap();
     let new_id = s
         .zotero
         .item(
@@ -209,7 +163,7 @@ async fn the_index_is_built_and_kept_in_step_from_the_database_without_a_request
         [new_id],
     )
     .unwrap();
-    erase(&s.zotero, keys::BOOK);
+    s.zotero.erase(keys::BOOK).unwrap();
     // `Zotero.Items.trash`: the stamp and a `deletedItems` row, no `save()`.
     c.execute(
         "UPDATE items SET synced = 0, clientDateModified = '2024-06-01 12:00:01' WHERE key = ?1",
@@ -308,10 +262,7 @@ async fn a_library_the_database_lacks_is_named() {
 async fn database_only() -> (Builder, Server, tempfile::TempDir, tempfile::TempDir) {
     let data = tempfile::tempdir().unwrap();
     let zotero = fixture::standard(data.path()).unwrap();
-    zotero
-        .conn
-        .execute_batch("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;")
-        .unwrap();
+    zotero.journal_as_zotero_10().unwrap();
     let index = tempfile::tempdir().unwrap();
     let server = in_process(&[
         ("ZOTERO_DATA_DIR".into(), data.path().display().to_string()),
@@ -363,12 +314,13 @@ async fn local_edits_not_synced_show_the_index_stale_with_the_database_alone() {
     assert_eq!(fresh, false, "{row}");
 
     // Zotero saves an edit and has not synced it: the library version stays 40.
-    edit_title(
-        &zotero,
-        keys::ARTICLE,
-        "Quasar light in cyanobacteria",
-        "2024-06-01 12:00:00",
-    );
+    zotero
+        .edit_title(
+            keys::ARTICLE,
+            "Quasar light in cyanobacteria",
+            "2024-06-01 12:00:00",
+        )
+        .unwrap();
     let (behind, row) = stale(&server).await;
     assert_eq!(behind, true, "{row}");
     assert_eq!(row["current_version"], row["indexed_version"], "{row}");

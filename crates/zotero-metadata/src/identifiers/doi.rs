@@ -6,7 +6,7 @@ use std::hash::{Hash, Hasher};
 
 use zotero_sources::ArxivId;
 
-use super::{tidy, IdentifierError, IdentifierKind};
+use super::{strip_prefix_ci, tidy, IdentifierError, IdentifierKind};
 
 pub(super) const EXPECTED_DOI: &str =
     "a DOI: 10.<registrant>/<suffix>, such as 10.1038/nature12373, \
@@ -119,9 +119,84 @@ pub(super) fn parse_doi(doi: &str, shown: &str) -> Result<Doi, IdentifierError> 
     })
 }
 
+/// The links and the label a DOI is written after in a record's field, in the order they are
+/// taken off.
+const DOI_WRAPPERS: [&str; 5] = [
+    "https://doi.org/",
+    "http://doi.org/",
+    "https://dx.doi.org/",
+    "http://dx.doi.org/",
+    "doi:",
+];
+
+/// `https://doi.org/10.1/X`, `doi:10.1/X`, ` 10.1/X ` → `10.1/X`: the DOI without the link or
+/// label it was written after (any case) and the spaces around it. Nothing is checked.
+pub fn bare_doi(raw: &str) -> &str {
+    let mut d = raw.trim();
+    for wrapper in DOI_WRAPPERS {
+        if let Some(rest) = strip_prefix_ci(d, wrapper) {
+            d = rest.trim();
+        }
+    }
+    d
+}
+
+/// A DOI as compared with another (DOIs ignore case): [`bare_doi`] in lower case. Whatever is
+/// given folds, a DOI or not, so that two records' fields can be compared as they are.
+pub fn fold_doi(raw: &str) -> String {
+    bare_doi(raw).to_lowercase()
+}
+
+/// The DOI a record's field holds, as written ([`bare_doi`]), when it has a DOI's shape:
+/// `10.<registrant>/<suffix>` without spaces; `None` otherwise. Looser than [`super::parse`]
+/// (the registrant code is not checked, nothing around it is tidied away): a record's DOI is
+/// taken as Zotero keeps it.
+pub fn doi_shaped(raw: &str) -> Option<&str> {
+    let d = bare_doi(raw);
+    let (prefix, suffix) = d.split_once('/')?;
+    let ok = prefix.starts_with("10.")
+        && prefix.len() > 3
+        && !suffix.is_empty()
+        && !d.chars().any(char::is_whitespace);
+    ok.then_some(d)
+}
+
 /// Digits and dots, a `/`, anything: a DOI without its `10.`.
 pub(super) fn looks_like_doi(s: &str) -> bool {
     s.split_once('/').is_some_and(|(head, _)| {
         !head.is_empty() && head.bytes().all(|b| b.is_ascii_digit() || b == b'.')
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_records_doi_is_read_in_its_usual_spellings() {
+        assert_eq!(
+            doi_shaped(" https://doi.org/10.1000/XYZ "),
+            Some("10.1000/XYZ")
+        );
+        assert_eq!(doi_shaped("doi:10.1/a"), Some("10.1/a"));
+        assert_eq!(doi_shaped("DOI:10.1/a"), Some("10.1/a"));
+        assert_eq!(doi_shaped("HTTP://DX.DOI.ORG/10.1/a"), Some("10.1/a"));
+        assert_eq!(doi_shaped("10.1/a b"), None);
+        assert_eq!(doi_shaped("11.1/a"), None);
+        assert_eq!(doi_shaped("10./a"), None);
+        assert_eq!(doi_shaped("10.1000"), None);
+        assert_eq!(doi_shaped("10.1000/"), None);
+    }
+
+    #[test]
+    fn dois_fold_without_their_link_label_or_case() {
+        assert_eq!(
+            fold_doi("https://doi.org/10.1109/CVPR.2016.90"),
+            "10.1109/cvpr.2016.90"
+        );
+        assert_eq!(fold_doi("doi:10.1038/NATURE14539"), "10.1038/nature14539");
+        assert_eq!(fold_doi(" DOI: 10.1/A "), "10.1/a");
+        assert_eq!(fold_doi("not a doi"), "not a doi");
+        assert_eq!(bare_doi("http://dx.doi.org/10.1/X"), "10.1/X");
+    }
 }

@@ -53,7 +53,7 @@ use zotero_index::{Index, IndexError, LibraryId, Remedy};
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
 
-pub use freshness::{current_version, freshness, freshness_of, iso_time, Freshness};
+pub use freshness::{current_version, freshness, freshness_of, Freshness};
 pub use settings::{ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
 pub use source_db::{database_ahead, DbMarks};
 pub use sync::{update, update_with_model, SharedClient};

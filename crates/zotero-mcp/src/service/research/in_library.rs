@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use unicode_normalization_alignments::UnicodeNormalization;
 use zotero_api::items::{ItemFilter, ItemListing, QuickSearchMode};
 use zotero_api::Library;
+use zotero_metadata::identifiers::fold_doi;
 
 use crate::mcp::envelope::ToolError;
 
@@ -42,24 +43,6 @@ pub enum MatchedBy {
 pub struct InLibrary {
     pub item_key: String,
     pub matched_by: MatchedBy,
-}
-
-/// A DOI as compared: lower case, without `https://doi.org/` or `doi:`.
-pub fn normalize_doi(doi: &str) -> String {
-    let d = doi.trim();
-    let lower = d.to_lowercase();
-    for prefix in [
-        "https://doi.org/",
-        "http://doi.org/",
-        "https://dx.doi.org/",
-        "http://dx.doi.org/",
-        "doi:",
-    ] {
-        if let Some(rest) = lower.strip_prefix(prefix) {
-            return rest.trim().to_string();
-        }
-    }
-    lower
 }
 
 /// A title as compared: NFKC, lower case, letters and digits only, one space between words.
@@ -120,12 +103,12 @@ pub async fn find(
         start: 0,
     };
     let page = lib.list_items(&listing, cancel).await?.page;
-    let doi = work.doi.as_deref().map(normalize_doi);
+    let doi = work.doi.as_deref().map(fold_doi);
     if let Some(doi) = &doi {
         let same = page
             .items
             .iter()
-            .find(|i| i.doi.as_deref().is_some_and(|d| normalize_doi(d) == *doi));
+            .find(|i| i.doi.as_deref().is_some_and(|d| fold_doi(d) == *doi));
         if let Some(item) = same {
             return Ok(Some(InLibrary {
                 item_key: item.item_key.clone(),
@@ -137,7 +120,7 @@ pub async fn find(
     let same = page.items.iter().find(|i| {
         // An item with another DOI is another work, whatever its title.
         let other_doi = match (&doi, i.doi.as_deref().filter(|d| !d.trim().is_empty())) {
-            (Some(d), Some(theirs)) => normalize_doi(theirs) != *d,
+            (Some(d), Some(theirs)) => fold_doi(theirs) != *d,
             _ => false,
         };
         !other_doi
@@ -166,18 +149,6 @@ mod tests {
         assert_ne!(
             normalize_title("Deep learning"),
             normalize_title("Deep learnings")
-        );
-    }
-
-    #[test]
-    fn dois_compare_without_their_url_or_case() {
-        assert_eq!(
-            normalize_doi("https://doi.org/10.1109/CVPR.2016.90"),
-            "10.1109/cvpr.2016.90"
-        );
-        assert_eq!(
-            normalize_doi("doi:10.1038/NATURE14539"),
-            "10.1038/nature14539"
         );
     }
 

@@ -13,11 +13,12 @@ use crate::notes::markdown::{escape_lines, safe_converted};
 
 /// How a citation or bibliography is answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
-#[allow(missing_docs)]
 pub enum TextFormat {
+    /// Plain text, one entry a line.
     Text,
+    /// Zotero's HTML, unchanged.
     Html,
+    /// Markdown made from Zotero's HTML.
     Markdown,
 }
 

@@ -3,7 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::ToolError;
+use crate::service::edit::edit_one;
 use crate::tools::changes::{self, Change, ObjectResult, Status};
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
@@ -103,17 +104,7 @@ async fn dry_run(
     let collection_key = lib.resolve_collection(target, &ctx.cancel).await?;
     let mut edit = Edit::new(item.clone());
     edit.collections.add.push(collection_key.clone());
-    let outcome = lib
-        .edit_objects(ObjectKind::Item, vec![edit], true, &ctx.cancel, None)
-        .await?
-        .into_iter()
-        .next()
-        .ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::Internal,
-                "the edit engine answered no outcome for the item",
-            )
-        })?;
+    let outcome = edit_one(lib, ObjectKind::Item, edit, true, &ctx.cancel).await?;
     let result = changes::single(
         ObjectResult::from_outcome(ObjectKind::Item, outcome),
         "item",

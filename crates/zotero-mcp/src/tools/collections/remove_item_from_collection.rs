@@ -4,7 +4,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::ToolError;
+use crate::service::edit::edit_one;
 use crate::tools::add_item_to_collection::collection_target;
 use crate::tools::changes::{self, Change, ObjectResult, Status};
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
@@ -84,17 +85,7 @@ impl ZoteroTool for RemoveItemFromCollection {
         let collection_key = lib.resolve_collection(&target, &ctx.cancel).await?;
         let mut edit = Edit::new(p.item_key.key().clone());
         edit.collections.remove.push(collection_key.clone());
-        let outcome = lib
-            .edit_objects(ObjectKind::Item, vec![edit], p.dry_run, &ctx.cancel, None)
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                ToolError::new(
-                    ErrorCode::Internal,
-                    "the edit engine answered no outcome for the item",
-                )
-            })?;
+        let outcome = edit_one(&lib, ObjectKind::Item, edit, p.dry_run, &ctx.cancel).await?;
         let result = changes::single(
             ObjectResult::from_outcome(ObjectKind::Item, outcome),
             "item",

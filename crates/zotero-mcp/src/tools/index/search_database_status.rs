@@ -7,6 +7,7 @@ use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::index::{self as search_index, BUILD_COMMAND};
+use crate::service::time::UtcTime;
 use crate::tools::semantic_search::SearchLibrary;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
@@ -200,7 +201,7 @@ pub async fn statuses(
                 row.current_version = f.current_version;
                 row.stale = f.stale;
                 row.versions_behind = f.versions_behind;
-                row.last_update = s.last_update.map(search_index::iso_time);
+                row.last_update = s.last_update.map(|secs| UtcTime::from_unix(secs).iso8601());
                 row.model = s.model.map(Into::into);
                 row.size_bytes = s.size_bytes;
                 row.fulltext_included = s.fulltext_included;

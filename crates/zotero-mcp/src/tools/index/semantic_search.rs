@@ -26,10 +26,10 @@ pub const QUERY_CHARS: usize = 1_000;
 
 /// `all`, or one library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
-#[allow(missing_docs)]
 pub enum SearchLibrary {
+    /// Every library that has an index.
     All,
+    /// This library only.
     One(LibraryRef),
 }
 

@@ -2,13 +2,10 @@
 //! (`zotero_api::edit`): a change made to the note's text in Zotero meanwhile stops the
 //! write and is answered with both texts; one made to its tags is kept.
 
-use std::collections::BTreeMap;
-
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::mcp::envelope::ToolError;
 use crate::notes::html::{Removed, MAX_NOTE_CHARS};
 use crate::tools::changes::{self, ObjectResult};
 use crate::tools::notes::note_content::{
@@ -16,7 +13,7 @@ use crate::tools::notes::note_content::{
 };
 use crate::tools::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Version};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
-use zotero_api::edit::{Edit, ObjectKind};
+use zotero_api::edit::ObjectKind;
 
 /// The `zotero_update_note` tool.
 pub struct UpdateNote;
@@ -78,49 +75,19 @@ impl ZoteroTool for UpdateNote {
         // Refused content sends nothing.
         let note = sanitize(p.content.into_string(), p.format).await?;
         let lib = ctx.svc.library(library(p.library))?;
-        lib.require_write(false, &ctx.cancel).await?;
         let key = p.note_key.key().clone();
-        let found = lib
-            .read_objects(ObjectKind::Item, std::slice::from_ref(&key), &ctx.cancel)
-            .await?;
-        let Some(current) = found.get(key.as_str()) else {
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!("no note with key {key} in this library"),
-            )
-            .with_detail("key", key.as_str()));
-        };
-        let item_type = current.item_type();
-        if item_type != "note" {
-            let hint = match item_type.as_str() {
-                "annotation" => "an annotation's comment is not a note".to_string(),
-                "attachment" => "an attachment's note is not written here".to_string(),
-                _ => format!(
-                    "to add a note to it, use zotero_create_note with parent_key {key}; \
-                     zotero_get_notes lists its notes"
-                ),
-            };
-            return Err(ToolError::invalid(
-                "note_key",
-                format!("'note_key' {key} is not a note but {item_type}: {hint}"),
-            )
-            .with_detail("item_type", item_type));
-        }
         let html_chars = note.html.chars().count() as u64;
-        let mut edit = Edit::new(key.clone());
-        edit.set = BTreeMap::from([("note".to_string(), Value::from(note.html))]);
-        edit.expect_version = p.version.map(Version::get);
-        let outcome = lib
-            .edit_objects(ObjectKind::Item, vec![edit], p.dry_run, &ctx.cancel, None)
-            .await?
-            .into_iter()
-            .next()
-            .ok_or_else(|| {
-                ToolError::new(
-                    ErrorCode::Internal,
-                    "the edit answered no outcome for the note",
-                )
-            })?;
+        let outcome = ctx
+            .svc
+            .update_note(
+                &lib,
+                key.clone(),
+                note.html,
+                p.version.map(Version::get),
+                p.dry_run,
+                &ctx.cancel,
+            )
+            .await?;
         let mut result = ObjectResult::from_outcome(ObjectKind::Item, outcome);
         bound(&mut result);
         let result = changes::single(result, "note")?;

@@ -62,6 +62,7 @@ pub struct FindRelatedParams {
 /// How a work was found in the library.
 #[derive(Debug, Clone, Copy, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
 #[allow(missing_docs)]
 pub enum Matched {
     Doi,

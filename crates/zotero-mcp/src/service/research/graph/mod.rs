@@ -19,10 +19,11 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::{Library, ObjectKey};
 use zotero_metadata::services::{ServiceError, WorksQuery};
 
-use super::in_library::{self, normalize_doi, InLibrary, WorkKeys};
+use super::in_library::{self, InLibrary, WorkKeys};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::ZoteroService;
 use works::{at, fit, short_id, work_of};
+use zotero_metadata::identifiers::fold_doi;
 
 pub use cursor::{Cursor, ListKind, MAX_PER_PAGE};
 pub use works::AUTHORS_SHOWN;
@@ -259,12 +260,12 @@ impl Graph<'_> {
     /// The DOI of a seed: as given, or the library item's.
     async fn doi_of(&self, seed: &Seed) -> Result<String, ToolError> {
         match seed {
-            Seed::Doi(d) => Ok(normalize_doi(d)),
+            Seed::Doi(d) => Ok(fold_doi(d)),
             Seed::Item(key) => {
                 let item = self.lib.item_object(key, self.cancel).await?.to_item();
                 item.doi
                     .filter(|d| !d.trim().is_empty())
-                    .map(|d| normalize_doi(&d))
+                    .map(|d| fold_doi(&d))
                     .ok_or_else(|| {
                         ToolError::invalid(
                             "item_keys",

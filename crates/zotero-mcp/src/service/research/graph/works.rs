@@ -4,8 +4,9 @@
 use serde_json::Value;
 
 use super::Work;
-use crate::service::research::in_library::{self, normalize_doi};
+use crate::service::research::in_library;
 use crate::tools::budget::json_chars;
+use zotero_metadata::identifiers::fold_doi;
 
 /// What a missing field reads as.
 static NULL: Value = Value::Null;
@@ -89,7 +90,7 @@ pub(super) fn work_of(w: &Value) -> Work {
             .and_then(|y| u32::try_from(y).ok()),
         doi: at(w, "doi")
             .as_str()
-            .map(normalize_doi)
+            .map(fold_doi)
             .filter(|d| d.starts_with("10.") && d.len() <= 300),
         openalex_id: at(w, "id").as_str().map(|i| cut(i, 100)),
         cited_by_count: at(w, "cited_by_count").as_u64(),
@@ -116,7 +117,7 @@ pub(super) fn crossref_reference(r: &Value) -> Work {
         year: at(r, "year").as_str().and_then(in_library::year_of),
         doi: at(r, "DOI")
             .as_str()
-            .map(normalize_doi)
+            .map(fold_doi)
             .filter(|d| d.starts_with("10.") && d.len() <= 300),
         openalex_id: None,
         cited_by_count: None,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use zotero_api::model::WireObject;
 
 use super::matching::similarity;
-use crate::service::research::in_library::normalize_doi;
+use zotero_metadata::identifiers::fold_doi;
 
 /// One regular item of the library.
 #[derive(Debug, Clone, Default)]
@@ -62,12 +62,9 @@ impl Entry {
                 citation_keys.push(k.to_string());
             }
         }
-        let mut dois: Vec<String> = text(d, "DOI")
-            .map(|x| normalize_doi(&x))
-            .into_iter()
-            .collect();
+        let mut dois: Vec<String> = text(d, "DOI").map(|x| fold_doi(&x)).into_iter().collect();
         for x in extra_lines(&extra, "DOI") {
-            let x = normalize_doi(x);
+            let x = fold_doi(x);
             if !dois.contains(&x) {
                 dois.push(x);
             }
@@ -182,9 +179,7 @@ impl LibraryIndex {
     }
 
     pub fn by_doi(&self, doi: &str) -> &[usize] {
-        self.by_doi
-            .get(&normalize_doi(doi))
-            .map_or(&[], Vec::as_slice)
+        self.by_doi.get(&fold_doi(doi)).map_or(&[], Vec::as_slice)
     }
 
     pub fn get(&self, i: usize) -> Option<&Entry> {
@@ -324,7 +319,7 @@ pub fn parse_bib(text: &str) -> Vec<BibEntry> {
         }
         out.push(BibEntry {
             key: key.to_string(),
-            doi: bib_field(fields, "doi").map(|d| normalize_doi(&d)),
+            doi: bib_field(fields, "doi").map(|d| fold_doi(&d)),
             title: bib_field(fields, "title"),
         });
         i = end;

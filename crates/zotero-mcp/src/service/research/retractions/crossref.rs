@@ -5,12 +5,13 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use zotero_metadata::identifiers::fold_doi;
 use zotero_metadata::services::ServiceError;
 
 use super::{Notice, RetractionState, RetractionStatus, MAX_NOTICES};
 use crate::service::ZoteroService;
 
-/// Crossref's works of one batch, by lower-case DOI.
+/// Crossref's works of one batch, by folded DOI ([`fold_doi`]).
 pub(super) async fn fetch_works(
     svc: &ZoteroService,
     batch: &[(String, usize)],
@@ -31,7 +32,7 @@ pub(super) async fn fetch_works(
     Ok(works
         .into_iter()
         .filter_map(|w| {
-            let doi = w.get("DOI")?.as_str()?.to_lowercase();
+            let doi = fold_doi(w.get("DOI")?.as_str()?);
             Some((doi, w))
         })
         .collect())
@@ -77,8 +78,7 @@ fn notices(svc: &ZoteroService, relations: Option<&Value>) -> Vec<Notice> {
         let same = |n: &Notice| {
             n.kind == notice.kind
                 && n.source == notice.source
-                && n.doi.as_deref().map(str::to_lowercase)
-                    == notice.doi.as_deref().map(str::to_lowercase)
+                && n.doi.as_deref().map(fold_doi) == notice.doi.as_deref().map(fold_doi)
         };
         if !out.iter().any(same) {
             out.push(notice);

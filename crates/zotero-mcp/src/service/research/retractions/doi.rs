@@ -1,17 +1,33 @@
-//! The DOI an item is checked by, and DOIs read in their usual spellings.
+//! The DOI an item is checked by, and why an item has none to check.
 
 use zotero_api::model::Item;
+use zotero_metadata::identifiers::doi_shaped;
 
 use super::short_title;
 
+/// Why an item cannot be checked by its DOI; the message becomes the item's `reason`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum NoDoi {
+    /// Notes, attachments and annotations are not works.
+    #[error("a {item_type} has no DOI")]
+    NotAWork { item_type: String },
+    #[error("no DOI (neither the DOI field nor a 'DOI:' line in Extra): add one to check it")]
+    Missing,
+    /// `shown` is the DOI as written, shortened as titles are.
+    #[error("its DOI '{shown}' is not a DOI (10.<prefix>/<suffix>): correct it to check it")]
+    Malformed { shown: String },
+}
+
 /// The DOI an item is checked by: its DOI field, else a `DOI:` line of Extra (where Zotero
-/// keeps it for item types without the field); an error says why there is none.
-pub(super) fn item_doi(item: &Item) -> Result<String, String> {
+/// keeps it for item types without the field), its link or label taken off.
+pub(super) fn item_doi(item: &Item) -> Result<String, NoDoi> {
     if matches!(
         item.item_type.as_str(),
         "note" | "attachment" | "annotation"
     ) {
-        return Err(format!("a {} has no DOI", item.item_type));
+        return Err(NoDoi::NotAWork {
+            item_type: item.item_type.clone(),
+        });
     }
     let from_extra = || {
         item.extra.as_deref().and_then(|e| {
@@ -24,60 +40,69 @@ pub(super) fn item_doi(item: &Item) -> Result<String, String> {
         })
     };
     let Some(raw) = item.doi.clone().or_else(from_extra) else {
-        return Err(
-            "no DOI (neither the DOI field nor a 'DOI:' line in Extra): add one to \
-                    check it"
-                .into(),
-        );
+        return Err(NoDoi::Missing);
     };
-    normalize_doi(&raw).ok_or_else(|| {
-        format!(
-            "its DOI '{}' is not a DOI (10.<prefix>/<suffix>): correct it to check it",
-            short_title(&raw)
-        )
-    })
-}
-
-/// `https://doi.org/10.1/x`, `doi:10.1/x` → `10.1/x`; `None` when it is not a DOI.
-pub fn normalize_doi(raw: &str) -> Option<String> {
-    let mut d = raw.trim();
-    for prefix in [
-        "https://doi.org/",
-        "http://doi.org/",
-        "https://dx.doi.org/",
-        "http://dx.doi.org/",
-        "doi:",
-    ] {
-        if d.len() >= prefix.len()
-            && d.get(..prefix.len())
-                .is_some_and(|p| p.eq_ignore_ascii_case(prefix))
-        {
-            d = d.get(prefix.len()..).unwrap_or_default().trim();
-        }
-    }
-    let (prefix, suffix) = d.split_once('/')?;
-    let ok = prefix.starts_with("10.")
-        && prefix.len() > 3
-        && !suffix.is_empty()
-        && !d.chars().any(char::is_whitespace);
-    ok.then(|| d.to_string())
+    doi_shaped(&raw)
+        .map(str::to_string)
+        .ok_or_else(|| NoDoi::Malformed {
+            shown: short_title(&raw),
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn item(item_type: &str, doi: Option<&str>, extra: Option<&str>) -> Item {
+        Item {
+            item_key: "ABCD2345".into(),
+            version: 1,
+            item_type: item_type.into(),
+            title: "A title".into(),
+            creators: Vec::new(),
+            date: None,
+            doi: doi.map(Into::into),
+            url: None,
+            abstract_note: None,
+            tags: Vec::new(),
+            extra: extra.map(Into::into),
+            attachments: None,
+            retraction: None,
+        }
+    }
+
     #[test]
-    fn dois_are_read_in_their_usual_spellings() {
+    fn an_items_doi_comes_from_its_field_or_extra() {
+        let doi = |i: &Item| item_doi(i).ok();
         assert_eq!(
-            normalize_doi(" https://doi.org/10.1000/XYZ ").as_deref(),
-            Some("10.1000/XYZ")
+            doi(&item(
+                "journalArticle",
+                Some("https://doi.org/10.1/X"),
+                None
+            ))
+            .as_deref(),
+            Some("10.1/X")
         );
-        assert_eq!(normalize_doi("doi:10.1/a").as_deref(), Some("10.1/a"));
-        assert_eq!(normalize_doi("DOI:10.1/a").as_deref(), Some("10.1/a"));
-        assert_eq!(normalize_doi("10.1/a b"), None);
-        assert_eq!(normalize_doi("11.1/a"), None);
-        assert_eq!(normalize_doi("10./a"), None);
-        assert_eq!(normalize_doi("10.1000"), None);
+        assert_eq!(
+            doi(&item("report", None, Some("Type: x\nDOI: doi:10.2/y"))).as_deref(),
+            Some("10.2/y")
+        );
+    }
+
+    #[test]
+    fn an_item_without_a_doi_says_why_as_before() {
+        let reason = |i: &Item| item_doi(i).err().map(|e| e.to_string());
+        assert_eq!(
+            reason(&item("note", Some("10.1/x"), None)).as_deref(),
+            Some("a note has no DOI")
+        );
+        assert_eq!(
+            reason(&item("book", None, Some("Type: x"))).as_deref(),
+            Some("no DOI (neither the DOI field nor a 'DOI:' line in Extra): add one to check it")
+        );
+        assert_eq!(
+            reason(&item("book", Some("11.1/x"), None)).as_deref(),
+            Some("its DOI '11.1/x' is not a DOI (10.<prefix>/<suffix>): correct it to check it")
+        );
     }
 }

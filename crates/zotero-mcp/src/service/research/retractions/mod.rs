@@ -21,14 +21,13 @@ use zotero_api::items::{Direction, ItemFilter, ItemListing};
 use zotero_api::model::{Item, ZoteroRetraction};
 use zotero_api::upload::ProgressFn;
 use zotero_api::{Library, ObjectKey};
+use zotero_metadata::identifiers::fold_doi;
 use zotero_metadata::services::{ServiceError, CROSSREF_DOIS_PER_REQUEST};
 
 use crate::mcp::envelope::ToolError;
 use crate::service::ZoteroService;
 use crossref::{fetch_works, from_crossref};
 use doi::item_doi;
-
-pub use doi::normalize_doi;
 
 /// The most notices kept per item (a work corrected many times lists each).
 pub const MAX_NOTICES: usize = 10;
@@ -138,6 +137,7 @@ pub struct RetractionStatus {
 /// Who answered a check.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+// A doc on a variant would publish the schema's enum as a oneOf: the values say it.
 #[allow(missing_docs)]
 pub enum CheckedWith {
     #[default]
@@ -332,12 +332,12 @@ pub async fn check_items_counted(
                 if let Some(s) = out.get_mut(i) {
                     s.doi = Some(doi.clone());
                 }
-                wanted.push((doi.to_lowercase(), i));
+                wanted.push((fold_doi(&doi), i));
             }
             Err(reason) => {
                 if let Some(s) = out.get_mut(i) {
                     s.status = RetractionState::NotCheckable;
-                    s.reason = Some(reason);
+                    s.reason = Some(reason.to_string());
                 }
             }
         }
