@@ -521,7 +521,9 @@ mod tests {
     #[test]
     fn dense_layers_keep_their_weights_transposed() {
         let (inputs, outputs) = (5usize, 3usize);
-        let w: Vec<f32> = (0..inputs * outputs).map(|i| i as f32 * 0.25 - 1.0).collect();
+        let w: Vec<f32> = (0..inputs * outputs)
+            .map(|i| i as f32 * 0.25 - 1.0)
+            .collect();
         let weight = Tensor::from_vec(w.clone(), (outputs, inputs), &Device::Cpu).unwrap();
         let bias = Tensor::new(&[0.5f32, -1.0, 2.0], &Device::Cpu).unwrap();
         let dense = Dense::new(&weight, bias).unwrap();
