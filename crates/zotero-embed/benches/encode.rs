@@ -9,7 +9,9 @@
 //! 14–19 docs/s on 2 cores) and the median latency of one short query (reference ~18 ms).
 //! BENCH_DOCS sets the number of chunks (default 96), BENCH_QUERIES the number of queries,
 //! BENCH_BATCH the batch size (default 32), BENCH_BATCH_TOKENS the tokens a batch at most
-//! (default `DEFAULT_BATCH_TOKENS`).
+//! (default `DEFAULT_BATCH_TOKENS`). BENCH_MODEL_DIR loads a model's files from there
+//! instead (the real all-MiniLM-L6-v2: the queries then have real words); BENCH_ONLY=queries
+//! times the queries alone, with the process's CPU time a query.
 //!
 //! The allocator is the binary's: mimalloc with zotero-mcp's options (alloc.rs), freed memory
 //! returned at once; BENCH_PURGE_DELAY sets mimalloc's purge delay in ms instead (-1: never).
@@ -86,10 +88,17 @@ fn main() {
     tune_allocator(purge_delay);
     let dir = tempfile::tempdir().unwrap();
     let start = Instant::now();
-    write_model(dir.path());
+    let given = std::env::var_os("BENCH_MODEL_DIR").map(std::path::PathBuf::from);
+    let model_dir = match &given {
+        Some(d) => d.as_path(),
+        None => {
+            write_model(dir.path());
+            dir.path()
+        }
+    };
     let batch = env_usize("BENCH_BATCH", 32);
     let batch_tokens = env_usize("BENCH_BATCH_TOKENS", zotero_embed::DEFAULT_BATCH_TOKENS);
-    let encoder = SentenceEncoder::load(dir.path())
+    let encoder = SentenceEncoder::load(model_dir)
         .unwrap()
         .with_batch_size(batch)
         .with_batch_tokens(batch_tokens);
@@ -101,6 +110,10 @@ fn main() {
     );
 
     let mut words = Words(0x9e37_79b9_7f4a_7c15);
+    if std::env::var("BENCH_ONLY").as_deref() == Ok("queries") {
+        time_queries(&encoder, &mut words);
+        return;
+    }
     let docs_n = env_usize("BENCH_DOCS", 96);
     // 254 words = 256 tokens with [CLS] and [SEP]: the issue's chunk size.
     let docs: Vec<String> = (0..docs_n).map(|_| words.text(MAX_SEQ - 2)).collect();
@@ -144,9 +157,49 @@ fn main() {
         tokens as f64 / elapsed.as_secs_f64()
     );
 
+    time_queries(&encoder, &mut words);
+}
+
+/// The CPU time of all the process's threads, from /proc/self/stat (user + system, in
+/// clock ticks of 10 ms: time many queries).
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command's closing parenthesis; utime and stime are 14th and 15th.
+    let after = stat.rsplit(')').next().unwrap_or_default();
+    let ticks: u64 = after
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|f| f.parse::<u64>().ok())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+/// Cranfield-like queries of about 20 tokens, for a model with real words.
+const REAL_QUERIES: &[&str] = &[
+    "what similarity laws must be obeyed when constructing aeroelastic models of heated high speed aircraft",
+    "what are the structural and aeroelastic problems associated with flight of high speed aircraft",
+    "how can the aerodynamic performance of channel flow ground effect machines be calculated",
+    "what is the effect of pressure gradient on laminar separation in supersonic flow",
+    "flutter of panels at supersonic speeds and the effect of in-plane loads",
+    "heat transfer to a blunt body in hypersonic flow with a turbulent boundary layer",
+];
+
+fn time_queries(encoder: &SentenceEncoder, words: &mut Words) {
     let queries_n = env_usize("BENCH_QUERIES", 100);
-    let queries: Vec<String> = (0..queries_n).map(|i| words.text(4 + i % 8)).collect();
+    let real = std::env::var_os("BENCH_MODEL_DIR").is_some();
+    let queries: Vec<String> = (0..queries_n)
+        .map(|i| match real {
+            true => REAL_QUERIES[i % REAL_QUERIES.len()].to_string(),
+            false => words.text(4 + i % 8),
+        })
+        .collect();
+    let tokens: usize = queries
+        .iter()
+        .map(|q| encoder.token_ids(q).unwrap().len())
+        .sum();
     encoder.encode_query(&queries[0]).unwrap();
+    let cpu = process_cpu();
     let mut times: Vec<Duration> = queries
         .iter()
         .map(|q| {
@@ -155,12 +208,16 @@ fn main() {
             start.elapsed()
         })
         .collect();
+    let cpu = (process_cpu() - cpu) / queries_n.max(1) as u32;
     times.sort();
     println!(
-        "queries: {} of 6–13 tokens: p50 {:.2?}, p90 {:.2?}, max {:.2?} (PyTorch: ~18 ms)",
+        "queries: {} of {:.1} tokens on average: p50 {:.2?}, p90 {:.2?}, max {:.2?}, CPU {:.2?} a \
+         query (PyTorch: ~18 ms)",
         times.len(),
+        tokens as f64 / queries_n.max(1) as f64,
         percentile(&times, 0.5),
         percentile(&times, 0.9),
-        times.last().copied().unwrap_or_default()
+        times.last().copied().unwrap_or_default(),
+        cpu
     );
 }
