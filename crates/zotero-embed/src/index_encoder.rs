@@ -27,6 +27,9 @@ impl Encoder for SentenceEncoder {
     fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EncodeError> {
         SentenceEncoder::encode(self, texts).map_err(|e| EncodeError(e.to_string()))
     }
+    fn encode_query(&self, text: &str) -> Result<Vec<f32>, EncodeError> {
+        SentenceEncoder::encode_query(self, text).map_err(|e| EncodeError(e.to_string()))
+    }
 }
 
 /// Texts per forward pass of the index's encoder. Texts are packed, not padded, so only the

@@ -254,6 +254,9 @@ fn a_query_prompt_is_put_before_queries() {
     let text = encoder.encode(&["query: neural networks"]).unwrap();
     assert_eq!(query, text[0]);
     assert_ne!(query, encoder.encode(&["neural networks"]).unwrap()[0]);
+    // The search index asks for a query's vector through its Encoder trait: with the prompt.
+    let through_index = zotero_index::Encoder::encode_query(&encoder, "neural networks").unwrap();
+    assert_eq!(through_index, query);
 }
 
 #[test]

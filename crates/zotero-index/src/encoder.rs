@@ -42,6 +42,12 @@ pub trait Encoder: Send + Sync {
     fn identity(&self) -> ModelIdentity;
     fn dims(&self) -> usize;
     fn encode(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EncodeError>;
+
+    /// A search query's vector: with the model's query prompt where it has one (as
+    /// sentence-transformers' `encode_query`), else as [`Encoder::encode`] gives it.
+    fn encode_query(&self, text: &str) -> Result<Vec<f32>, EncodeError> {
+        Ok(self.encode(&[text])?.into_iter().next().unwrap_or_default())
+    }
 }
 
 /// A STAND-IN for tests and benchmarks, not a model: no production use.

@@ -19,6 +19,7 @@ pub mod flock;
 pub mod kwcache;
 pub mod rank;
 pub mod store;
+mod sync;
 pub mod vcache;
 
 pub use chunk::{Chunk, ItemMeta, Matched};

@@ -33,9 +33,10 @@ mod load;
 #[cfg(test)]
 mod tests;
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use rusqlite::Connection;
 
@@ -92,12 +93,6 @@ impl Default for KeywordCache {
     fn default() -> Self {
         Self::with_budget(DEFAULT_BUDGET_BYTES)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while a lock was held leaves at worst an entry that is replaced at the next
-    // key check or a memo to recompute: still usable.
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl KeywordCache {

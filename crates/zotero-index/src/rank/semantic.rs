@@ -125,10 +125,7 @@ impl Index {
             filter_params,
             candidates,
         } = *scan;
-        let query = encoder
-            .encode(&[text])?
-            .into_iter()
-            .next()
+        let query = Some(encoder.encode_query(text)?)
             .filter(|v| v.len() == encoder.dims())
             .ok_or_else(|| {
                 IndexError::Encode(crate::encoder::EncodeError(

@@ -471,3 +471,82 @@ proptest! {
         );
     }
 }
+
+/// [`RandomEncoder`] with a query prompt: a query's vector is that of `prompt` + the query,
+/// as a model with `prompts.query` gives it.
+struct PromptedEncoder {
+    inner: RandomEncoder,
+    prompt: String,
+}
+
+impl Encoder for PromptedEncoder {
+    fn identity(&self) -> crate::encoder::ModelIdentity {
+        self.inner.identity()
+    }
+    fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+    fn encode(
+        &self,
+        texts: &[&str],
+    ) -> std::result::Result<Vec<Vec<f32>>, crate::encoder::EncodeError> {
+        self.inner.encode(texts)
+    }
+    fn encode_query(
+        &self,
+        text: &str,
+    ) -> std::result::Result<Vec<f32>, crate::encoder::EncodeError> {
+        let prompted = format!("{}{text}", self.prompt);
+        Ok(self.inner.encode(&[&prompted])?.remove(0))
+    }
+}
+
+#[test]
+fn a_search_by_meaning_embeds_the_query_with_the_models_query_prompt() {
+    use crate::store::{Document, LibraryId};
+    use crate::ItemMeta;
+    let dir = tempfile::tempdir().unwrap();
+    let mut index = Index::open(dir.path(), &LibraryId::User).unwrap();
+    let plain = RandomEncoder(64);
+    {
+        let mut up = index.updater().unwrap();
+        let mut b = up.batch().unwrap();
+        for i in 0..50 {
+            let meta = ItemMeta {
+                title: format!("title {i}"),
+                item_type: "book".into(),
+                ..ItemMeta::default()
+            };
+            b.upsert(&Document::item(&format!("ITEM{i:04}"), 1, meta, false))
+                .unwrap();
+        }
+        b.commit().unwrap();
+        up.embed_pending(&plain, 64, usize::MAX).unwrap();
+    }
+    // A chunk's text split in two: its head is the model's query prompt, its tail the
+    // query. Prompted, the query is that chunk's own vector; bare, it is no chunk's.
+    let (chunk, text): (i64, String) = index
+        .conn
+        .query_row(
+            "SELECT c.id, c.text FROM chunks c JOIN documents d ON d.id = c.doc_id
+             WHERE d.key = 'ITEM0017' ORDER BY c.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let cut = text.len() - 2;
+    let (prompt, query) = (text[..cut].to_string(), &text[cut..]);
+    let enc = PromptedEncoder {
+        inner: plain,
+        prompt,
+    };
+    let (cond, filter_params) = filter_sql(&Filters::default());
+    let scan = Scan {
+        cond: &cond,
+        filter_params: &filter_params,
+        candidates: 5,
+    };
+    let found = index.semantic_candidates(&enc, query, &scan, None).unwrap();
+    assert_eq!(found[0].chunk_id, chunk, "{text:?}: {found:?}");
+    assert!((found[0].score - 1.0).abs() < 1e-3, "{found:?}");
+}

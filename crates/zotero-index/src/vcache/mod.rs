@@ -42,6 +42,7 @@
 
 mod vectors;
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -285,13 +286,6 @@ impl Inner {
             }
         }
     }
-}
-
-/// Locks `m`, poisoned or not: the one way this crate takes its cache's mutexes (each holds
-/// data consistent after every statement that changes it). zotero-net's `lock` is the same
-/// for the crates above; this crate takes no network dependency for it.
-fn lock<T: ?Sized>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 #[cfg(test)]

@@ -145,7 +145,7 @@ impl Vectors {
         read: impl FnOnce() -> Result<DocSet>,
     ) -> Result<Arc<DocSet>> {
         // The list is valid whatever a panicking holder left.
-        let lock = || super::lock(&self.allowed);
+        let lock = || crate::sync::lock(&self.allowed);
         {
             let mut kept = lock();
             if let Some(at) = kept.iter().position(|(f, _)| f == filter) {
