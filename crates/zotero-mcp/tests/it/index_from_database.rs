@@ -277,8 +277,8 @@ async fn database_only() -> (Builder, Server, tempfile::TempDir, tempfile::TempD
     (zotero, server, data, index)
 }
 
-/// The user library's freshness in the status tool and in a search's answer.
-async fn stale(server: &Server) -> (Value, Value) {
+/// The user library's freshness in the status tool's row and in a search's answer.
+async fn freshness(server: &Server) -> (Value, Value) {
     let status = server
         .call(
             "zotero_get_search_database_status",
@@ -296,10 +296,13 @@ async fn stale(server: &Server) -> (Value, Value) {
         .await
         .expect_ok()
         .clone();
-    assert_eq!(
-        search["index"][0]["stale"], row["stale"],
-        "{search} / {row}"
-    );
+    (row, search["index"][0].clone())
+}
+
+/// The user library's `stale` flag, the same in the status tool and in a search's answer.
+async fn stale(server: &Server) -> (Value, Value) {
+    let (row, search) = freshness(server).await;
+    assert_eq!(search["stale"], row["stale"], "{search} / {row}");
     (row["stale"].clone(), row)
 }
 
@@ -345,24 +348,9 @@ async fn local_edits_not_synced_show_the_index_stale_with_the_database_alone() {
         .unwrap();
     // The status compares the full texts; a search compares the items only (the texts'
     // check reads every cache file's time, which each search would pay).
-    let status = server
-        .call(
-            "zotero_get_search_database_status",
-            json!({"library": "user"}),
-        )
-        .await
-        .expect_ok()
-        .clone();
-    assert_eq!(status["libraries"][0]["stale"], true, "{status}");
-    let search = server
-        .call(
-            "zotero_semantic_search",
-            json!({"query": "cyanobacteria", "mode": "keyword"}),
-        )
-        .await
-        .expect_ok()
-        .clone();
-    assert_eq!(search["index"][0]["stale"], false, "{search}");
+    let (row, search) = freshness(&server).await;
+    assert_eq!(row["stale"], true, "{row}");
+    assert_eq!(search["stale"], false, "{search}");
     server.stop().await;
 }
 
