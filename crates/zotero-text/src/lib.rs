@@ -1,0 +1,16 @@
+//! Text from an attachment's own bytes, page by page: PDF, EPUB, HTML snapshots and plain
+//! text or Markdown, each page with its index, its printed label and the boxes of its glyphs
+//! (so an annotation can be placed exactly on quoted words). No I/O of its own: the caller
+//! hands the bytes in and gets a [`Document`]; every extraction is bounded by [`Limits`].
+//!
+//! - `document`: the answer's types (the contract with the server).
+//! - `extract`: the extractors, one per [`DocumentKind`].
+//! - `locate`: finding a quoted passage in a document and the rectangles that cover it, in
+//!   Zotero's own position format.
+
+pub mod document;
+pub mod extract;
+pub mod locate;
+
+pub use document::{Document, DocumentKind, Glyph, Limits, Page, PageStatus, Rect, TextError};
+pub use extract::extract;
