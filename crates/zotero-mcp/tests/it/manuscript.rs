@@ -564,3 +564,67 @@ async fn retracted_sources_come_from_crossref_without_the_database() {
     assert!(filter.contains("10.5555/emu.retracted.2019"), "{filter}");
     s.stop().await;
 }
+
+/// A draft of `bytes` bytes written as one paragraph: short lines, no blank line, no
+/// citation (what once took the check a time growing with the square of its size).
+fn one_paragraph(bytes: usize) -> String {
+    let line = "A short line of a draft written as one long paragraph, \"quoted\" or not\n";
+    line.repeat(bytes / line.len())
+}
+
+#[tokio::test]
+async fn other_calls_are_answered_while_a_long_draft_is_checked() {
+    // The test's runtime has one thread (the server's has two): were the reading of the
+    // draft done on it, no other call would be answered until the check ended.
+    let (_emu, s) = setup(&[]).await;
+    let answer = {
+        let check = s.call_raw(TOOL, json!({"text": one_paragraph(4_900_000)}));
+        let sort = s.call_raw("zotero_get_sort_values", json!({}));
+        tokio::pin!(check);
+        tokio::select! {
+            biased;
+            r = &mut check => panic!("the check answered before the call sent after it: {r:?}"),
+            r = sort => assert_ne!(r.unwrap().is_error, Some(true)),
+        }
+        check.await.unwrap()
+    };
+    let a = crate::common::to_answer(answer);
+    assert_eq!(a.expect_ok()["summary"]["citations"], 0, "{:?}", a.envelope);
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_check_stops_reading_the_draft_and_the_next_call_is_answered() {
+    let emu = Emulator::with_library(library()).await;
+    let env = env_for(&emu.uri(), USER_ID, API_KEY);
+    let s = crate::common::spawn(&env).await;
+    let started = |v: &Value| v["fields"]["message"] == "tool call started";
+    let call = s.call_raw(TOOL, json!({"text": one_paragraph(4_900_000)}));
+    let running = async {
+        while !s.wait_for_log(std::time::Duration::ZERO, started).await {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+    };
+    // The client gives up once the check runs: rmcp sends notifications/cancelled when the
+    // call's future is dropped.
+    tokio::select! {
+        r = call => panic!("the check ended before it was cancelled: {r:?}"),
+        () = running => {}
+    }
+    // The call ends, as cancelled, only once its work on the draft has ended (the check
+    // waits for its blocking work; that this work stops soon after a cancellation is
+    // `draft.rs`'s unit tests'); the server then answers the next call.
+    let ended = s
+        .wait_for_log(std::time::Duration::from_secs(60), |v| {
+            v["fields"]["message"] == "tool call finished"
+                && v["fields"]["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("cancelled"))
+        })
+        .await;
+    assert!(ended, "the check did not stop: {:#?}", s.stderr());
+    s.call("zotero_get_sort_values", json!({}))
+        .await
+        .expect_ok();
+    s.stop().await;
+}

@@ -5,6 +5,7 @@
 //! that introduces it. Pure: text and citations in, quotations with byte spans out.
 
 use super::cites::{Cite, Format};
+use super::work::Work;
 
 /// A quotation shorter than this many words is not checked (scare quotes, a term).
 const MIN_WORDS: usize = 4;
@@ -66,17 +67,20 @@ fn has_blank_line(s: &str) -> bool {
 /// The citation attributed to the span `start..end`: one inside it (a block's own), else the
 /// first group starting soon after it (nothing but a little text and no other quotation
 /// between), else the last one ending shortly before it in the same sentence (for a block:
-/// on the lines that introduce it).
+/// on the lines that introduce it). The groups are in the order of the text and disjoint
+/// (each parser goes on after the citation it read), so their ends are in order too and
+/// each is found by a binary search.
 fn attribute(text: &str, groups: &[Group], start: usize, end: usize, block: bool) -> Option<usize> {
-    let inside = groups
+    let inside = within(groups, start, end)
         .iter()
         .rev()
-        .find(|g| g.start >= start && g.end <= end);
+        .find(|g| g.end <= end);
     if let Some(g) = inside {
         return Some(g.id);
     }
     let after_gap = if block { AFTER_GAP + 40 } else { AFTER_GAP };
-    let after = groups.iter().find(|g| g.start >= end).filter(|g| {
+    let first_after = groups.partition_point(|g| g.start < end);
+    let after = groups.get(first_after).filter(|g| {
         text.get(end..g.start).is_some_and(|gap| {
             gap.len() <= after_gap && !has_blank_line(gap) && !gap.contains(['“', '"'])
         })
@@ -84,29 +88,38 @@ fn attribute(text: &str, groups: &[Group], start: usize, end: usize, block: bool
     if let Some(g) = after {
         return Some(g.id);
     }
+    let before = groups.partition_point(|g| g.end <= start).checked_sub(1)?;
     groups
-        .iter()
-        .rev()
-        .find(|g| g.end <= start)
+        .get(before)
         .filter(|g| {
             text.get(g.end..start).is_some_and(|gap| {
+                if gap.len() > BEFORE_GAP {
+                    return false;
+                }
                 let sentence_ends = gap.contains(". ") || gap.contains("? ") || gap.contains("! ");
                 let other_quote = if block {
                     gap.contains("\n>") || gap.contains("\\begin{") || gap.contains("\\end{")
                 } else {
                     gap.contains(['\n', '”', '"'])
                 };
-                gap.len() <= BEFORE_GAP && !sentence_ends && !other_quote
+                !sentence_ends && !other_quote
             })
         })
         .map(|g| g.id)
+}
+
+/// The groups starting within `start..=end`.
+fn within(groups: &[Group], start: usize, end: usize) -> &[Group] {
+    let from = groups.partition_point(|g| g.start < start);
+    let to = groups.partition_point(|g| g.start <= end);
+    groups.get(from..to.max(from)).unwrap_or_default()
 }
 
 /// The text of `start..end` without the citations in it.
 fn without_cites(text: &str, groups: &[Group], start: usize, end: usize) -> String {
     let mut out = String::new();
     let mut at = start;
-    for g in groups.iter().filter(|g| g.start >= start && g.end <= end) {
+    for g in within(groups, start, end).iter().filter(|g| g.end <= end) {
         out.push_str(text.get(at..g.start).unwrap_or(""));
         at = g.end;
     }
@@ -116,20 +129,41 @@ fn without_cites(text: &str, groups: &[Group], start: usize, end: usize) -> Stri
 
 /// The quotations of `text` attributed to one of `cites`, in the order of the text.
 pub fn find(text: &str, format: Format, cites: &[Cite]) -> Vec<Quote> {
+    find_with(text, format, cites, &Work::unlimited())
+}
+
+/// [`find`], metered by `work`: stops (with the quotations found so far) once it is
+/// cancelled.
+pub fn find_with(text: &str, format: Format, cites: &[Cite], work: &Work) -> Vec<Quote> {
+    if work.cancelled() {
+        return Vec::new();
+    }
     let groups = groups(cites);
     let mut out = Vec::new();
     let blocks = match format {
         Format::Latex => latex_blocks(text),
         _ => markdown_blocks(text),
     };
+    // The furthest end of the blocks so far (sorted by start; LaTeX's may nest): a span is
+    // inside a block when a block starting before it reaches past it.
+    let reach: Vec<usize> = blocks
+        .iter()
+        .scan(0, |r, (_, e, _)| {
+            *r = (*r).max(*e);
+            Some(*r)
+        })
+        .collect();
     for (start, end, body) in &blocks {
+        if !work.go(body.len()) {
+            break;
+        }
         let Some(group) = attribute(text, &groups, *start, *end, true) else {
             continue;
         };
         let inner = strip_markup(
             &without_cites(
                 body.as_str(),
-                &shift(&groups, *start, body, text),
+                &shift(&groups, (*start, *end), body, text),
                 0,
                 body.len(),
             ),
@@ -145,8 +179,16 @@ pub fn find(text: &str, format: Format, cites: &[Cite]) -> Vec<Quote> {
             });
         }
     }
-    for (start, end) in inline_spans(text, format) {
-        if blocks.iter().any(|(s, e, _)| *s <= start && end <= *e) {
+    for (start, end) in inline_spans(text, format, work) {
+        if !work.go(end - start) {
+            break;
+        }
+        let before = blocks.partition_point(|(s, _, _)| *s <= start);
+        let inside = before
+            .checked_sub(1)
+            .and_then(|b| reach.get(b))
+            .is_some_and(|r| end <= *r);
+        if inside {
             // Inside a block quotation: the block is checked whole.
             continue;
         }
@@ -175,15 +217,28 @@ pub fn find(text: &str, format: Format, cites: &[Cite]) -> Vec<Quote> {
 }
 
 /// For a Markdown block, the citation groups inside it as offsets into its body (which has
-/// the `>` markers removed); groups are found again in the body by their text.
-fn shift(groups: &[Group], block_start: usize, body: &str, text: &str) -> Vec<Group> {
+/// the `>` markers removed); groups are found again in the body by their text, each no
+/// further into the body than it is into the block (the body is the block, shortened).
+fn shift(
+    groups: &[Group],
+    (block_start, block_end): (usize, usize),
+    body: &str,
+    text: &str,
+) -> Vec<Group> {
     let mut out = Vec::new();
     let mut from = 0;
-    for g in groups.iter().filter(|g| g.start >= block_start) {
+    for g in within(groups, block_start, block_end)
+        .iter()
+        .filter(|g| g.end <= block_end)
+    {
         let Some(cite) = text.get(g.start..g.end) else {
             continue;
         };
-        if let Some(p) = body.get(from..).and_then(|b| b.find(cite)) {
+        let mut to = (g.end - block_start).min(body.len());
+        while !body.is_char_boundary(to) {
+            to -= 1;
+        }
+        if let Some(p) = body.get(from..to).and_then(|b| b.find(cite)) {
             out.push(Group {
                 start: from + p,
                 end: from + p + cite.len(),
@@ -209,29 +264,45 @@ fn delimiters(text: &str, start: usize, end: usize) -> (usize, usize) {
 }
 
 /// Byte spans (delimiters included) of inline quotations within a paragraph.
-fn inline_spans(text: &str, format: Format) -> Vec<(usize, usize)> {
+fn inline_spans(text: &str, format: Format, work: &Work) -> Vec<(usize, usize)> {
+    let blank = blank_lines(text, work);
+    let mut closers = [
+        Next::new(text, "”"),
+        Next::new(text, "»"),
+        Next::new(text, "\""),
+        Next::new(text, "''"),
+        Next::new(text, "}"),
+    ];
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(c) = text.get(i..).and_then(|r| r.chars().next()) {
+        if !work.go(1) {
+            break;
+        }
         let rest = text.get(i..).unwrap_or("");
-        let par_end = paragraph_end(text, i);
+        let [curly, guillemet, straight, latex_close, brace] = &mut closers;
         let close = if c == '“' {
-            rest.find('”').map(|n| (n, '”'.len_utf8()))
+            curly.from(i, work)
         } else if c == '«' {
-            rest.find('»').map(|n| (n, '»'.len_utf8()))
+            guillemet.from(i, work)
         } else if c == '"' {
-            rest.get(1..).and_then(|r| r.find('"')).map(|n| (n + 1, 1))
+            straight.from(i + 1, work)
         } else if format == Format::Latex && rest.starts_with("``") {
-            rest.find("''").map(|n| (n, 2))
+            latex_close.from(i, work)
         } else if format == Format::Latex && rest.starts_with("\\enquote{") {
-            rest.find('}').map(|n| (n, 1))
+            brace.from(i, work)
         } else {
             None
         };
+        // The paragraph's end: the first blank line starting after `i`.
+        let par_end = blank
+            .get(blank.partition_point(|&b| b <= i))
+            .copied()
+            .unwrap_or(text.len());
         match close {
-            Some((n, len)) if i + n + len <= par_end => {
-                out.push((i, i + n + len));
-                i += n + len;
+            Some((at, len)) if at + len <= par_end => {
+                out.push((i, at + len));
+                i = at + len;
             }
             _ => i += c.len_utf8(),
         }
@@ -239,16 +310,56 @@ fn inline_spans(text: &str, format: Format) -> Vec<(usize, usize)> {
     out
 }
 
-/// The first blank line at or after `from` (or the end).
-fn paragraph_end(text: &str, from: usize) -> usize {
-    let mut at = from;
-    for line in text.get(from..).unwrap_or("").split_inclusive('\n') {
-        if line.trim().is_empty() && at > from {
-            return at;
+/// The next `pattern` at or after a position, remembered: the positions asked only grow, so
+/// each stretch of the text is searched once, however many quotations open unclosed.
+struct Next<'a> {
+    text: &'a str,
+    pattern: &'static str,
+    /// The last one found, or `None` when there is none from `searched` on.
+    found: Option<usize>,
+    searched: usize,
+}
+
+impl<'a> Next<'a> {
+    fn new(text: &'a str, pattern: &'static str) -> Next<'a> {
+        Next {
+            text,
+            pattern,
+            found: None,
+            searched: usize::MAX,
+        }
+    }
+
+    /// The byte offset and length of the first `pattern` at or after `at`.
+    fn from(&mut self, at: usize, work: &Work) -> Option<(usize, usize)> {
+        let known = match self.found {
+            Some(f) => f >= at,
+            None => self.searched <= at,
+        };
+        if !known {
+            let rest = self.text.get(at..).unwrap_or("");
+            let n = rest.find(self.pattern);
+            work.go(n.map_or(rest.len(), |n| n + self.pattern.len()));
+            self.found = n.map(|n| at + n);
+            self.searched = at;
+        }
+        self.found.map(|f| (f, self.pattern.len()))
+    }
+}
+
+/// The start of each blank line (a line of whitespace only, its line break included) but
+/// the first line, in order: a paragraph started at `from` ends at the first after `from`.
+fn blank_lines(text: &str, work: &Work) -> Vec<usize> {
+    work.go(text.len());
+    let mut out = Vec::new();
+    let mut at = 0;
+    for line in text.split_inclusive('\n') {
+        if at > 0 && line.trim().is_empty() {
+            out.push(at);
         }
         at += line.len();
     }
-    text.len()
+    out
 }
 
 /// Markdown block quotations: runs of lines starting with `>` (up to three spaces before

@@ -1,7 +1,9 @@
 //! LaTeX citations: `\cite`, `\citep[p.~3]{a,b}` and kin (the commands of
 //! [`CITE_COMMANDS`]), outside comments.
 
-use super::{byte, in_spans, paragraph_end, Cite, KeyKind, Syntax, CITE_COMMANDS, MAX_GROUP_BYTES};
+use super::{
+    byte, in_spans, Cite, KeyKind, Paragraphs, Syntax, Work, CITE_COMMANDS, MAX_GROUP_BYTES,
+};
 
 /// Byte spans of LaTeX comments (`%` to the end of the line, `\%` aside).
 fn latex_comments(text: &str) -> Vec<(usize, usize)> {
@@ -28,13 +30,17 @@ fn latex_comments(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// LaTeX citation commands.
-pub(super) fn latex(text: &str) -> Vec<Cite> {
+pub(super) fn latex(text: &str, work: &Work) -> Vec<Cite> {
+    let paragraphs = Paragraphs::new(text, work);
     let comments = latex_comments(text);
     let mut out = Vec::new();
     let mut group = 0;
     let mut i = 0;
     while let Some(p) = text.get(i..).and_then(|r| r.find('\\')) {
         let at = i + p;
+        if !work.go(p + 1) {
+            break;
+        }
         if let Some(end) = in_spans(&comments, at) {
             i = end.max(at + 1);
             continue;
@@ -54,7 +60,14 @@ pub(super) fn latex(text: &str) -> Vec<Cite> {
             i = at + 1 + name_len.max(1);
             continue;
         }
-        let next = latex_command(text, at, at + 1 + name_len, lower, group, &mut out);
+        let next = latex_command(
+            text,
+            (at, at + 1 + name_len),
+            lower,
+            (group, &paragraphs),
+            &mut out,
+            work,
+        );
         group += 1;
         i = next.max(at + 1);
     }
@@ -65,13 +78,14 @@ pub(super) fn latex(text: &str) -> Vec<Cite> {
 /// arguments (one is the locator; of two the second), and `{keys}`.
 fn latex_command(
     text: &str,
-    at: usize,
-    mut j: usize,
+    (at, mut j): (usize, usize),
     name: String,
-    group: usize,
+    (group, paragraphs): (usize, &Paragraphs),
     out: &mut Vec<Cite>,
+    work: &Work,
 ) -> usize {
-    let par = paragraph_end(text, at).min(at + MAX_GROUP_BYTES);
+    let par = paragraphs.end(text, at).min(at + MAX_GROUP_BYTES);
+    work.go(par - at);
     let skip_space = |mut k: usize| {
         while matches!(byte(text, k), b' ' | b'\t' | b'\n' | b'\r') && k < par {
             k += 1;

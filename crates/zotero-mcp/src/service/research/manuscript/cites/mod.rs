@@ -6,6 +6,8 @@
 mod latex;
 mod pandoc;
 
+use super::work::Work;
+
 /// How the draft is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -37,6 +39,14 @@ impl Format {
     /// The format the text looks like: LaTeX citation commands, else Pandoc citations, else
     /// plain text.
     pub fn detect(text: &str) -> Format {
+        Format::detect_with(text, &Work::unlimited())
+    }
+
+    /// [`Format::detect`], metered by `work`.
+    pub fn detect_with(text: &str, work: &Work) -> Format {
+        if work.cancelled() {
+            return Format::Text;
+        }
         let latex = CITE_COMMANDS
             .iter()
             .any(|c| text.contains(&format!("\\{c}{{")) || text.contains(&format!("\\{c}[")))
@@ -44,7 +54,7 @@ impl Format {
         if latex {
             return Format::Latex;
         }
-        let parsed = parse(text, Format::Markdown);
+        let parsed = parse_with(text, Format::Markdown, work);
         if parsed.iter().any(|c| c.syntax != Syntax::InText) || parsed.len() >= 2 {
             Format::Markdown
         } else {
@@ -136,24 +146,37 @@ const MAX_GROUP_BYTES: usize = 2_000;
 
 /// The citations of `text` read as `format`, in the order of the text.
 pub fn parse(text: &str, format: Format) -> Vec<Cite> {
+    parse_with(text, format, &Work::unlimited())
+}
+
+/// [`parse`], metered by `work`: stops (with the citations found so far) once it is
+/// cancelled.
+pub fn parse_with(text: &str, format: Format, work: &Work) -> Vec<Cite> {
+    if work.cancelled() {
+        return Vec::new();
+    }
     let mut cites = match format {
-        Format::Markdown => pandoc::markdown(text),
-        Format::Latex => latex::latex(text),
-        Format::Text => dois(text),
+        Format::Markdown => pandoc::markdown(text, work),
+        Format::Latex => latex::latex(text, work),
+        Format::Text => dois(text, work),
     };
     mark_duplicates(&mut cites);
     cites
 }
 
-/// A key cited twice within one citation is flagged on its second mention.
+/// A key cited twice within one citation is flagged on its second mention. A citation's
+/// keys are next to each other, so only its earlier keys are looked at.
 fn mark_duplicates(cites: &mut [Cite]) {
     for i in 0..cites.len() {
         let Some(c) = cites.get(i) else { continue };
-        let dup = cites
-            .get(..i)
-            .unwrap_or_default()
-            .iter()
-            .any(|p| p.group == c.group && p.key == c.key && !c.key.is_empty());
+        let dup = !c.key.is_empty()
+            && cites
+                .get(..i)
+                .unwrap_or_default()
+                .iter()
+                .rev()
+                .take_while(|p| p.group == c.group)
+                .any(|p| p.key == c.key);
         if dup {
             if let Some(c) = cites.get_mut(i) {
                 c.problem
@@ -168,41 +191,57 @@ fn byte(text: &str, i: usize) -> u8 {
     text.as_bytes().get(i).copied().unwrap_or(0)
 }
 
-/// The first blank line (two line breaks with only spaces between) at or after `from`, or the
-/// end of the text.
-fn paragraph_end(text: &str, from: usize) -> usize {
-    let bytes = text.as_bytes();
-    let mut i = from;
-    while i < bytes.len() {
-        if bytes.get(i) == Some(&b'\n') {
-            let mut j = i + 1;
-            while matches!(bytes.get(j), Some(b' ' | b'\t' | b'\r')) {
-                j += 1;
-            }
-            if bytes.get(j) == Some(&b'\n') || j >= bytes.len() {
-                return i;
-            }
-        }
-        i += 1;
-    }
-    bytes.len()
+/// Where each paragraph ends: the line breaks that start a blank line (two line breaks with
+/// only spaces, tabs or carriage returns between, or with only those up to the end), found
+/// in one pass so that asking for a paragraph's end costs a binary search, not a scan to it.
+pub(super) struct Paragraphs {
+    ends: Vec<usize>,
 }
 
+impl Paragraphs {
+    pub(super) fn new(text: &str, work: &Work) -> Paragraphs {
+        work.go(text.len());
+        let bytes = text.as_bytes();
+        let ends = bytes
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i)
+            .filter(|&i| {
+                let rest = bytes.get(i + 1..).unwrap_or_default();
+                rest.iter()
+                    .position(|b| !matches!(b, b' ' | b'\t' | b'\r'))
+                    .is_none_or(|n| rest.get(n) == Some(&b'\n'))
+            })
+            .collect();
+        Paragraphs { ends }
+    }
+
+    /// The first blank line's line break at or after `from`, or the end of `text`.
+    pub(super) fn end(&self, text: &str, from: usize) -> usize {
+        let n = self.ends.partition_point(|&e| e < from);
+        self.ends.get(n).copied().unwrap_or(text.len())
+    }
+}
+
+/// The end of the span of `spans` (sorted, disjoint) that holds `i`, if one does.
 fn in_spans(spans: &[(usize, usize)], i: usize) -> Option<usize> {
-    spans
-        .iter()
-        .find(|(s, e)| *s <= i && i < *e)
-        .map(|(_, e)| *e)
+    let n = spans.partition_point(|(s, _)| *s <= i);
+    let (_, e) = spans.get(n.checked_sub(1)?)?;
+    (i < *e).then_some(*e)
 }
 
 /// DOIs in plain text: `10.NNNN/suffix`, bare or after `doi:` or `https://doi.org/`; the
 /// sentence's punctuation after it is not part of it (a closing bracket is when the DOI
 /// opened one).
-fn dois(text: &str) -> Vec<Cite> {
+fn dois(text: &str, work: &Work) -> Vec<Cite> {
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(p) = text.get(i..).and_then(|r| r.find("10.")) {
         let at = i + p;
+        if !work.go(p + 3) {
+            break;
+        }
         i = at + 3;
         let prev = text.get(..at).and_then(|s| s.chars().next_back());
         if prev.is_some_and(|c| c.is_alphanumeric() || c == '.') {
@@ -222,16 +261,26 @@ fn dois(text: &str) -> Vec<Cite> {
             }
             end = suffix_start + n + c.len_utf8();
         }
-        loop {
-            let doi = text.get(at..end).unwrap_or("");
-            let Some(last) = doi.chars().next_back() else {
-                break;
+        if !work.go(end - at) {
+            break;
+        }
+        // The brackets counted once, then as the end is trimmed.
+        let doi = text.get(at..end).unwrap_or("");
+        let count = |c: u8| doi.bytes().filter(|b| *b == c).count();
+        let (mut parens, mut brackets) = ((count(b'('), count(b')')), (count(b'['), count(b']')));
+        while let Some(last) = text.get(at..end).and_then(|d| d.chars().next_back()) {
+            let unbalanced = match last {
+                ')' => parens.0 < parens.1,
+                ']' => brackets.0 < brackets.1,
+                _ => false,
             };
-            let unbalanced = |open: char, close: char| {
-                last == close && doi.matches(open).count() < doi.matches(close).count()
-            };
-            if ".,;:!?'".contains(last) || unbalanced('(', ')') || unbalanced('[', ']') {
+            if ".,;:!?'".contains(last) || unbalanced {
                 end -= last.len_utf8();
+                match last {
+                    ')' => parens.1 -= 1,
+                    ']' => brackets.1 -= 1,
+                    _ => {}
+                }
             } else {
                 break;
             }

@@ -1,7 +1,7 @@
 //! Pandoc/Markdown citations: `[@a; @b, p. 4]`, `[-@a]`, `@a` in the text and `@a [p. 3]`,
 //! outside code spans and fenced blocks.
 
-use super::{byte, in_spans, paragraph_end, Cite, KeyKind, Syntax, MAX_GROUP_BYTES};
+use super::{byte, in_spans, Cite, KeyKind, Paragraphs, Syntax, Work, MAX_GROUP_BYTES};
 
 /// Pandoc's key: a letter, digit or `_`, then alphanumerics, `_` and internal punctuation
 /// (`:.#$%&-+?<>~/`); trailing punctuation is not part of it. `@{...}` takes anything but
@@ -41,12 +41,12 @@ fn pandoc_key(text: &str, at: usize) -> Option<(usize, usize)> {
 }
 
 /// Byte spans of code (fenced blocks and inline code spans) that hold no citations.
-fn code_spans(text: &str) -> Vec<(usize, usize)> {
+fn code_spans(text: &str, paragraphs: &Paragraphs, work: &Work) -> Vec<(usize, usize)> {
     let mut spans = Vec::new();
     let bytes = text.as_bytes();
     let mut i = 0;
     let mut line_start = true;
-    while i < bytes.len() {
+    while i < bytes.len() && work.go(1) {
         let b = byte(text, i);
         if line_start {
             let trimmed = text.get(i..).unwrap_or("").trim_start_matches([' ', '\t']);
@@ -78,12 +78,14 @@ fn code_spans(text: &str) -> Vec<(usize, usize)> {
                 n += 1;
             }
             let ticks = "`".repeat(n);
-            let close = text
-                .get(i + n..)
-                .and_then(|r| r.find(&ticks))
-                .map(|c| i + n + c + n);
-            match close {
-                Some(end) if end <= paragraph_end(text, i) + n => {
+            // The closing run is in the paragraph (which ends at a line break, no backtick):
+            // only it is searched.
+            let par = paragraphs.end(text, i);
+            let within = text.get(i + n..par).unwrap_or("");
+            let close = within.find(&ticks);
+            work.go(close.map_or(within.len(), |c| c + n));
+            match close.map(|c| i + n + c + n) {
+                Some(end) => {
                     spans.push((i, end));
                     i = end;
                 }
@@ -97,19 +99,20 @@ fn code_spans(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// Pandoc/Markdown citations.
-pub(super) fn markdown(text: &str) -> Vec<Cite> {
-    let code = code_spans(text);
+pub(super) fn markdown(text: &str, work: &Work) -> Vec<Cite> {
+    let paragraphs = Paragraphs::new(text, work);
+    let code = code_spans(text, &paragraphs, work);
     let mut out = Vec::new();
     let mut group = 0;
     let mut i = 0;
-    while i < text.len() {
+    while i < text.len() && work.go(1) {
         if let Some(end) = in_spans(&code, i) {
             i = end.max(i + 1);
             continue;
         }
         let b = byte(text, i);
         if b == b'[' {
-            if let Some(next) = bracketed(text, i, group, &mut out) {
+            if let Some(next) = bracketed(text, i, (group, &paragraphs), &mut out, work) {
                 group += 1;
                 i = next;
                 continue;
@@ -135,8 +138,15 @@ pub(super) fn markdown(text: &str) -> Vec<Cite> {
                     let after = cite.group_end;
                     let skip = usize::from(byte(text, after) == b' ');
                     if byte(text, after + skip) == b'[' {
-                        let par = paragraph_end(text, after);
+                        // A locator is short: looked for in the group's bound only.
+                        let mut par = paragraphs
+                            .end(text, after)
+                            .min(after + skip + MAX_GROUP_BYTES);
+                        while !text.is_char_boundary(par) {
+                            par -= 1;
+                        }
                         let close = text.get(after + skip..par).and_then(|r| r.find(']'));
+                        work.go(close.unwrap_or(par - after));
                         if let Some(c) = close {
                             let inner = text.get(after + skip + 1..after + skip + c).unwrap_or("");
                             if !inner.contains('@') {
@@ -163,11 +173,18 @@ pub(super) fn markdown(text: &str) -> Vec<Cite> {
 
 /// A bracketed citation opening at `open`: pushes its keys and answers where to go on, or
 /// `None` when the brackets hold no citation (a link, a footnote, plain text).
-fn bracketed(text: &str, open: usize, group: usize, out: &mut Vec<Cite>) -> Option<usize> {
-    let par = paragraph_end(text, open).min(open + MAX_GROUP_BYTES);
+fn bracketed(
+    text: &str,
+    open: usize,
+    (group, paragraphs): (usize, &Paragraphs),
+    out: &mut Vec<Cite>,
+    work: &Work,
+) -> Option<usize> {
+    let par = paragraphs.end(text, open).min(open + MAX_GROUP_BYTES);
     let mut depth = 0usize;
     let mut close = None;
     for (j, c) in text.get(open..par)?.char_indices() {
+        work.go(1);
         match c {
             '[' => depth += 1,
             ']' => {
