@@ -4,6 +4,10 @@
 //! have a 2-page PDF text of 30,000 characters: the time of the call (first and repeated),
 //! the requests it sent to Zotero, and the answer's counts.
 //!
+//! Then one-paragraph drafts of 200 kB, 1 MB and 5 MB (the bound; short lines, no blank
+//! line, no citation): the time of a call, which grew with the square of the size while the
+//! paragraph was scanned to its end at every character (issue 35).
+//!
 //! A plain binary (`harness = false`): it prints figures and asserts nothing but the
 //! answer's shape. Run with `cargo bench --bench manuscript` (or, for a debug build's
 //! figures, `cargo test --bench manuscript`).
@@ -176,5 +180,27 @@ fn main() {
             summary["not_found"],
         );
     }
+    for bytes in [200_000, 1_000_000, 5_000_000] {
+        let text = one_paragraph(bytes);
+        let t = Instant::now();
+        let answer: Value = server.request(
+            "tools/call",
+            json!({"name": "zotero_check_manuscript", "arguments": {"text": text}}),
+        );
+        let elapsed = t.elapsed();
+        let ok = answer["result"]["structuredContent"]["ok"] == json!(true);
+        assert!(ok, "{answer}");
+        println!(
+            "one paragraph of {} bytes: {:.0} ms",
+            text.len(),
+            elapsed.as_secs_f64() * 1000.0
+        );
+    }
     server.stop();
+}
+
+/// A draft of at most `bytes` bytes written as one paragraph: short lines, no blank line.
+fn one_paragraph(bytes: usize) -> String {
+    let line = "A short line of a draft written as one long paragraph, \"quoted\" or not\n";
+    line.repeat(bytes / line.len())
 }

@@ -184,6 +184,14 @@ mod tests {
                 "See doi:10.1000/xyz123 and (10.1016/S0140(20)) “x\n",
                 Some(Format::Text),
             ),
+            (
+                "[[ [see @a, p. 3 [[ @{an unclosed key `x [y]\n",
+                Some(Format::Markdown),
+            ),
+            (
+                "> A quoted line of the block [@key, p. 2] goes on\n",
+                Some(Format::Markdown),
+            ),
         ];
         for (unit, format) in units {
             let small = steps(&paragraph(unit, 40_000), *format);

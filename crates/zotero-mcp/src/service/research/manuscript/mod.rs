@@ -160,10 +160,34 @@ pub async fn check(
     }
     report.quotations = quotations;
     report.summary.quotations = parsed.quotes.len() as u64;
-    report.citations = resolved.rows;
 
-    // Retracted cited items: Zotero's own flags with its database (in the items read
-    // above); else Crossref's notices for the cited items' DOIs (50 DOIs a request).
+    retracted(
+        svc,
+        (&cited, &index, &items),
+        &resolved,
+        &mut report,
+        cancel,
+    )
+    .await?;
+    report.citations = resolved.rows;
+    report.summary.retracted = report.retracted.len() as u64;
+
+    if let Some(collection) = &collection {
+        requests += uncited(&lib, collection, (&cited, &index), &mut report, cancel).await?;
+    }
+    report.summary.requests = requests;
+    Ok(report)
+}
+
+/// The retracted cited items: Zotero's own flags with its database (in the items read);
+/// else Crossref's notices for the cited items' DOIs (50 DOIs a request).
+async fn retracted(
+    svc: &Arc<ZoteroService>,
+    (cited, index, items): (&BTreeSet<usize>, &LibraryIndex, &[WireObject]),
+    resolved: &findings::Resolved,
+    report: &mut Report,
+    cancel: &CancellationToken,
+) -> Result<(), ToolError> {
     let cited_as = |i: usize| -> Vec<String> {
         resolved
             .cited_as
@@ -174,7 +198,7 @@ pub async fn check(
     let checked_with = CheckedWith::of(svc);
     report.summary.retractions_checked_with = checked_with;
     if checked_with == CheckedWith::Zotero {
-        for i in &cited {
+        for i in cited {
             let Some(e) = index.get(*i) else { continue };
             let Some(r) = &e.retraction else { continue };
             report.retracted.push(zotero_flag_line(e, r, cited_as(*i)));
@@ -182,7 +206,7 @@ pub async fn check(
     } else if !cited.is_empty() {
         let by_key: HashMap<String, &WireObject> = items.iter().map(|o| (o.key(), o)).collect();
         let mut of_item: Vec<(usize, Item)> = Vec::new();
-        for i in &cited {
+        for i in cited {
             let Some(e) = index.get(*i) else { continue };
             if let Some(o) = by_key.get(&e.item_key) {
                 of_item.push((*i, o.to_item()));
@@ -204,35 +228,39 @@ pub async fn check(
             }
         }
     }
-    report.summary.retracted = report.retracted.len() as u64;
+    Ok(())
+}
 
-    // The collection's items never cited.
-    if let Some(collection) = &collection {
-        let filter = ItemFilter {
-            top_only: true,
-            collection: Some(collection.clone()),
-            ..ItemFilter::default()
-        };
-        let members = lib.all_items_wire(&filter, cancel).await?;
-        requests += pages(members.len());
-        let cited_keys: BTreeSet<&str> = cited
-            .iter()
-            .filter_map(|i| index.get(*i))
-            .map(|e| e.item_key.as_str())
-            .collect();
-        for m in LibraryIndex::new(&members).entries {
-            if !cited_keys.contains(m.item_key.as_str()) {
-                report.uncited.push(UncitedLine {
-                    item_key: m.item_key,
-                    title: m.title,
-                    citation_key: m.citation_keys.into_iter().next(),
-                });
-            }
+/// The items of `collection` the draft never cites; answers the requests sent.
+async fn uncited(
+    lib: &zotero_api::Library<'_>,
+    collection: &ObjectKey,
+    (cited, index): (&BTreeSet<usize>, &LibraryIndex),
+    report: &mut Report,
+    cancel: &CancellationToken,
+) -> Result<u64, ToolError> {
+    let filter = ItemFilter {
+        top_only: true,
+        collection: Some(collection.clone()),
+        ..ItemFilter::default()
+    };
+    let members = lib.all_items_wire(&filter, cancel).await?;
+    let cited_keys: BTreeSet<&str> = cited
+        .iter()
+        .filter_map(|i| index.get(*i))
+        .map(|e| e.item_key.as_str())
+        .collect();
+    for m in LibraryIndex::new(&members).entries {
+        if !cited_keys.contains(m.item_key.as_str()) {
+            report.uncited.push(UncitedLine {
+                item_key: m.item_key,
+                title: m.title,
+                citation_key: m.citation_keys.into_iter().next(),
+            });
         }
-        report.summary.uncited = Some(report.uncited.len() as u64);
     }
-    report.summary.requests = requests;
-    Ok(report)
+    report.summary.uncited = Some(report.uncited.len() as u64);
+    Ok((members.len() as u64).div_ceil(100).max(1))
 }
 
 #[cfg(test)]

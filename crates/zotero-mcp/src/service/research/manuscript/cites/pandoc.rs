@@ -9,7 +9,13 @@ use super::{byte, in_spans, Cite, KeyKind, Paragraphs, Syntax, Work, MAX_GROUP_B
 fn pandoc_key(text: &str, at: usize) -> Option<(usize, usize)> {
     let start = at + 1;
     if byte(text, start) == b'{' {
-        let close = text.get(start + 1..)?.find(['}', '\n'])? + start + 1;
+        // Within a citation's bound: a key is short, and an unclosed `@{` does not send
+        // each `@{` after it searching to the end of the line.
+        let mut bound = (start + 1 + MAX_GROUP_BYTES).min(text.len());
+        while !text.is_char_boundary(bound) {
+            bound -= 1;
+        }
+        let close = text.get(start + 1..bound)?.find(['}', '\n'])? + start + 1;
         if byte(text, close) != b'}' || close == start + 1 {
             return None;
         }
@@ -102,6 +108,7 @@ fn code_spans(text: &str, paragraphs: &Paragraphs, work: &Work) -> Vec<(usize, u
 pub(super) fn markdown(text: &str, work: &Work) -> Vec<Cite> {
     let paragraphs = Paragraphs::new(text, work);
     let code = code_spans(text, &paragraphs, work);
+    let pairs = bracket_pairs(text, &paragraphs, work);
     let mut out = Vec::new();
     let mut group = 0;
     let mut i = 0;
@@ -112,7 +119,7 @@ pub(super) fn markdown(text: &str, work: &Work) -> Vec<Cite> {
         }
         let b = byte(text, i);
         if b == b'[' {
-            if let Some(next) = bracketed(text, i, (group, &paragraphs), &mut out, work) {
+            if let Some(next) = bracketed(text, i, (group, &paragraphs, &pairs), &mut out) {
                 group += 1;
                 i = next;
                 continue;
@@ -171,32 +178,52 @@ pub(super) fn markdown(text: &str, work: &Work) -> Vec<Cite> {
     out
 }
 
-/// A bracketed citation opening at `open`: pushes its keys and answers where to go on, or
-/// `None` when the brackets hold no citation (a link, a footnote, plain text).
-fn bracketed(
-    text: &str,
-    open: usize,
-    (group, paragraphs): (usize, &Paragraphs),
-    out: &mut Vec<Cite>,
-    work: &Work,
-) -> Option<usize> {
-    let par = paragraphs.end(text, open).min(open + MAX_GROUP_BYTES);
-    let mut depth = 0usize;
-    let mut close = None;
-    for (j, c) in text.get(open..par)?.char_indices() {
-        work.go(1);
-        match c {
-            '[' => depth += 1,
-            ']' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    close = Some(open + j);
-                    break;
+/// Each `[` and the `]` that closes it (the brackets between them balanced) within its
+/// paragraph, in the order of the `[`s: one pass with a stack, where a scan from each `[`
+/// would read up to [`MAX_GROUP_BYTES`] for each.
+fn bracket_pairs(text: &str, paragraphs: &Paragraphs, work: &Work) -> Vec<(usize, usize)> {
+    work.go(text.len());
+    let mut pairs = Vec::new();
+    let mut open = Vec::new();
+    let mut paragraph_end = paragraphs.end(text, 0);
+    for (i, b) in text.bytes().enumerate() {
+        if i >= paragraph_end {
+            open.clear();
+            paragraph_end = paragraphs.end(text, i + 1);
+        }
+        match b {
+            b'[' => open.push(i),
+            b']' => {
+                if let Some(o) = open.pop() {
+                    pairs.push((o, i));
                 }
             }
             _ => {}
         }
     }
+    pairs.sort_unstable();
+    pairs
+}
+
+/// A bracketed citation opening at `open`: pushes its keys and answers where to go on, or
+/// `None` when the brackets hold no citation (a link, a footnote, plain text).
+fn bracketed(
+    text: &str,
+    open: usize,
+    (group, paragraphs, pairs): (usize, &Paragraphs, &[(usize, usize)]),
+    out: &mut Vec<Cite>,
+) -> Option<usize> {
+    let par = paragraphs.end(text, open).min(open + MAX_GROUP_BYTES);
+    // A bound inside a character reads as no citation (as the scan it replaces did).
+    if !text.is_char_boundary(par) {
+        return None;
+    }
+    let close = pairs
+        .binary_search_by_key(&open, |p| p.0)
+        .ok()
+        .and_then(|k| pairs.get(k))
+        .map(|p| p.1)
+        .filter(|c| *c < par);
     let Some(close) = close else {
         // Only `[@` or `[-@` right at the bracket is taken for a broken citation.
         let starts = text.get(open + 1..).unwrap_or("");
