@@ -10,6 +10,7 @@ use zotero_api::{LibraryRef, ObjectKey};
 
 use super::library::LibraryIndex;
 use super::matching::Haystack;
+use super::work;
 use super::FETCH_CONCURRENCY;
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::ZoteroService;
@@ -107,11 +108,20 @@ async fn item_text(
     };
     let text = lib.attachment_fulltext(&att_key, cancel).await?;
     sent += 1;
+    let Some(t) = text else {
+        return Ok((None, sent));
+    };
+    // Preparing a full text (normalizing it, indexing its words) is CPU work: off the
+    // runtime's threads.
+    let hay = work::blocking(cancel, move |_| {
+        Haystack::new(t.content, t.stats.indexed_pages)
+    })
+    .await?;
     Ok((
-        text.map(|t| ItemText {
+        Some(ItemText {
             attachment_key: att,
             kind,
-            hay: Haystack::new(t.content, t.stats.indexed_pages),
+            hay,
         }),
         sent,
     ))

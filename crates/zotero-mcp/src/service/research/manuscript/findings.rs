@@ -207,7 +207,7 @@ pub fn match_quotes(
         let mut best_miss: Option<(f64, usize, &ItemText)> = None;
         for i in items {
             let Some(t) = texts.get(i) else { continue };
-            match t.hay.find(&q.text) {
+            match t.hay.find_with(&q.text, work) {
                 Ok(f) => {
                     if best.as_ref().is_none_or(|b| f.score > b.0) {
                         best = Some((f.score, *i, t, f));

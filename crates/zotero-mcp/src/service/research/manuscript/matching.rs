@@ -7,6 +7,8 @@
 
 use std::collections::HashMap;
 
+use super::work::Work;
+
 /// The least similarity a passage needs to be reported as a fuzzy match.
 pub const FUZZY_MIN: f64 = 0.6;
 /// How far apart (bytes of normalized text) two pieces of a quotation cut by an ellipsis may be.
@@ -276,6 +278,12 @@ impl Haystack {
     /// Where `quote` is in this text: exactly, or the most similar passage when at least
     /// [`FUZZY_MIN`] similar, else `None` with the best similarity seen.
     pub fn find(&self, quote: &str) -> Result<Found, f64> {
+        self.find_with(quote, &Work::unlimited())
+    }
+
+    /// [`Haystack::find`], metered by `work`: a long quotation's comparisons (its words
+    /// times a window's) stop once it is cancelled, with what they found so far.
+    pub fn find_with(&self, quote: &str, work: &Work) -> Result<Found, f64> {
         let pieces = pieces(quote);
         if pieces.is_empty() {
             return Err(0.0);
@@ -318,7 +326,7 @@ impl Haystack {
             let from = start.saturating_sub(slack / 2);
             let to = (start + q.len() + slack).min(self.words.len());
             let window = self.word_ids.get(from..to).unwrap_or_default();
-            let (matched, first, last) = lcs(&q_ids, window);
+            let (matched, first, last) = lcs(&q_ids, window, work);
             if matched == 0 {
                 continue;
             }
@@ -341,7 +349,7 @@ impl Haystack {
 
 /// The longest common subsequence of `q` (words absent from the text are `None`) and
 /// `window`: its length, and the window's first and last matched positions.
-fn lcs(q: &[Option<u32>], window: &[u32]) -> (usize, usize, usize) {
+fn lcs(q: &[Option<u32>], window: &[u32], work: &Work) -> (usize, usize, usize) {
     let n = window.len();
     if n == 0 || q.is_empty() {
         return (0, 0, 0);
@@ -351,6 +359,9 @@ fn lcs(q: &[Option<u32>], window: &[u32]) -> (usize, usize, usize) {
     let mut cur = vec![(0usize, usize::MAX); n + 1];
     let mut best = (0usize, 0usize, 0usize);
     for w in q {
+        if !work.go(n) {
+            break;
+        }
         for j in 1..=n {
             let same = w.is_some() && window.get(j - 1).copied() == *w;
             let diag = prev.get(j - 1).copied().unwrap_or((0, usize::MAX));
@@ -490,6 +501,29 @@ mod tests {
         assert_eq!(
             Haystack::new("a\u{c}b\u{c}c".into(), None).page_of(4),
             Some(3)
+        );
+    }
+
+    /// A long quotation compared word by word (not found exactly) stops once cancelled.
+    #[test]
+    fn a_long_fuzzy_comparison_stops_once_cancelled() {
+        let words: Vec<String> = (0..3_000).map(|i| format!("w{i}")).collect();
+        let hay = Haystack::new(words.join(" "), None);
+        let quote: Vec<&str> = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| if i % 10 == 0 { "x" } else { w.as_str() })
+            .collect();
+        let quote = quote.join(" ");
+        let whole = Work::unlimited();
+        assert!(hay.find_with(&quote, &whole).is_ok_and(|f| !f.exact));
+        let work = Work::cancelled_after(whole.steps() / 10);
+        let _ = hay.find_with(&quote, &work);
+        assert!(
+            work.steps() < whole.steps() / 5,
+            "{} of {} steps",
+            work.steps(),
+            whole.steps()
         );
     }
 
