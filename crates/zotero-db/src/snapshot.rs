@@ -258,8 +258,7 @@ impl ZoteroDb {
         let mut guard = lock(&self.current);
         if guard.as_ref().is_none_or(|s| s.stamp != now) {
             drop(guard);
-            self.refresh(&now)?;
-            guard = lock(&self.current);
+            guard = self.refreshed(&now)?;
         }
         match guard.as_ref() {
             Some(snapshot) => read(snapshot).map_err(|e| e.damaged_at(&self.db)),
@@ -269,23 +268,26 @@ impl ZoteroDb {
         }
     }
 
-    /// Takes a new copy unless another reader took one as current as `now` meanwhile. The
-    /// old copy is dropped first (two copies of a large library need not fit at once);
-    /// readers arriving meanwhile wait here for the new one.
-    fn refresh(&self, now: &Stamp) -> Result<(), DbError> {
+    /// The readers' lock on a new copy, or on the one another reader took as current as
+    /// `now` meanwhile. The old copy is dropped first (two copies of a large library need
+    /// not fit at once); readers arriving meanwhile wait on `refresh` for the new one. The
+    /// lock is handed back still held, so no other refresh takes the copy away before the
+    /// read.
+    fn refreshed(&self, now: &Stamp) -> Result<MutexGuard<'_, Option<Snapshot>>, DbError> {
         let _one_copy_at_a_time = lock(&self.refresh);
         let old = {
             let mut guard = lock(&self.current);
             if guard.as_ref().is_some_and(|s| &s.stamp == now) {
-                return Ok(());
+                return Ok(guard);
             }
             guard.take()
         };
         drop(old);
         let snapshot = Snapshot::take(&self.db)?;
-        *lock(&self.current) = Some(snapshot);
+        let mut guard = lock(&self.current);
+        *guard = Some(snapshot);
         self.taken.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        Ok(guard)
     }
 
     /// The database, its schema version, its item count, and whether Zotero has it open.
