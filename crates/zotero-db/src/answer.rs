@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::collections::{collections, tags};
 use crate::error::DbError;
-use crate::fulltext::full_text;
+use crate::fulltext::{full_text, Reply};
 use crate::listing::{collection_id, keep_type, list_items, sort_page};
 use crate::query::{parse, Params, Route};
 use crate::reader::{slug, ItemRow, Lib, Reader};
@@ -33,7 +33,7 @@ impl ZoteroDb {
         if route == Route::Unsupported || params.needs_api {
             return Ok(DbAnswer::status(501, "not served from the Zotero database"));
         }
-        self.with(|s| {
+        let reply = self.with(|s| {
             let reader = Reader {
                 conn: &s.conn,
                 names: &s.names,
@@ -41,13 +41,21 @@ impl ZoteroDb {
                 data_dir: self.data_dir(),
             };
             let Some(lib) = library(s, scope)? else {
-                return Ok(DbAnswer::status(
+                return Ok(Reply::Ready(DbAnswer::status(
                     404,
                     "no such library in the Zotero database",
-                ));
+                )));
             };
-            answer_route(&reader, &lib, &route, &params)
-        })
+            match &route {
+                Route::FullText(key) => full_text(&reader, &lib, key),
+                _ => answer_route(&reader, &lib, &route, &params).map(Reply::Ready),
+            }
+        })?;
+        match reply {
+            Reply::Ready(answer) => Ok(answer),
+            // Out of the snapshot's lock: the file is read while other reads go on.
+            Reply::Text(text) => text.read(self.data_dir()),
+        }
     }
 
     /// `GET /users/{id}/groups`: the group libraries in the database.
@@ -207,7 +215,6 @@ fn answer_route(r: &Reader<'_>, lib: &Lib, route: &Route, p: &Params) -> Result<
                 .collect();
             page_items(r, lib, rows, p)
         }
-        Route::FullText(key) => full_text(r, lib, key),
         Route::Collections { parent, top } => collections(r, lib, parent.as_deref(), *top, p),
         Route::Collection(key) => {
             let id = collection_id(r, lib, key)?;
@@ -244,7 +251,10 @@ fn answer_route(r: &Reader<'_>, lib: &Lib, route: &Route, p: &Params) -> Result<
             }
             None => Ok(DbAnswer::status(501, "not served from the Zotero database")),
         },
-        Route::Unsupported => Ok(DbAnswer::status(501, "not served from the Zotero database")),
+        // Full text is answered by `answer` itself, its file read outside the lock.
+        Route::FullText(_) | Route::Unsupported => {
+            Ok(DbAnswer::status(501, "not served from the Zotero database"))
+        }
     }
 }
 

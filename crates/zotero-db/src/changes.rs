@@ -252,7 +252,12 @@ impl ZoteroDb {
     /// when there is no cache file (Zotero has not extracted the text, or it was removed).
     fn cache_modified_ms(&self, key: &str) -> Option<i64> {
         let path = self.cache_path(key)?;
-        let modified = std::fs::metadata(&path).and_then(|m| m.modified()).ok()?;
+        // Not followed: a link is no cache file (`cached_fulltext` refuses it).
+        let modified = std::fs::symlink_metadata(&path)
+            .ok()
+            .filter(std::fs::Metadata::is_file)?
+            .modified()
+            .ok()?;
         Some(
             modified
                 .duration_since(UNIX_EPOCH)
@@ -262,7 +267,8 @@ impl ZoteroDb {
 
     /// Whether the attachment `key` has a cached full text (`storage/<KEY>/.zotero-ft-cache`).
     pub fn has_cached_fulltext(&self, key: &str) -> bool {
-        self.cache_path(key).is_some_and(|p| p.is_file())
+        self.cache_path(key)
+            .is_some_and(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file()))
     }
 
     /// The attachments of `scope` whose cached full text was written at or after
@@ -340,19 +346,17 @@ impl ZoteroDb {
 
     /// The cached full text of an attachment (`storage/<KEY>/.zotero-ft-cache`), `None`
     /// when there is none (blocking).
+    /// A cache file that is not a regular file inside `storage/` is refused (`datafile`).
     pub fn cached_fulltext(&self, key: &str) -> Result<Option<String>, DbError> {
-        let Some(path) = self.cache_path(key) else {
+        if !is_plain_key(key) {
             return Ok(None);
-        };
-        match std::fs::read(&path) {
-            // Zotero writes UTF-8; a stray invalid byte must not lose the whole text.
-            Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(DbError::Io {
-                what: "an attachment's cached full text",
-                source: e,
-            }),
         }
+        crate::datafile::read_in_storage(
+            self.data_dir(),
+            key,
+            ".zotero-ft-cache",
+            crate::datafile::FT_CACHE,
+        )
     }
 }
 

@@ -4,6 +4,7 @@
 use rusqlite::OptionalExtension;
 use serde_json::{json, Map, Value};
 
+use crate::datafile::stored_file_len;
 use crate::error::DbError;
 use crate::index::{field_ids_with_base, in_list};
 use crate::reader::{ItemRow, Lib, Reader};
@@ -76,12 +77,12 @@ impl Reader<'_> {
             data.insert("filename".into(), json!(name));
             data.insert("md5".into(), md5.map_or(Value::Null, Value::String));
             data.insert("mtime".into(), mtime.map_or(Value::Null, Value::from));
-            let file = self.data_dir.join("storage").join(&row.key).join(name);
-            if let Ok(meta) = std::fs::metadata(&file) {
+            // Only a regular file in its own folder of storage/ (no link followed).
+            if let Some(length) = stored_file_len(self.data_dir, &row.key, name) {
                 *links = json!({"enclosure": {
                     "type": content_type.unwrap_or_default(),
                     "title": name,
-                    "length": meta.len(),
+                    "length": length,
                 }});
             }
         } else if let Some(p) = path {
@@ -134,11 +135,7 @@ impl Reader<'_> {
             .as_deref()
             .and_then(|p| p.strip_prefix("storage:"))
             .filter(|_| crate::changes::is_plain_key(&key))
-            .and_then(|name| {
-                std::fs::metadata(self.data_dir.join("storage").join(&key).join(name)).ok()
-            })
-            .filter(std::fs::Metadata::is_file)
-            .map(|m| m.len());
+            .and_then(|name| stored_file_len(self.data_dir, &key, name));
         if size.is_none() && hash.is_none() {
             return Ok(None);
         }

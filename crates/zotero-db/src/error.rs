@@ -32,6 +32,15 @@ pub enum DbError {
     #[error("Zotero's database holds no {scope} library: name a library it holds (zotero-mcp check lists the groups), or set ZOTERO_DATA_DIR to the data directory of the Zotero that syncs it")]
     NoLibrary { scope: crate::LibraryScope },
 
+    #[error("{role} in the Zotero data directory is {kind}, not a regular file, and only regular files there are read: put back the file Zotero wrote (or remove it and let Zotero write it again)")]
+    NotAFile {
+        role: &'static str,
+        kind: &'static str,
+    },
+
+    #[error("{role} lies outside the data directory's storage/ folder (reached through a symbolic link) and is not read: remove the link and let Zotero write the file again")]
+    OutsideStorage { role: &'static str },
+
     #[error("reading {what} from the Zotero data directory failed: {source}")]
     Io {
         what: &'static str,

@@ -7,6 +7,7 @@ mod answer;
 mod changes;
 mod child_data;
 mod collections;
+mod datafile;
 mod error;
 pub mod fixture;
 mod fulltext;

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 
 use rusqlite::{params, OptionalExtension};
 
+use crate::datafile::{self, read_in_storage};
 use crate::error::DbError;
 use crate::index::{field_ids_with_base, in_list};
 use crate::query::Params;
@@ -104,12 +105,9 @@ fn full_text_matches(r: &Reader<'_>, lib: &Lib, word: &str) -> Result<HashSet<i6
     let mut out = HashSet::new();
     for row in rows {
         let (id, key) = row?;
-        let path = r
-            .data_dir
-            .join("storage")
-            .join(&key)
-            .join(".zotero-ft-cache");
-        if let Ok(text) = std::fs::read_to_string(path) {
+        // Only a regular file inside storage/ is read (`datafile`); one refused is no match.
+        let read = read_in_storage(r.data_dir, &key, ".zotero-ft-cache", datafile::FT_CACHE);
+        if let Ok(Some(text)) = read {
             if text.to_lowercase().contains(&needle) {
                 out.insert(id);
             }

@@ -5,14 +5,14 @@
 //! `-wal`/`-shm` files that stop Zotero from starting, and `immutable=1` would ignore rows
 //! still in the `-wal`.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::SystemTime;
 
 use rusqlite::{Connection, OpenFlags};
 
+use crate::datafile::{self, open_regular};
 use crate::error::DbError;
 use crate::reader::Index;
 use crate::schema::{check_version, Names, SchemaVersion};
@@ -88,32 +88,21 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     fn take(db: &Path) -> Result<Self, DbError> {
-        let dir = tempfile::Builder::new()
-            .prefix("zotero-mcp-db-")
-            .tempdir()
-            .map_err(|e| DbError::Io {
-                what: "a temporary folder for the snapshot",
-                source: e,
-            })?;
+        let dir = private_dir()?;
         let copy = dir.path().join("zotero.sqlite");
         let copy_wal = wal_path(&copy);
         let mut stamp = stamp_of(db)?;
         for attempt in 1..=COPY_ATTEMPTS {
-            copy_file(db, &copy)?;
+            if !copy_file(db, &copy, datafile::DATABASE)? {
+                return Err(DbError::NotFound {
+                    path: db.to_path_buf(),
+                });
+            }
             let _ = std::fs::remove_file(&copy_wal);
             if stamp.wal.is_some() {
                 // The -wal may vanish between the stat and the copy (Zotero checkpointed
                 // and closed): then the database file alone is complete.
-                match std::fs::copy(wal_path(db), &copy_wal) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => {
-                        return Err(DbError::Copy {
-                            path: wal_path(db),
-                            source: e,
-                        })
-                    }
-                }
+                copy_file(&wal_path(db), &copy_wal, datafile::WAL)?;
             }
             let after = stamp_of(db)?;
             if after == stamp {
@@ -154,28 +143,67 @@ impl Snapshot {
     }
 }
 
-fn copy_file(from: &Path, to: &Path) -> Result<(), DbError> {
-    // Opened for reading only: no lock is taken and nothing is created beside it.
-    let mut src = File::open(from).map_err(|e| DbError::Copy {
-        path: from.to_path_buf(),
+/// The snapshot's folder in the temporary directory: made new (never one already there),
+/// and the owner's alone whatever the umask, as the copy is the whole library.
+fn private_dir() -> Result<tempfile::TempDir, DbError> {
+    let io = |e| DbError::Io {
+        what: "a temporary folder for the snapshot",
         source: e,
-    })?;
-    let mut dst = File::create(to).map_err(|e| DbError::Io {
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("zotero-mcp-db-");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o700));
+    }
+    let dir = builder.tempdir().map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+    }
+    Ok(dir)
+}
+
+/// Copies the data directory's `from` (a regular file, see `datafile`) to `to` in the
+/// snapshot's folder, made new and readable by the owner alone; `false` when `from` is
+/// missing.
+fn copy_file(from: &Path, to: &Path, role: &'static str) -> Result<bool, DbError> {
+    // Opened for reading only: no lock is taken and nothing is created beside it.
+    let Some(mut src) = open_regular(from, role)? else {
+        return Ok(false);
+    };
+    let io = |e| DbError::Io {
         what: "the snapshot copy",
         source: e,
-    })?;
+    };
+    // A copy from an earlier attempt goes first: the file is always made new.
+    match std::fs::remove_file(to) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+        _ => {}
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut dst = options.open(to).map_err(io)?;
     std::io::copy(&mut src, &mut dst).map_err(|e| DbError::Copy {
         path: from.to_path_buf(),
         source: e,
     })?;
-    Ok(())
+    Ok(true)
 }
 
 /// Zotero's database, read through a snapshot that follows the original.
 pub struct ZoteroDb {
     data_dir: PathBuf,
     db: PathBuf,
+    /// Held only while a read runs on the open copy (never while files are copied).
     current: Mutex<Option<Snapshot>>,
+    /// Held while a new copy is taken, so that readers finding the copy stale at once make
+    /// one copy, not one each.
+    refresh: Mutex<()>,
     /// Snapshots taken so far (the first at open).
     taken: AtomicU64,
 }
@@ -203,6 +231,7 @@ impl ZoteroDb {
             data_dir: data_dir.to_path_buf(),
             db,
             current: Mutex::new(Some(snapshot)),
+            refresh: Mutex::new(()),
             taken: AtomicU64::new(1),
         })
     }
@@ -219,18 +248,17 @@ impl ZoteroDb {
 
     /// Runs `read` on a snapshot as current as the files on disk (blocking: call it off the
     /// async runtime's threads). While neither file changed this costs two `stat`s: the
-    /// open copy, its schema names and its index are kept.
+    /// open copy, its schema names and its index are kept. The data directory's files are
+    /// copied without the readers' lock held, so a slow copy holds up no other read.
     pub(crate) fn with<R>(
         &self,
         read: impl FnOnce(&Snapshot) -> Result<R, DbError>,
     ) -> Result<R, DbError> {
-        let mut guard = self.current.lock().unwrap_or_else(|p| p.into_inner());
         let now = stamp_of(&self.db)?;
-        let stale = guard.as_ref().is_none_or(|s| s.stamp != now);
-        if stale {
-            *guard = None;
-            *guard = Some(Snapshot::take(&self.db)?);
-            self.taken.fetch_add(1, Ordering::Relaxed);
+        let mut guard = lock(&self.current);
+        if guard.as_ref().is_none_or(|s| s.stamp != now) {
+            drop(guard);
+            guard = self.refreshed(&now)?;
         }
         match guard.as_ref() {
             Some(snapshot) => read(snapshot).map_err(|e| e.damaged_at(&self.db)),
@@ -238,6 +266,28 @@ impl ZoteroDb {
                 path: self.db.clone(),
             }),
         }
+    }
+
+    /// The readers' lock on a new copy, or on the one another reader took as current as
+    /// `now` meanwhile. The old copy is dropped first (two copies of a large library need
+    /// not fit at once); readers arriving meanwhile wait on `refresh` for the new one. The
+    /// lock is handed back still held, so no other refresh takes the copy away before the
+    /// read.
+    fn refreshed(&self, now: &Stamp) -> Result<MutexGuard<'_, Option<Snapshot>>, DbError> {
+        let _one_copy_at_a_time = lock(&self.refresh);
+        let old = {
+            let mut guard = lock(&self.current);
+            if guard.as_ref().is_some_and(|s| &s.stamp == now) {
+                return Ok(guard);
+            }
+            guard.take()
+        };
+        drop(old);
+        let snapshot = Snapshot::take(&self.db)?;
+        let mut guard = lock(&self.current);
+        *guard = Some(snapshot);
+        self.taken.fetch_add(1, Ordering::Relaxed);
+        Ok(guard)
     }
 
     /// The database, its schema version, its item count, and whether Zotero has it open.
@@ -278,10 +328,16 @@ pub fn zotero_has_it_open(db: &Path) -> bool {
     wal_path(db).exists()
 }
 
+/// The mutex's value even when a reader panicked while holding it (the copy is only read).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 #[cfg(unix)]
 fn posix_lock_held(db: &Path) -> Option<bool> {
     use std::os::fd::AsRawFd;
-    let file = File::open(db).ok()?;
+    // A FIFO in its place is refused at once rather than waited on.
+    let file = open_regular(db, datafile::DATABASE).ok()??;
     // SQLite's lock bytes start at 1 GiB (PENDING_BYTE) and span 2 + 510 bytes.
     // SAFETY: `flock` is a plain C struct for which all-zero is a valid value.
     let mut lock: libc::flock = unsafe { std::mem::zeroed() };

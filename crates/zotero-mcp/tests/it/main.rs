@@ -19,6 +19,7 @@ mod collections;
 mod common;
 mod concurrency;
 mod database_backend;
+mod database_files;
 mod database_reads;
 mod docs;
 mod dry_runs;
