@@ -38,6 +38,7 @@ mod layering;
 mod libraries;
 mod listing;
 mod local_authorize;
+mod local_unavailable;
 mod local_writes;
 mod manuscript;
 mod metadata_hardening;
