@@ -28,6 +28,7 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         ZoteroError::WaitTooLong { .. } => ErrorCode::RateLimited,
         ZoteroError::Network { .. }
         | ZoteroError::DesktopFailing { .. }
+        | ZoteroError::StorageAddressRefused { .. }
         | ZoteroError::Database { .. }
         | ZoteroError::Timeout { .. }
         | ZoteroError::Cancelled
@@ -212,6 +213,7 @@ impl From<ZoteroError> for ToolError {
             | ZoteroError::LocalWritesUnavailable { .. }
             | ZoteroError::LocalApiNotConfigured
             | ZoteroError::DesktopFailing { .. }
+            | ZoteroError::StorageAddressRefused { .. }
             | ZoteroError::Network { .. }
             | ZoteroError::Database { .. }
             | ZoteroError::Timeout { .. }
