@@ -29,6 +29,7 @@ mod http_bounds;
 mod http_core;
 mod http_sessions;
 mod http_transport;
+mod index_encoder_failure;
 mod index_from_database;
 mod input_bounds;
 mod item_metadata;
