@@ -35,6 +35,7 @@ fn config(web: Option<&MockServer>, local: Option<&MockServer>) -> ClientConfig 
         read_cache: None,
         local_api_base: local.map(|l| format!("{}/api", l.uri())),
         local_writes: Default::default(),
+        storage_policy: zotero_net::AddressPolicy::Any,
     }
 }
 

@@ -52,6 +52,10 @@ pub struct ClientConfig {
     pub local_api_base: Option<String>,
     /// Writes through Zotero 10's local API: the keys and `ZOTERO_WRITE_BACKEND`.
     pub local_writes: LocalWrites,
+    /// Where the storage URL of an upload authorization may point (the address guard of
+    /// outside requests, `ZOTERO_FETCH_ALLOW_PRIVATE`); a URL on the API's own host and
+    /// port is trusted as the API is.
+    pub storage_policy: zotero_net::AddressPolicy,
 }
 
 /// Which backend writes (`ZOTERO_WRITE_BACKEND`).

@@ -88,6 +88,16 @@ pub enum ZoteroError {
         answer: Box<UpstreamAnswer>,
     },
 
+    /// The desktop app writes to this library and failed (5xx) a read a write depends on:
+    /// that read is not asked of the web API, whose versions are not the desktop's.
+    #[error("the Zotero desktop app, which writes to this library, is failing (HTTP {status}); try again once Zotero answers, or set ZOTERO_WRITE_BACKEND=web to write through the web API")]
+    DesktopFailing { status: u16 },
+
+    /// The storage URL of an upload authorization points at an address the guard refuses
+    /// (loopback, private, link-local...): nothing was sent there.
+    #[error("the storage address Zotero named for the upload is refused: {reason}; no bytes were sent. If your Zotero server keeps files on your own network, set ZOTERO_FETCH_ALLOW_PRIVATE=1")]
+    StorageAddressRefused { reason: String },
+
     /// The desktop app's local API is asked for, but not configured.
     #[error("the desktop app's local API is not used (set ZOTERO_LOCAL=1)")]
     LocalApiNotConfigured,

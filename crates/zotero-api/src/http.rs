@@ -15,8 +15,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use tokio_util::sync::CancellationToken;
 use zotero_net::{
-    ceil_secs, full_body, https_connector, pooled_client, retry_after, user_agent, Attempt,
-    ErrorChain, Gate, InFlight, RequestBody, Retry, RetryError, RetryPolicy,
+    ceil_secs, full_body, guarded_https_connector, https_connector, pooled_client, retry_after,
+    user_agent, Attempt, ErrorChain, Gate, GuardedConnector, InFlight, RequestBody, Retry,
+    RetryError, RetryPolicy,
 };
 
 use super::cache::ReadCache;
@@ -142,6 +143,8 @@ impl ApiRequest {
 
 pub struct HttpClient {
     inner: Client<HttpsConnector<HttpConnector>, RequestBody>,
+    /// Uploads to a storage URL on another host than the API's: through the address guard.
+    storage: Client<HttpsConnector<GuardedConnector>, RequestBody>,
     base: String,
     api_key: Option<ApiKey>,
     user_agent: HeaderValue,
@@ -180,8 +183,16 @@ impl HttpClient {
             reason: e.to_string(),
         })?;
         let inner = pooled_client().build(https);
+        let guarded =
+            guarded_https_connector(config.storage_policy, config.timeout).map_err(|e| {
+                ZoteroError::Network {
+                    base: base.to_string(),
+                    reason: e.to_string(),
+                }
+            })?;
         Ok(Arc::new(Self {
             inner,
+            storage: pooled_client().build(guarded),
             base: base.to_string(),
             api_key,
             user_agent: user_agent(),
@@ -341,18 +352,7 @@ impl HttpClient {
             .await
             .map_err(|e| network(&ErrorChain(&e)))?;
         answered();
-        let (parts, body) = response.into_parts();
-        let body = Limited::new(body, MAX_RESPONSE_BYTES)
-            .collect()
-            .await
-            .map_err(|e| network(&ErrorChain(e.as_ref())))?
-            .to_bytes();
-        Ok(ApiResponse {
-            status: parts.status.as_u16(),
-            headers: parts.headers,
-            body,
-            retries: 0,
-        })
+        read_answer(response, host).await
     }
 
     /// The base URL requests go to.
@@ -376,4 +376,26 @@ impl HttpClient {
             cache.clear();
         }
     }
+}
+
+/// Reads a whole answer (up to `MAX_RESPONSE_BYTES`); failures name `host`.
+async fn read_answer(
+    response: hyper::Response<hyper::body::Incoming>,
+    host: &str,
+) -> Result<ApiResponse, ZoteroError> {
+    let (parts, body) = response.into_parts();
+    let body = Limited::new(body, MAX_RESPONSE_BYTES)
+        .collect()
+        .await
+        .map_err(|e| ZoteroError::Network {
+            base: host.to_string(),
+            reason: ErrorChain(e.as_ref()).to_string(),
+        })?
+        .to_bytes();
+    Ok(ApiResponse {
+        status: parts.status.as_u16(),
+        headers: parts.headers,
+        body,
+        retries: 0,
+    })
 }

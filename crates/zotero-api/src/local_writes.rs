@@ -49,6 +49,12 @@ pub async fn probe(http: &HttpClient, cancel: &CancellationToken) -> DesktopProb
         .header("zotero-server-id")
         .filter(|id| !id.is_empty())
         .map(str::to_string);
+    if resp.status >= 500 {
+        // Running but failing: not a Zotero that cannot write.
+        return DesktopProbe::Unreachable {
+            reason: format!("it answers HTTP {}", resp.status),
+        };
+    }
     let off = resp.status == 403 && body_has(&resp, "Local API is not enabled");
     match (id, off) {
         (Some(_), true) => DesktopProbe::Off,
@@ -245,6 +251,14 @@ impl Library<'_> {
             self.client.web_http().invalidate_cache();
         }
         let resp = local.send(&routed, cancel).await?;
+        if !write && resp.status >= 500 {
+            // Not asked of the web API: a version read there does not check a desktop
+            // write. The server ID is kept, so an operation never changes backends midway
+            // (a lost local create read back on the web, not synced yet, would be sent twice).
+            return Err(ZoteroError::DesktopFailing {
+                status: resp.status,
+            });
+        }
         if resp.status == 412 && body_has(&resp, "Zotero-Server-ID does not match") {
             // Another database: nothing read or decided under the old ID holds. Never
             // replay the write; the caller reads again.

@@ -1,8 +1,9 @@
 //! A library of the client and the backend each of its requests goes to: reads that may
 //! lag go to Zotero's own database when it is configured, else to the desktop app's local
-//! API (each falling back to the next when it cannot answer); reads a version-checked write
-//! depends on, and writes, go to the Web API (the local copies lag sync, and their versions
-//! are their own). The key's rights are checked here before anything is written.
+//! API (each falling back to the next when it cannot answer: the desktop when it is closed,
+//! refuses, or fails with a 5xx); reads a version-checked write depends on, and writes, go
+//! to the backend that writes (the local copies lag sync, and their versions are their own),
+//! and never fall back. The key's rights are checked here before anything is written.
 
 use std::sync::Arc;
 
@@ -142,14 +143,23 @@ impl<'a> Library<'a> {
         }
         if let (Backend::Local, Some(local)) = (self.route_http(req)?, self.client.local_http()) {
             let has_web = self.client.web().is_ok();
-            match self.send_to(local, &self.local_prefix(), req, cancel).await {
-                Ok(resp) if has_web && local_cannot_serve(&resp) => {
+            // With the web API to turn to, a failing desktop is asked once, not waited for.
+            let once = req.clone().repeatable(req.repeatable && !has_web);
+            match self
+                .send_to(local, &self.local_prefix(), &once, cancel)
+                .await
+            {
+                Ok(resp) if has_web && (local_cannot_serve(&resp) || resp.status >= 500) => {
                     tracing::info!(
                         status = resp.status,
                         "the desktop cannot serve it; asking the web API"
                     );
                 }
-                Err(ZoteroError::Network { .. } | ZoteroError::Timeout { .. }) if has_web => {
+                Err(
+                    ZoteroError::Network { .. }
+                    | ZoteroError::Timeout { .. }
+                    | ZoteroError::WaitTooLong { .. },
+                ) if has_web => {
                     tracing::info!("the desktop did not answer; asking the web API");
                 }
                 Ok(resp) if resp.status == 403 => return Err(ZoteroError::LocalApiOff),

@@ -1,5 +1,6 @@
 //! Streamed uploads to the storage URL of an upload authorization: a fresh body for each
-//! attempt, no API key and no Zotero headers, and a stall timeout instead of a total one.
+//! attempt, no API key and no Zotero headers, and a stall timeout instead of a total one; a
+//! URL on another host than the API's passes the address guard of outside requests.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -88,6 +89,10 @@ impl HttpClient {
                             resp,
                         )
                     }
+                    Err(failure @ ZoteroError::StorageAddressRefused { .. }) => {
+                        tracing::warn!(host = %host, error = %failure, "storage upload refused");
+                        Attempt::Fatal(failure)
+                    }
                     Err(failure) => {
                         tracing::warn!(
                             method = "POST", host = %host, latency_ms, retries,
@@ -145,8 +150,26 @@ impl HttpClient {
             .map_err(|e| ZoteroError::InvalidRequest {
                 reason: format!("cannot build the upload request: {e}"),
             })?;
-        self.exchange(request, &host_of(req.url), || watch.touch())
-            .await
+        let host = host_of(req.url);
+        if host == host_of(&self.base) {
+            // The API's own host (the desktop's receiver, a self-hosted server): trusted as
+            // the API is.
+            return self.exchange(request, &host, || watch.touch()).await;
+        }
+        let response = self.storage.request(request).await.map_err(|e| {
+            match zotero_net::find_forbidden(&e) {
+                // Refused before connecting: the host and why, never the URL's path or query.
+                Some(f) => ZoteroError::StorageAddressRefused {
+                    reason: f.to_string(),
+                },
+                None => ZoteroError::Network {
+                    base: host.clone(),
+                    reason: zotero_net::ErrorChain(&e).to_string(),
+                },
+            }
+        })?;
+        watch.touch();
+        super::read_answer(response, &host).await
     }
 }
 

@@ -150,6 +150,7 @@ impl Config {
             read_cache: z.read_cache.clone(),
             local_api_base: (z.local || self.writes_locally()).then(|| z.local_api_base.clone()),
             local_writes: z.local_writes.clone(),
+            storage_policy: self.net.fetch_policy,
         }
     }
 

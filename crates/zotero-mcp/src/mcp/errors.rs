@@ -27,6 +27,8 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         ZoteroError::Status { answer, .. } => ErrorCode::for_status(answer.status),
         ZoteroError::WaitTooLong { .. } => ErrorCode::RateLimited,
         ZoteroError::Network { .. }
+        | ZoteroError::DesktopFailing { .. }
+        | ZoteroError::StorageAddressRefused { .. }
         | ZoteroError::Database { .. }
         | ZoteroError::Timeout { .. }
         | ZoteroError::Cancelled
@@ -210,6 +212,8 @@ impl From<ZoteroError> for ToolError {
             | ZoteroError::LocalDatabaseChanged
             | ZoteroError::LocalWritesUnavailable { .. }
             | ZoteroError::LocalApiNotConfigured
+            | ZoteroError::DesktopFailing { .. }
+            | ZoteroError::StorageAddressRefused { .. }
             | ZoteroError::Network { .. }
             | ZoteroError::Database { .. }
             | ZoteroError::Timeout { .. }

@@ -275,6 +275,7 @@ async fn a_cancelled_queued_request_gives_its_place_to_the_next() {
         read_cache: None,
         local_api_base: None,
         local_writes: Default::default(),
+        storage_policy: zotero_net::AddressPolicy::Any,
     };
     let http = HttpClient::new(&config).unwrap();
     proxy.hold();

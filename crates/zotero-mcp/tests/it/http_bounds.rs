@@ -1,7 +1,7 @@
 //! Streamable HTTP bounds over raw TCP against the built binary: stalled request bodies are
 //! refused with 503 past the buffer all connections share and ended (408) by the idle
 //! timeout, giving their room back; connections past the bound get 503; an ambiguous `Host`
-//! (several headers, or an absolute-form target naming another host) gets 400.
+//! (several headers, none, or an absolute-form target naming another host) gets 400.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -177,6 +177,10 @@ async fn an_ambiguous_host_is_refused() {
         assert_eq!(status, 400, "{hosts:?}: {answer}");
         assert!(answer.contains("more than one Host"), "{answer}");
     }
+    // And so is none at all in HTTP/1.1.
+    let (status, answer) = raw(http.addr, &ping_with("/mcp", &[])).await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(answer.contains("no Host header"), "{answer}");
     // An absolute-form target names the host: a Host naming another is refused, and the
     // target's own authority must be allowed.
     let (status, answer) = raw(

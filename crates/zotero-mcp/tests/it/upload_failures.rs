@@ -414,3 +414,44 @@ async fn a_refused_repeat_of_a_create_that_landed_is_not_taken_for_nothing_creat
     assert_eq!(attachments_of(&emu, PARENT).len(), before + 1);
     server.stop().await;
 }
+
+/// The storage URL of an upload authorization passes the address guard of outside requests:
+/// on another host than the API's, a loopback address is refused before anything is sent
+/// (no bytes, no signed fields), and the error names neither the URL's path nor the upload
+/// key; `ZOTERO_FETCH_ALLOW_PRIVATE=1` lifts it.
+#[tokio::test]
+async fn a_storage_url_on_a_private_host_is_refused_unless_private_addresses_are_allowed() {
+    let emu = Emulator::start().await;
+    // The API through `localhost`: the storage URL the emulator names (127.0.0.1) is then
+    // another host, and a loopback one.
+    let api = emu.uri().replace("127.0.0.1", "localhost");
+    assert_ne!(api, emu.uri());
+    let upload = json!({"item_key": PARENT,
+        "file_bytes_base64": base64::engine::general_purpose::STANDARD.encode(b"%PDF-1.4 guarded"),
+        "filename": "guarded.pdf"});
+    let env = crate::common::env_for(&api, zotero_emulator::USER_ID, API_KEY);
+    let server = crate::common::in_process(&env).await;
+    let a = server
+        .call("zotero_upload_attachment", upload.clone())
+        .await;
+    let err = a.expect_err("ZOTERO_UPSTREAM_ERROR").clone();
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.contains("loopback") && message.contains("ZOTERO_FETCH_ALLOW_PRIVATE=1"),
+        "{err}"
+    );
+    assert!(!err.to_string().contains("/s3/"), "no URL path: {err}");
+    assert_eq!(emu.count("POST", "/s3/"), 0, "nothing sent to the storage");
+    for line in server.stderr() {
+        assert!(!line.contains("/s3/"), "the URL is never logged: {line}");
+    }
+
+    let mut env = env;
+    env.push(("ZOTERO_FETCH_ALLOW_PRIVATE".into(), "1".into()));
+    let server = crate::common::in_process(&env).await;
+    server
+        .call("zotero_upload_attachment", upload)
+        .await
+        .expect_ok();
+    assert_eq!(emu.count("POST", "/s3/"), 1, "allowed, the bytes go once");
+}

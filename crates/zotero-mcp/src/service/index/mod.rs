@@ -139,11 +139,11 @@ pub fn index_error_code(e: &IndexError) -> ErrorCode {
         | IndexError::Corrupt { .. }
         | IndexError::ModelMismatch { .. }
         | IndexError::Io { .. }
-        | IndexError::Storage { .. } => ErrorCode::Validation,
+        | IndexError::Storage { .. }
+        // A model that cannot run here: the user picks another (ZOTERO_EMBEDDING_MODEL).
+        | IndexError::Encode(_) => ErrorCode::Validation,
         IndexError::Busy { .. } => ErrorCode::RateLimited,
-        IndexError::Encode(_) | IndexError::WrongLock { .. } | IndexError::Sqlite(_) => {
-            ErrorCode::Internal
-        }
+        IndexError::WrongLock { .. } | IndexError::Sqlite(_) => ErrorCode::Internal,
     }
 }
 
@@ -170,6 +170,7 @@ pub fn index_error(e: IndexError) -> ToolError {
             }
         }
         IndexError::NoDirectory => err = err.with_detail("variable", "ZOTERO_INDEX_DIR"),
+        IndexError::Encode(_) => err = err.with_detail("variable", "ZOTERO_EMBEDDING_MODEL"),
         IndexError::Busy { path } => err = err.with_detail("path", path.display().to_string()),
         _ => {}
     }

@@ -401,18 +401,26 @@ impl<'a> Run<'a> {
             self.progress.clone(),
             self.report.chunks_written,
         );
-        let added = up.embed_pending_overlapped(encoder, EmbedPlan::default(), |n| {
-            done += n as u64;
-            if let Some(p) = &progress {
-                p(Progress {
-                    phase: Phase::Vectors,
-                    done,
-                    total,
-                    chunks,
-                });
-            }
-            !cancel.is_cancelled()
-        })?;
+        let added = up
+            .embed_pending_overlapped(encoder, EmbedPlan::default(), |n| {
+                done += n as u64;
+                if let Some(p) = &progress {
+                    p(Progress {
+                        phase: Phase::Vectors,
+                        done,
+                        total,
+                        chunks,
+                    });
+                }
+                !cancel.is_cancelled()
+            })
+            .map_err(|e| match e {
+                IndexError::Encode(reason) => UpdateError::Encoder {
+                    model: identity.id.clone(),
+                    reason: reason.0,
+                },
+                e => e.into(),
+            })?;
         self.report.vectors_added += added as u64;
         if self.cancelled() {
             return Ok(Flow::Cancelled);

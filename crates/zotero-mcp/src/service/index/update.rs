@@ -120,6 +120,10 @@ pub enum UpdateError {
     Index(#[from] IndexError),
     #[error(transparent)]
     Zotero(#[from] ZoteroError),
+    /// The sentence encoder failed: a model that cannot run here (memory, damaged files)
+    /// is the user's to change; what was committed (the keyword index) stays.
+    #[error("the sentence encoder {model} failed while updating the search index: {reason}. What was committed stays (search by keywords works); check the model's files, or pick another model with ZOTERO_EMBEDDING_MODEL (`none`: keywords only), then update again")]
+    Encoder { model: String, reason: String },
     /// The update's thread ended abnormally (a defect); what was committed stays.
     #[error("the update stopped unexpectedly ({0}); what was committed stays, run it again")]
     Stopped(String),
@@ -130,6 +134,12 @@ impl From<UpdateError> for ToolError {
         match e {
             UpdateError::Index(e) => index_error(e),
             UpdateError::Zotero(e) => e.into(),
+            UpdateError::Encoder { ref model, .. } => {
+                let model = model.clone();
+                ToolError::new(ErrorCode::Validation, e.to_string())
+                    .with_detail("variable", "ZOTERO_EMBEDDING_MODEL")
+                    .with_detail("model", model)
+            }
             e @ UpdateError::Stopped(_) => ToolError::new(ErrorCode::Internal, e.to_string()),
         }
     }

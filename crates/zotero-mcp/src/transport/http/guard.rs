@@ -125,12 +125,15 @@ impl Guard {
 }
 
 const MANY_HOSTS: &str = "Bad Request: more than one Host header";
+const NO_HOST: &str = "Bad Request: no Host header (HTTP/1.1 requires one)";
+const BAD_HOST: &str = "Bad Request: the Host header is not a valid host";
 const HOST_MISMATCH: &str = "Bad Request: the Host header names another host than the \
                              request target";
 
 /// The host a request is for (RFC 9112 §3.2): its target's authority when it has one (an
 /// absolute-form target, or HTTP/2's `:authority`), else its `Host` header. Several `Host`
-/// headers are refused (`400`), and so is a `Host` that names another host than the target:
+/// headers are refused (`400`), and so are none (from HTTP/1.1 on) or an unreadable one, and
+/// a `Host` that names another host than the target:
 /// the two checks would otherwise judge different hosts than a proxy or rmcp might use.
 fn requested_host<B>(req: &Request<B>) -> Result<Option<&str>, Refusal> {
     let mut hosts = req.headers().get_all(HOST).iter();
@@ -138,8 +141,16 @@ fn requested_host<B>(req: &Request<B>) -> Result<Option<&str>, Refusal> {
     if hosts.next().is_some() {
         return Err(Refusal::new(StatusCode::BAD_REQUEST, MANY_HOSTS));
     }
-    let header = header.and_then(|h| h.to_str().ok());
+    let header = match header.map(|h| h.to_str()) {
+        Some(Err(_)) => return Err(Refusal::new(StatusCode::BAD_REQUEST, BAD_HOST)),
+        Some(Ok(h)) => Some(h),
+        None => None,
+    };
     let Some(target) = req.uri().authority() else {
+        // HTTP/1.0 did not require a Host; a request without one names no host to allow.
+        if header.is_none() && req.version() != hyper::Version::HTTP_10 {
+            return Err(Refusal::new(StatusCode::BAD_REQUEST, NO_HOST));
+        }
         return Ok(header);
     };
     if let Some(header) = header {
@@ -238,7 +249,11 @@ mod tests {
         ] {
             assert_eq!(status(&g, &[("host", host)]), Some(403), "{host}");
         }
-        assert_eq!(status(&g, &[]), Some(403));
+        // RFC 9112 §3.2: an HTTP/1.1 request without Host is a bad request.
+        assert_eq!(status(&g, &[]), Some(400));
+        let mut old = req(&[]);
+        *old.version_mut() = hyper::Version::HTTP_10;
+        assert_eq!(g.check(&old).err().map(|r| r.status.as_u16()), Some(403));
     }
 
     #[test]
