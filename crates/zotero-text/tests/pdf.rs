@@ -73,6 +73,19 @@ fn two_columns_drawn_line_by_line_read_column_by_column() {
 }
 
 #[test]
+fn a_running_header_comes_before_the_text_below_it() {
+    // The header sits right, the heading left: a vertical band separates them too, but the
+    // blank line under the header is cut first.
+    let content = text_at(400.0, 760.0, 10.0, "Running header")
+        + &text_at(50.0, 730.0, 10.0, "1. Heading")
+        + &text_at(50.0, 718.0, 10.0, "Body text of the section");
+    assert_eq!(
+        one_page(content).pages[0].text,
+        "Running header\n1. Heading\nBody text of the section"
+    );
+}
+
+#[test]
 fn words_spaced_by_position_lines_broken_hyphens_joined_ligatures_folded() {
     // "data" then a gap of 1 em: a space; a line ending in "exam-" continues with "ple".
     let content = "BT /F1 10 Tf 100 700 Td [(data) -1000 (set)] Tj ET\n".replace("Tj", "TJ")

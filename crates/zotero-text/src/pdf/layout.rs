@@ -31,6 +31,8 @@ struct Run {
     /// Whether a space goes before each glyph (by the gap before it).
     spaced: Vec<bool>,
     bbox: [f64; 4],
+    /// The font size of its first glyph, on the page.
+    size: f64,
 }
 
 /// The text of a page from its glyphs, and each glyph's byte range in it.
@@ -136,6 +138,7 @@ fn runs(placed: &[Placed], budget: &Budget) -> Result<Vec<Run>, TextError> {
                 glyphs: vec![i],
                 spaced: vec![false],
                 bbox: g.bbox,
+                size: g.size,
             }),
         }
         last = Some(i);
@@ -165,9 +168,14 @@ fn same_line(a: &Run, b: &Run, placed: &[Placed]) -> bool {
 }
 
 /// Runs in reading order: the region is cut along its widest empty band, a vertical band
-/// (between columns) read left then right, a horizontal one top then bottom; a region with
-/// no band keeps the stream's order. Iterative, so no input can exhaust the stack.
+/// (between columns) read left then right, a horizontal one top then bottom; a horizontal
+/// band at least a line high (a header above the text, a title above two columns) is cut
+/// first. A region with no band keeps the stream's order. Iterative, so no input can
+/// exhaust the stack.
 fn reading_order(runs: &[Run], budget: &Budget) -> Result<Vec<usize>, TextError> {
+    let mut sizes: Vec<f64> = runs.iter().map(|r| r.size).collect();
+    sizes.sort_by(f64::total_cmp);
+    let line = sizes.get(sizes.len() / 2).copied().unwrap_or(0.0);
     let mut out = Vec::with_capacity(runs.len());
     let mut stack: Vec<(Vec<usize>, u32)> = vec![((0..runs.len()).collect(), 0)];
     while let Some((mut items, depth)) = stack.pop() {
@@ -185,7 +193,7 @@ fn reading_order(runs: &[Run], budget: &Budget) -> Result<Vec<usize>, TextError>
         };
         let cut = match (gx, gy) {
             _ if depth > 200 => None,
-            (Some(x), Some(y)) if x.0 >= y.0 => Some((true, x.1)),
+            (Some(x), Some(y)) if x.0 >= y.0 && y.0 < line => Some((true, x.1)),
             (_, Some(y)) => Some((false, y.1)),
             (Some(x), None) => Some((true, x.1)),
             (None, None) => None,
