@@ -86,6 +86,18 @@ fn a_running_header_comes_before_the_text_below_it() {
 }
 
 #[test]
+fn text_already_in_reading_order_keeps_the_streams_order() {
+    // A header drawn last stays last, as pdf.js (Zotero's reader) reads it.
+    let content = text_at(50.0, 700.0, 10.0, "First line of the body")
+        + &text_at(50.0, 688.0, 10.0, "Second line of the body")
+        + &text_at(400.0, 760.0, 10.0, "Header drawn last");
+    assert_eq!(
+        one_page(content).pages[0].text,
+        "First line of the body\nSecond line of the body\nHeader drawn last"
+    );
+}
+
+#[test]
 fn words_spaced_by_position_lines_broken_hyphens_joined_ligatures_folded() {
     // "data" then a gap of 1 em: a space; a line ending in "exam-" continues with "ple".
     let content = "BT /F1 10 Tf 100 700 Td [(data) -1000 (set)] Tj ET\n".replace("Tj", "TJ")

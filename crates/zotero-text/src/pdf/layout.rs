@@ -173,6 +173,9 @@ fn same_line(a: &Run, b: &Run, placed: &[Placed]) -> bool {
 /// first. A region with no band keeps the stream's order. Iterative, so no input can
 /// exhaust the stack.
 fn reading_order(runs: &[Run], budget: &Budget) -> Result<Vec<usize>, TextError> {
+    if !interleaved(runs) {
+        return Ok((0..runs.len()).collect());
+    }
     let mut sizes: Vec<f64> = runs.iter().map(|r| r.size).collect();
     sizes.sort_by(f64::total_cmp);
     let line = sizes.get(sizes.len() / 2).copied().unwrap_or(0.0);
@@ -218,6 +221,18 @@ fn reading_order(runs: &[Run], budget: &Budget) -> Result<Vec<usize>, TextError>
         }
     }
     Ok(out)
+}
+
+/// Whether the stream's own order is not a reading order: it goes back up the page (or
+/// sideways along a line) between runs more than a column change or a superscript explains,
+/// as when columns are drawn line by line. Otherwise the stream's order is kept, as pdf.js
+/// (Zotero's reader) keeps it, running headers and footers where the file put them.
+fn interleaved(runs: &[Run]) -> bool {
+    let jumps = runs
+        .windows(2)
+        .filter(|w| matches!(w, [a, b] if b.bbox[3] > a.bbox[1]))
+        .count();
+    jumps > 3 && jumps * 4 > runs.len()
 }
 
 /// The widest empty band between the items' extents on one axis: (width, middle).
