@@ -432,3 +432,30 @@ fn encrypted_with_a_user_password_is_refused() {
         assert!(matches!(err, TextError::Encrypted), "aes {aes}: {err:?}");
     }
 }
+
+#[test]
+fn an_embedded_type1_programs_own_encoding_maps_its_codes() {
+    // A TeX math font: no /Encoding in the dictionary, codes mapped only inside the program.
+    let mut pdf = Pdf::default();
+    let program = b"%!PS-AdobeFont-1.0: CMSY10 003.002\n/Encoding 256 array\n0 1 255 {1 index exch /.notdef put} for\n\
+dup 0 /minus put\ndup 50 /element put\ndup 102 /braceleft put\nreadonly def\ncurrentfile eexec\n\x8f\x00garbage";
+    let file = pdf.add(Pdf::stream(
+        &format!("/Length1 {} /Length2 0 /Length3 0", program.len()),
+        program,
+    ));
+    let descriptor = pdf.add(format!(
+        "<< /Type /FontDescriptor /FontName /CMSY10 /Flags 4 /FontBBox [0 -200 500 800] /ItalicAngle 0 \
+         /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile {file} 0 R >>"
+    ));
+    let font = pdf.add(format!(
+        "<< /Type /Font /Subtype /Type1 /BaseFont /CMSY10 /FirstChar 0 /LastChar 255 /Widths [{}] /FontDescriptor {descriptor} 0 R >>",
+        vec!["500"; 256].join(" ")
+    ));
+    let page = PageSpec {
+        content: b"BT /F1 10 Tf 72 700 Td (x) Tj /F2 10 Tf (2f\\000) Tj ET\n".to_vec(),
+        fonts: format!("/F2 {font} 0 R"),
+        ..PageSpec::default()
+    };
+    let bytes = support::document_in(pdf, &[page], "");
+    assert_eq!(read(&bytes).pages[0].text, "x\u{2208}{\u{2212}");
+}

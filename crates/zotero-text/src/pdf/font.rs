@@ -104,6 +104,19 @@ impl Font {
         } else {
             font.simple_widths(doc, dict, base_font, missing);
         }
+        font.read_text(doc, dict, descriptor, limit)?;
+        Ok(font)
+    }
+
+    /// The text of codes: `/ToUnicode`, else the encoding (the dictionary's, or an embedded
+    /// Type 1 program's own).
+    fn read_text(
+        &mut self,
+        doc: &Document,
+        dict: &Dictionary,
+        descriptor: Option<&Dictionary>,
+        limit: usize,
+    ) -> Result<(), lopdf::Error> {
         let to_unicode = if dict.has(b"ToUnicode") {
             with_encoding(doc, dict, b"Encoding", limit, |enc| match enc {
                 Encoding::UnicodeMapEncoding(map) => Some(Encoding::UnicodeMapEncoding(map)),
@@ -113,8 +126,8 @@ impl Font {
         } else {
             None
         };
-        if two_byte {
-            font.to_unicode = to_unicode;
+        if self.two_byte {
+            self.to_unicode = to_unicode;
         } else {
             let table = |e: &Encoding<'_>| {
                 (0..=255u8)
@@ -122,8 +135,15 @@ impl Font {
                     .collect::<Vec<_>>()
             };
             let unicode = to_unicode.as_ref().map(table);
-            let base = with_encoding(doc, dict, b"ToUnicode", limit, |enc| table(&enc))?;
-            font.simple_text = (0..256)
+            let builtin = descriptor.and_then(|d| builtin_encoding(doc, dict, d, limit));
+            let base = with_encoding(
+                doc,
+                builtin.as_ref().unwrap_or(dict),
+                b"ToUnicode",
+                limit,
+                |enc| table(&enc),
+            )?;
+            self.simple_text = (0..256)
                 .map(|i| {
                     let pick = |t: &Option<Vec<String>>| {
                         t.as_ref()
@@ -135,7 +155,7 @@ impl Font {
                 })
                 .collect();
         }
-        Ok(font)
+        Ok(())
     }
 
     fn simple_widths(&mut self, doc: &Document, dict: &Dictionary, base_font: &[u8], missing: f64) {
@@ -248,6 +268,68 @@ fn with_encoding<T>(
         }
         Err(_) => Ok(None),
     }
+}
+
+/// The font dictionary with the embedded Type 1 program's own encoding made explicit (as
+/// `/Differences`, the dictionary's own differences applied after), when the dictionary
+/// names no base encoding: TeX's math fonts (CMSY, CMMI…) map codes only there, so the
+/// standard encoding would turn `∈` into `2`. Only the program's clear-text part is read.
+fn builtin_encoding(
+    doc: &Document,
+    dict: &Dictionary,
+    descriptor: &Dictionary,
+    limit: usize,
+) -> Option<Dictionary> {
+    let encoding = dict.get(b"Encoding").ok().map(|o| resolve(doc, o));
+    let own: Vec<Object> = match encoding {
+        None => Vec::new(),
+        Some(Object::Dictionary(d)) if !d.has(b"BaseEncoding") => d
+            .get(b"Differences")
+            .ok()
+            .and_then(|o| resolve(doc, o).as_array().ok())
+            .cloned()
+            .unwrap_or_default(),
+        Some(_) => return None,
+    };
+    let program = descriptor
+        .get(b"FontFile")
+        .ok()
+        .map(|o| resolve(doc, o))?
+        .as_stream()
+        .ok()?;
+    let bytes = program
+        .get_plain_content_with_limit(limit.min(8 << 20))
+        .ok()?;
+    let clear = bytes
+        .windows(5)
+        .position(|w| w == b"eexec")
+        .and_then(|end| bytes.get(..end))
+        .unwrap_or(&bytes);
+    let text = String::from_utf8_lossy(clear);
+    let mut differences = Vec::new();
+    let mut words = text.split_whitespace();
+    while let Some(word) = words.next() {
+        if word != "dup" {
+            continue;
+        }
+        let (Some(code), Some(name), Some("put")) = (words.next(), words.next(), words.next())
+        else {
+            continue;
+        };
+        if let (Ok(code), Some(name)) = (code.parse::<u8>(), name.strip_prefix('/')) {
+            differences.push(Object::Integer(i64::from(code)));
+            differences.push(Object::Name(name.as_bytes().to_vec()));
+        }
+    }
+    if differences.is_empty() {
+        return None;
+    }
+    differences.extend(own);
+    let mut enc = Dictionary::new();
+    enc.set("Differences", Object::Array(differences));
+    let mut dict = dict.clone();
+    dict.set("Encoding", Object::Dictionary(enc));
+    Some(dict)
 }
 
 /// Ascent and descent in em, defaulted and clamped so a bad descriptor cannot make a box

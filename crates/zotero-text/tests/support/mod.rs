@@ -19,6 +19,8 @@ pub struct PageSpec {
     pub extra: String,
     /// Extra entries of the page's `/XObject` resource dictionary.
     pub xobjects: String,
+    /// Extra entries of the page's `/Font` resource dictionary (besides `/F1`).
+    pub fonts: String,
 }
 
 impl PageSpec {
@@ -113,8 +115,8 @@ pub fn document_in(mut pdf: Pdf, pages: &[PageSpec], catalog_extra: &str) -> Vec
         let content = pdf.add(Pdf::stream("", &page.content));
         let id = pdf.add(format!(
             "<< /Type /Page /Parent {tree} 0 R /MediaBox [0 0 612 792] /Contents {content} 0 R \
-             /Resources << /Font << /F1 {font} 0 R >> /XObject << {} >> >> {} >>",
-            page.xobjects, page.extra
+             /Resources << /Font << /F1 {font} 0 R {} >> /XObject << {} >> >> {} >>",
+            page.fonts, page.xobjects, page.extra
         ));
         kids.push(format!("{id} 0 R"));
     }
