@@ -108,4 +108,7 @@ pub enum TextError {
     Damaged { reason: String },
     #[error("reading text from this kind of file is not supported yet")]
     Unsupported,
+    /// More pages (or EPUB spine items, or zip entries) than [`Limits::max_pages`] allows.
+    #[error("the file has {pages} pages or sections, over the limit of {limit}")]
+    TooManyPages { pages: usize, limit: usize },
 }

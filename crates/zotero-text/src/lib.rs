@@ -4,7 +4,8 @@
 //! hands the bytes in and gets a [`Document`]; every extraction is bounded by [`Limits`].
 //!
 //! - `document`: the answer's types (the contract with the server).
-//! - `extract`: the extractors, one per [`DocumentKind`].
+//! - `extract`: the one entry point and `sniff`; `pdf/` (objects through lopdf, our own
+//!   content interpreter and layout), `epub`, `html`, `plain`: the extractors.
 //! - `locate`: finding a quoted passage in a document and the rectangles that cover it, in
 //!   Zotero's own position format.
 
@@ -12,5 +13,12 @@ pub mod document;
 pub mod extract;
 pub mod locate;
 
+mod budget;
+mod epub;
+mod html;
+mod nfkc;
+mod pdf;
+mod plain;
+
 pub use document::{Document, DocumentKind, Glyph, Limits, Page, PageStatus, Rect, TextError};
-pub use extract::extract;
+pub use extract::{extract, sniff};

@@ -1,0 +1,49 @@
+//! Prints a file's pages as zotero-text reads them (for the quality bench and for trying
+//! files by hand): `cargo run --release -p zotero-text --example extract -- FILE [--json]`.
+//! Pages are separated by form feeds, as pdftotext separates them; `--json` prints one
+//! object per page (index, label, status, text) on its own line instead.
+#![allow(clippy::print_stdout)]
+
+use std::process::ExitCode;
+
+use zotero_text::{extract, sniff, DocumentKind, Limits};
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(path) = args.first() else {
+        eprintln!("usage: extract FILE [--json]");
+        return ExitCode::from(2);
+    };
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let kind = sniff(&bytes).unwrap_or(DocumentKind::Text);
+    match extract(&bytes, kind, &Limits::default()) {
+        Ok(doc) => {
+            let json = args.iter().any(|a| a == "--json");
+            for page in &doc.pages {
+                if json {
+                    println!(
+                        "{{\"index\":{},\"label\":{:?},\"status\":\"{:?}\",\"glyphs\":{},\"text\":{:?}}}",
+                        page.index,
+                        page.label,
+                        page.status,
+                        page.glyphs.len(),
+                        page.text
+                    );
+                } else {
+                    print!("{}\n\x0c", page.text);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
