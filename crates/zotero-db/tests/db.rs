@@ -107,6 +107,50 @@ fn quick_search_matches_titles_creators_years_and_full_text_and_excludes_the_tra
     assert_eq!(keys_of(&found), vec![keys::ARTICLE, keys::TRASHED]);
 }
 
+/// Zotero 10 folds text and search terms alike (`normalizeForSearch`): diacritics, the
+/// letters NFKD leaves alone (ø, ß, ł…), typographic quotes and dashes.
+#[test]
+fn quick_search_folds_accents_letters_quotes_and_dashes_as_zotero_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = fixture::standard(dir.path()).unwrap();
+    let id = b
+        .item(
+            1,
+            "ERDSKEY2",
+            "journalArticle",
+            &[
+                ("title", "Über die Straße: the mind—body “problem”"),
+                ("date", "1947"),
+                ("publicationTitle", "Acta Łódź"),
+            ],
+            &[
+                ("author", Some("Paul"), "Erdős"),
+                ("author", Some("Søren"), "Kierkegaard"),
+            ],
+            &[],
+        )
+        .unwrap();
+    b.note(1, "ERDSNOT2", Some(id), "<p>Þórr and Ærø</p>").unwrap();
+    drop(b);
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    for q in [
+        "Erdos",
+        "ERDŐS",
+        "soren%20kierkegaard",
+        "uber%20strasse",
+        "mind-body",
+        "%22problem%22",
+    ] {
+        let (_, found, _) = get(&db, &format!("/items/top?q={q}"));
+        assert_eq!(keys_of(&found), vec!["ERDSKEY2"], "q={q}");
+    }
+    // Every field and the notes, with qmode=everything.
+    for q in ["lodz", "thorr%20aero"] {
+        let (_, found, _) = get(&db, &format!("/items/top?q={q}&qmode=everything"));
+        assert_eq!(keys_of(&found), vec!["ERDSKEY2"], "q={q}");
+    }
+}
+
 #[test]
 fn tags_item_types_collections_keys_and_paging_filter_as_the_web_api_does() {
     let (_dir, db) = standard();
