@@ -29,7 +29,7 @@ use crate::mcp::envelope::ToolError;
 use crate::service::ZoteroService;
 pub use bounds::{Cuts, MAX_DOI_CHARS, MAX_LABEL_CHARS, MAX_STATUS_CHARS, MAX_TEXT_CHARS};
 use crossref::{fetch_works, from_crossref};
-use doi::item_doi;
+pub(crate) use doi::item_doi;
 
 /// The most notices kept per item (a work corrected many times lists each).
 pub const MAX_NOTICES: usize = 10;
