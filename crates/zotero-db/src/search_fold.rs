@@ -171,7 +171,11 @@ mod tests {
         // NFKD makes the double prime two primes before Zotero's map sees it.
         assert_eq!(fold("it’s ‘x’ “y” ′ ″"), "it's 'x' \"y\" ' ''");
         assert_eq!(fold("a‐b‑c‒d–e—f―g−h"), "a-b-c-d-e-f-g-h");
-        assert_eq!(fold("ΣΟΦΟΣ"), "σοφος", "a final sigma, as JavaScript lowers it");
+        assert_eq!(
+            fold("ΣΟΦΟΣ"),
+            "σοφος",
+            "a final sigma, as JavaScript lowers it"
+        );
     }
 
     #[test]

@@ -130,7 +130,8 @@ fn quick_search_folds_accents_letters_quotes_and_dashes_as_zotero_does() {
             &[],
         )
         .unwrap();
-    b.note(1, "ERDSNOT2", Some(id), "<p>Þórr and Ærø</p>").unwrap();
+    b.note(1, "ERDSNOT2", Some(id), "<p>Þórr and Ærø</p>")
+        .unwrap();
     drop(b);
     let db = ZoteroDb::open(dir.path()).unwrap();
     for q in [
@@ -292,8 +293,11 @@ fn trashed_collections_and_children_are_left_out_unless_asked_for() {
             |r| r.get(0),
         )
         .unwrap();
-    let old = b.collection(1, "OLDCOLL2", "Old drafts", Some(top)).unwrap();
-    b.collection(1, "OLDSUB22", "Older drafts", Some(old)).unwrap();
+    let old = b
+        .collection(1, "OLDCOLL2", "Old drafts", Some(top))
+        .unwrap();
+    b.collection(1, "OLDSUB22", "Older drafts", Some(old))
+        .unwrap();
     b.trash_collection(old).unwrap();
     let article: i64 = b
         .conn
@@ -317,7 +321,10 @@ fn trashed_collections_and_children_are_left_out_unless_asked_for() {
     let (_, all, total) = get(&db, "/collections");
     assert_eq!(
         keys_of(&all),
-        sorted(vec![keys::SUB_COLLECTION.into(), keys::TOP_COLLECTION.into()])
+        sorted(vec![
+            keys::SUB_COLLECTION.into(),
+            keys::TOP_COLLECTION.into()
+        ])
     );
     assert_eq!(total, Some(2));
     let (_, subs, _) = get(
@@ -326,7 +333,10 @@ fn trashed_collections_and_children_are_left_out_unless_asked_for() {
     );
     assert_eq!(keys_of(&subs), vec![keys::SUB_COLLECTION]);
     let (_, one, _) = get(&db, &format!("/collections/{}", keys::TOP_COLLECTION));
-    assert_eq!(one["meta"]["numCollections"], 1, "a trashed subcollection is not counted");
+    assert_eq!(
+        one["meta"]["numCollections"], 1,
+        "a trashed subcollection is not counted"
+    );
     let (_, all, total) = get(&db, "/collections?includeTrashed=1");
     assert_eq!(total, Some(4));
     let trashed: Vec<&str> = all

@@ -512,7 +512,11 @@ fn words_fold_as_zotero_folds_them_for_search() {
     let index = items(
         dir.path(),
         &[
-            ("SOREN001", "Søren on the Straße", "Łukasiewicz, Ærø and Þórr."),
+            (
+                "SOREN001",
+                "Søren on the Straße",
+                "Łukasiewicz, Ærø and Þórr.",
+            ),
             ("FILE0001", "The ﬁle of Erdős", ""),
             ("OTHER001", "Unrelated title", "Nothing to see."),
         ],

@@ -322,7 +322,8 @@ async fn trashed_collections_and_child_notes_are_left_out() {
     let dir = tempfile::tempdir().unwrap();
     let b = fixture::standard(dir.path()).unwrap();
     let old = b.collection(1, "OLDCOLL2", "Old drafts", None).unwrap();
-    b.collection(1, "OLDSUB22", "Older drafts", Some(old)).unwrap();
+    b.collection(1, "OLDSUB22", "Older drafts", Some(old))
+        .unwrap();
     b.trash_collection(old).unwrap();
     let article: i64 = b
         .conn
@@ -356,7 +357,10 @@ async fn trashed_collections_and_child_notes_are_left_out() {
         assert!(text.contains(keys::TOP_COLLECTION), "{args}: {data}");
     }
     let children = server
-        .call("zotero_get_item_children", json!({"item_key": keys::ARTICLE}))
+        .call(
+            "zotero_get_item_children",
+            json!({"item_key": keys::ARTICLE}),
+        )
         .await
         .expect_ok()
         .clone();

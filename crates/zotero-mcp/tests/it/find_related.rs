@@ -436,8 +436,15 @@ async fn a_work_cited_5000_times_answers_within_the_budget_and_pages_on() {
     assert!(first[0].chars().count() <= 301);
     // The library's DOIs in one page (a small library), then a title search per work no
     // DOI matched: never more than one request per work shown, plus the DOIs.
-    eprintln!("{} works shown, {to_zotero} requests to Zotero", first.len());
-    assert!(to_zotero <= first.len() + 1, "{to_zotero} requests for {} works", first.len());
+    eprintln!(
+        "{} works shown, {to_zotero} requests to Zotero",
+        first.len()
+    );
+    assert!(
+        to_zotero <= first.len() + 1,
+        "{to_zotero} requests for {} works",
+        first.len()
+    );
     let next = list["next_cursor"].as_str().expect("more to read");
     let b = server
         .call(

@@ -513,7 +513,10 @@ async fn zoteros_huge_retraction_texts_are_cut_to_their_bounds() {
     let item = &d["items"][0];
     assert_eq!(item["status"], "retracted", "{d}");
     assert!(item["title"].as_str().unwrap().chars().count() <= 121);
-    assert!(item["doi"].as_str().unwrap().chars().count() <= 201, "{item}");
+    assert!(
+        item["doi"].as_str().unwrap().chars().count() <= 201,
+        "{item}"
+    );
     let n = &item["notices"][0];
     for reason in n["reasons"].as_array().unwrap() {
         assert!(reason.as_str().unwrap().chars().count() <= 501);

@@ -128,7 +128,9 @@ mod tests {
         let n = &s.notices[0];
         assert!(!n.reasons.is_empty());
         assert_eq!(n.reasons[0].chars().count(), MAX_TEXT_CHARS);
-        assert!(s.cut.texts >= 1 + 2 * 12 && s.cut.left_out > 10, "{:?}", s.cut);
+        // The item's DOI, and each notice's DOI, URL and ten reasons.
+        assert_eq!(s.cut.texts, 1 + 2 * 12, "{:?}", s.cut);
+        assert!(s.cut.left_out > 10, "{:?}", s.cut);
         // Bounded already: nothing more is cut.
         let before = (json_chars(&s), s.cut);
         s.bound();
