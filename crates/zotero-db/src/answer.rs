@@ -210,6 +210,9 @@ fn answer_route(r: &Reader<'_>, lib: &Lib, route: &Route, p: &Params) -> Result<
                 .get(&parent.id)
                 .into_iter()
                 .flatten()
+                // Children in the trash only when asked for (`includeTrashed`, as the
+                // API's children listing), marked `deleted` by `item_json`.
+                .filter(|id| p.include_trashed || !r.index.trashed.contains(id))
                 .filter_map(|id| r.index.row(*id))
                 .filter(|row| keep_type(r, row, p))
                 .collect();

@@ -17,7 +17,8 @@ impl Reader<'_> {
     pub(crate) fn collection_json(&self, lib: &Lib, id: i64) -> Result<Option<Value>, DbError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT c.key, c.version, c.collectionName, p.key, \
-               (SELECT COUNT(*) FROM collections s WHERE s.parentCollectionID = c.collectionID), \
+               (SELECT COUNT(*) FROM collections s WHERE s.parentCollectionID = c.collectionID \
+                  AND s.collectionID NOT IN (SELECT collectionID FROM deletedCollections)), \
                (SELECT COUNT(*) FROM collectionItems ci WHERE ci.collectionID = c.collectionID \
                   AND ci.itemID NOT IN (SELECT itemID FROM deletedItems)), \
                c.collectionID IN (SELECT collectionID FROM deletedCollections) \
@@ -63,9 +64,14 @@ impl Reader<'_> {
     }
 }
 
-/// `collections`: ID, name, parent key, time of the last change, version.
-type CollectionRow = (i64, String, Option<String>, String, i64);
+/// `collections`: ID, name, parent key, time of the last change, version, in the trash.
+type CollectionRow = (i64, String, Option<String>, String, i64, bool);
 
+/// A listing of collections. Those in Zotero's trash (`deletedCollections`, Zotero 7+; a
+/// trashed collection's subcollections are trashed with it) are left out, as Zotero's own
+/// local API leaves them out (`Zotero.Collections.getByLibrary`/`getByParent`, trashed
+/// excluded); `includeTrashed=1` lists them too, each with `deleted: true` in its data.
+/// (Zotero's dataserver lists them always, marked `deleted`.)
 pub(crate) fn collections(
     r: &Reader<'_>,
     lib: &Lib,
@@ -74,7 +80,8 @@ pub(crate) fn collections(
     p: &Params,
 ) -> Result<DbAnswer, DbError> {
     let mut stmt = r.conn.prepare_cached(
-        "SELECT c.collectionID, c.collectionName, p.key, c.clientDateModified, c.version FROM collections c \
+        "SELECT c.collectionID, c.collectionName, p.key, c.clientDateModified, c.version, \
+           c.collectionID IN (SELECT collectionID FROM deletedCollections) FROM collections c \
          LEFT JOIN collections p ON p.collectionID = c.parentCollectionID WHERE c.libraryID = ?1",
     )?;
     let rows = stmt.query_map([lib.id], |row| {
@@ -84,9 +91,13 @@ pub(crate) fn collections(
             row.get::<_, Option<String>>(2)?,
             row.get::<_, String>(3)?,
             row.get::<_, i64>(4)?,
+            row.get::<_, bool>(5)?,
         ))
     })?;
     let mut found: Vec<CollectionRow> = rows.collect::<rusqlite::Result<_>>()?;
+    if !p.include_trashed {
+        found.retain(|c| !c.5);
+    }
     if let Some(parent) = parent {
         let exists: Option<i64> = r
             .conn

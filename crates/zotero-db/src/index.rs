@@ -9,6 +9,7 @@ use rusqlite::Connection;
 use serde_json::{json, Value};
 
 use crate::schema::Names;
+use crate::search_fold::fold_for_search;
 
 /// The columns of `items` a listing filters, sorts and pages on.
 #[derive(Debug, Clone)]
@@ -26,7 +27,8 @@ pub(crate) struct ItemRow {
     pub deleted: bool,
 }
 
-/// What quick search matches in an item, lowercased.
+/// What quick search matches in an item, folded as Zotero folds it for search
+/// ([`fold_for_search`]).
 #[derive(Debug, Default)]
 struct SearchText {
     /// Titles and creator names, one per line: a search word holds no whitespace, so a
@@ -190,9 +192,9 @@ impl Index {
                       WHERE d.fieldID IN ";
         let titles = in_list(&field_ids_with_base(names, "title"));
         for (id, title) in pairs(conn, &format!("{values}{titles}"))? {
-            let lower = title.to_lowercase();
-            self.add_text(id, &lower);
-            self.title_sort.insert(id, title_sort_key(&lower));
+            self.add_text(id, &fold_for_search(&title));
+            self.title_sort
+                .insert(id, title_sort_key(&title.to_lowercase()));
         }
         let dates = in_list(&field_ids_with_base(names, "date"));
         for (id, date) in pairs(conn, &format!("{values}{dates}"))? {
@@ -222,11 +224,10 @@ impl Index {
         })?;
         for row in rows {
             let (id, order, first, last) = row?;
-            let last = last.to_lowercase();
-            self.add_text(id, &first.to_lowercase());
-            self.add_text(id, &last);
+            self.add_text(id, &fold_for_search(&first));
+            self.add_text(id, &fold_for_search(&last));
             if order == 0 {
-                self.creator_sort.insert(id, last);
+                self.creator_sort.insert(id, last.to_lowercase());
             }
         }
         for (id, title) in pairs(conn, "SELECT itemID, COALESCE(title, '') FROM itemNotes")? {
@@ -236,15 +237,15 @@ impl Index {
         Ok(())
     }
 
-    fn add_text(&mut self, id: i64, lower: &str) {
-        if lower.is_empty() {
+    fn add_text(&mut self, id: i64, folded: &str) {
+        if folded.is_empty() {
             return;
         }
         if let Some(s) = self.slot.get(&id).and_then(|s| self.search.get_mut(*s)) {
             if !s.text.is_empty() {
                 s.text.push('\n');
             }
-            s.text.push_str(lower);
+            s.text.push_str(folded);
         }
     }
 
@@ -265,10 +266,10 @@ impl Index {
     }
 
     /// The library's items one quick-search word matches in titles, creator names and
-    /// years (case-insensitive, anywhere in the text; a four-digit word also matches the
-    /// year of a date field).
+    /// years (folded as Zotero folds them, anywhere in the text; a four-digit word also
+    /// matches the year of a date field).
     pub(crate) fn quick_matches(&self, library: i64, word: &str) -> HashSet<i64> {
-        let needle = word.to_lowercase();
+        let needle = fold_for_search(word);
         let year = <[u8; 4]>::try_from(word.as_bytes())
             .ok()
             .filter(|y| y.iter().all(u8::is_ascii_digit));

@@ -19,6 +19,7 @@ mod query;
 mod reader;
 mod reply;
 mod schema;
+pub mod search_fold;
 mod snapshot;
 mod sorts;
 
@@ -28,5 +29,6 @@ pub use error::DbError;
 pub use locate::{default_data_dirs, find_data_dir, DataDirSource};
 pub use reply::DbAnswer;
 pub use schema::{SchemaVersion, KNOWN_USERDATA_VERSIONS, NEWEST_USERDATA_VERSION};
+pub use search_fold::fold_for_search;
 pub use snapshot::{zotero_has_it_open, DbStatus, ZoteroDb};
 pub use sorts::{accepts_item_sort, ITEM_SORTS};

@@ -12,6 +12,7 @@ use crate::error::DbError;
 use crate::index::{field_ids_with_base, in_list};
 use crate::query::Params;
 use crate::reader::{ItemRow, Lib, Reader};
+use crate::search_fold::{fold_for_search, register};
 
 /// `itemType=a || b`, `itemType=-a`.
 pub(crate) fn keep_type(r: &Reader<'_>, row: &ItemRow, p: &Params) -> bool {
@@ -66,6 +67,7 @@ fn tag_filter(r: &Reader<'_>, conditions: &[String]) -> Result<Vec<TagCondition>
 
 /// The items matching one quick-search word: titles, creators and years (from the index);
 /// with `everything` also every field, notes, tags, annotations and the cached full text.
+/// Text and word are folded as Zotero 10 folds them for search (`fold_for_search`).
 fn quick_search_word(
     r: &Reader<'_>,
     lib: &Lib,
@@ -74,28 +76,31 @@ fn quick_search_word(
 ) -> Result<HashSet<i64>, DbError> {
     let mut ids = r.index.quick_matches(lib.id, word);
     if everything {
+        let needle = fold_for_search(word);
         let like = format!(
             "%{}%",
-            word.replace('\\', "\\\\")
+            needle
+                .replace('\\', "\\\\")
                 .replace('%', "\\%")
                 .replace('_', "\\_")
         );
+        register(r.conn)?;
         for sql in [
-            "SELECT d.itemID FROM itemData d JOIN itemDataValues v USING (valueID) WHERE v.value LIKE ?1 ESCAPE '\\'",
-            "SELECT itemID FROM itemNotes WHERE note LIKE ?1 ESCAPE '\\'",
-            "SELECT it.itemID FROM itemTags it JOIN tags t USING (tagID) WHERE t.name LIKE ?1 ESCAPE '\\'",
-            "SELECT itemID FROM itemAnnotations WHERE text LIKE ?1 ESCAPE '\\' OR comment LIKE ?1 ESCAPE '\\'",
+            "SELECT d.itemID FROM itemData d JOIN itemDataValues v USING (valueID) WHERE zotero_fold(v.value) LIKE ?1 ESCAPE '\\'",
+            "SELECT itemID FROM itemNotes WHERE zotero_fold(note) LIKE ?1 ESCAPE '\\'",
+            "SELECT it.itemID FROM itemTags it JOIN tags t USING (tagID) WHERE zotero_fold(t.name) LIKE ?1 ESCAPE '\\'",
+            "SELECT itemID FROM itemAnnotations WHERE zotero_fold(text) LIKE ?1 ESCAPE '\\' OR zotero_fold(comment) LIKE ?1 ESCAPE '\\'",
         ] {
             ids.extend(ids_of(r, sql, &like)?);
         }
-        ids.extend(full_text_matches(r, lib, word)?);
+        ids.extend(full_text_matches(r, lib, &needle)?);
     }
     Ok(ids)
 }
 
-/// Attachments whose cached full text (`storage/<KEY>/.zotero-ft-cache`) holds the word.
-fn full_text_matches(r: &Reader<'_>, lib: &Lib, word: &str) -> Result<HashSet<i64>, DbError> {
-    let needle = word.to_lowercase();
+/// Attachments whose cached full text (`storage/<KEY>/.zotero-ft-cache`), folded, holds
+/// `needle` (folded).
+fn full_text_matches(r: &Reader<'_>, lib: &Lib, needle: &str) -> Result<HashSet<i64>, DbError> {
     let mut stmt = r.conn.prepare_cached(
         "SELECT i.itemID, i.key FROM fulltextItems f JOIN items i USING (itemID) WHERE i.libraryID = ?1",
     )?;
@@ -108,7 +113,7 @@ fn full_text_matches(r: &Reader<'_>, lib: &Lib, word: &str) -> Result<HashSet<i6
         // Only a regular file inside storage/ is read (`datafile`); one refused is no match.
         let read = read_in_storage(r.data_dir, &key, ".zotero-ft-cache", datafile::FT_CACHE);
         if let Ok(Some(text)) = read {
-            if text.to_lowercase().contains(&needle) {
+            if fold_for_search(&text).contains(needle) {
                 out.insert(id);
             }
         }

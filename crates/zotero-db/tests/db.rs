@@ -107,6 +107,51 @@ fn quick_search_matches_titles_creators_years_and_full_text_and_excludes_the_tra
     assert_eq!(keys_of(&found), vec![keys::ARTICLE, keys::TRASHED]);
 }
 
+/// Zotero 10 folds text and search terms alike (`normalizeForSearch`): diacritics, the
+/// letters NFKD leaves alone (ø, ß, ł…), typographic quotes and dashes.
+#[test]
+fn quick_search_folds_accents_letters_quotes_and_dashes_as_zotero_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = fixture::standard(dir.path()).unwrap();
+    let id = b
+        .item(
+            1,
+            "ERDSKEY2",
+            "journalArticle",
+            &[
+                ("title", "Über die Straße: the mind—body “problem”"),
+                ("date", "1947"),
+                ("publicationTitle", "Acta Łódź"),
+            ],
+            &[
+                ("author", Some("Paul"), "Erdős"),
+                ("author", Some("Søren"), "Kierkegaard"),
+            ],
+            &[],
+        )
+        .unwrap();
+    b.note(1, "ERDSNOT2", Some(id), "<p>Þórr and Ærø</p>")
+        .unwrap();
+    drop(b);
+    let db = ZoteroDb::open(dir.path()).unwrap();
+    for q in [
+        "Erdos",
+        "ERDŐS",
+        "soren%20kierkegaard",
+        "uber%20strasse",
+        "mind-body",
+        "%22problem%22",
+    ] {
+        let (_, found, _) = get(&db, &format!("/items/top?q={q}"));
+        assert_eq!(keys_of(&found), vec!["ERDSKEY2"], "q={q}");
+    }
+    // Every field and the notes, with qmode=everything.
+    for q in ["lodz", "thorr%20aero"] {
+        let (_, found, _) = get(&db, &format!("/items/top?q={q}&qmode=everything"));
+        assert_eq!(keys_of(&found), vec!["ERDSKEY2"], "q={q}");
+    }
+}
+
 #[test]
 fn tags_item_types_collections_keys_and_paging_filter_as_the_web_api_does() {
     let (_dir, db) = standard();
@@ -231,6 +276,100 @@ fn collections_tags_and_group_libraries() {
     assert_eq!(items[0]["library"]["type"], "group");
     let (status, _, _) = get_in(&db, LibraryScope::Group(999), "/items");
     assert_eq!(status, 404);
+}
+
+/// Collections in Zotero's trash (`deletedCollections`, Zotero 7+) and trashed child items
+/// are left out of listings, as Zotero's own local API leaves them out, and listed, marked
+/// `deleted`, with `includeTrashed=1`.
+#[test]
+fn trashed_collections_and_children_are_left_out_unless_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = fixture::standard(dir.path()).unwrap();
+    let top: i64 = b
+        .conn
+        .query_row(
+            "SELECT collectionID FROM collections WHERE key = ?1",
+            [keys::TOP_COLLECTION],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let old = b
+        .collection(1, "OLDCOLL2", "Old drafts", Some(top))
+        .unwrap();
+    b.collection(1, "OLDSUB22", "Older drafts", Some(old))
+        .unwrap();
+    b.trash_collection(old).unwrap();
+    let article: i64 = b
+        .conn
+        .query_row(
+            "SELECT itemID FROM items WHERE key = ?1",
+            [keys::ARTICLE],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let gone = b
+        .note(1, "NTEGONE2", Some(article), "<p>Thrown away</p>")
+        .unwrap();
+    b.trash(gone).unwrap();
+    drop(b);
+    let db = ZoteroDb::open(dir.path()).unwrap();
+
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let (_, all, total) = get(&db, "/collections");
+    assert_eq!(
+        keys_of(&all),
+        sorted(vec![
+            keys::SUB_COLLECTION.into(),
+            keys::TOP_COLLECTION.into()
+        ])
+    );
+    assert_eq!(total, Some(2));
+    let (_, subs, _) = get(
+        &db,
+        &format!("/collections/{}/collections", keys::TOP_COLLECTION),
+    );
+    assert_eq!(keys_of(&subs), vec![keys::SUB_COLLECTION]);
+    let (_, one, _) = get(&db, &format!("/collections/{}", keys::TOP_COLLECTION));
+    assert_eq!(
+        one["meta"]["numCollections"], 1,
+        "a trashed subcollection is not counted"
+    );
+    let (_, all, total) = get(&db, "/collections?includeTrashed=1");
+    assert_eq!(total, Some(4));
+    let trashed: Vec<&str> = all
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["data"]["deleted"] == true)
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(trashed.len(), 2, "{all}");
+    assert!(trashed.contains(&"OLDCOLL2") && trashed.contains(&"OLDSUB22"));
+    // Asked for by its key, it answers, marked.
+    let (status, one, _) = get(&db, "/collections/OLDCOLL2");
+    assert_eq!((status, &one["data"]["deleted"]), (200, &Value::Bool(true)));
+
+    let (_, children, total) = get(&db, &format!("/items/{}/children", keys::ARTICLE));
+    assert_eq!(keys_of(&children), vec![keys::NOTE, keys::PDF]);
+    assert_eq!(total, Some(2));
+    let (_, children, _) = get(
+        &db,
+        &format!("/items/{}/children?includeTrashed=1", keys::ARTICLE),
+    );
+    assert_eq!(
+        keys_of(&children),
+        sorted(vec![keys::NOTE.into(), "NTEGONE2".into(), keys::PDF.into()])
+    );
+    let gone = children
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["key"] == "NTEGONE2")
+        .unwrap();
+    assert_eq!(gone["data"]["deleted"], true);
 }
 
 #[test]

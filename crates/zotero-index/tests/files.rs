@@ -121,9 +121,16 @@ fn foreign_and_damaged_files_are_refused_not_wiped() {
         let c = rusqlite::Connection::open(&file).unwrap();
         c.execute_batch("PRAGMA user_version = 1;").unwrap();
     }
-    assert_eq!(zotero_index::store::SCHEMA_VERSION, 2);
+    assert_eq!(zotero_index::store::SCHEMA_VERSION, 3);
     refused(dir.path(), &fs::read(&file).unwrap(), "an older zotero-mcp");
     refused(dir.path(), &fs::read(&file).unwrap(), "schema version 1,");
+    // Version 2: its keyword index holds text not folded as Zotero folds it for search.
+    fs::write(&file, &good).unwrap();
+    {
+        let c = rusqlite::Connection::open(&file).unwrap();
+        c.execute_batch("PRAGMA user_version = 2;").unwrap();
+    }
+    refused(dir.path(), &fs::read(&file).unwrap(), "schema version 2,");
     let lock = Index::lock(dir.path(), &LibraryId::User).unwrap();
     let rebuilt = Index::replace(&lock, &LibraryId::User).unwrap();
     assert_eq!(rebuilt.status().unwrap().documents, 0);

@@ -503,6 +503,40 @@ fn words_match_by_their_stems_with_diacritics_folded() {
     assert_eq!(a.hits[0].passages[0].text, "Papers retracted in 2020");
 }
 
+/// The keyword index folds as Zotero 10 folds for search (`zotero_db::fold_for_search`):
+/// the letters FTS5's `remove_diacritics` leaves alone (ø, ß, ł, æ, þ), ligatures, and the
+/// same answer from FTS5 and from the in-memory BM25.
+#[test]
+fn words_fold_as_zotero_folds_them_for_search() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = items(
+        dir.path(),
+        &[
+            (
+                "SOREN001",
+                "Søren on the Straße",
+                "Łukasiewicz, Ærø and Þórr.",
+            ),
+            ("FILE0001", "The ﬁle of Erdős", ""),
+            ("OTHER001", "Unrelated title", "Nothing to see."),
+        ],
+    );
+    let cache = zotero_index::VectorCache::default();
+    for text in ["soren", "strasse", "lukasiewicz", "aero", "thorr", "STRAẞE"] {
+        let fts = index.search(None, &q(text, Mode::Keyword)).unwrap();
+        assert_eq!(keys(&fts), ["SOREN001"], "{text}");
+        let mem = index
+            .search_cached(None, &q(text, Mode::Keyword), &cache)
+            .unwrap();
+        assert_eq!(keys(&mem), ["SOREN001"], "{text} in memory");
+        assert_eq!(fts.hits[0].score, mem.hits[0].score, "{text}");
+    }
+    for text in ["file erdos", "ﬁle", "ERDŐS"] {
+        let fts = index.search(None, &q(text, Mode::Keyword)).unwrap();
+        assert_eq!(keys(&fts), ["FILE0001"], "{text}");
+    }
+}
+
 #[test]
 fn stop_words_do_not_rank_unless_alone() {
     let dir = tempfile::tempdir().unwrap();

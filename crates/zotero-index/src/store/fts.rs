@@ -1,6 +1,8 @@
 //! The text FTS5 is given and the phrases a query becomes (the tokenizer is described in
 //! the module notes of [`crate::store`]).
 
+use zotero_db::fold_for_search;
+
 /// Whether the tokenizer should see `c` as a word of its own: Han, kana, Hangul, whose
 /// scripts do not put spaces between words.
 fn is_cjk(c: char) -> bool {
@@ -18,9 +20,17 @@ fn is_cjk(c: char) -> bool {
     )
 }
 
-/// The text the keyword index is given: `text` with a space around each CJK character, so
-/// that the tokenizer makes each one a token (see the module's notes).
+/// The text the keyword index is given: `text` folded as Zotero folds it for search
+/// ([`fold_for_search`]: "Søren" is "soren", "Straße" "strasse", "ﬁle" "file", which
+/// FTS5's `remove_diacritics` alone does not do), with a space around each CJK character,
+/// so that the tokenizer makes each one a token (see the module's notes). A query is
+/// folded alike ([`fts_pieces`]).
 pub(crate) fn fts_text(text: &str) -> String {
+    spaced(&fold_for_search(text))
+}
+
+/// `text` with a space around each CJK character.
+fn spaced(text: &str) -> String {
     if !text.chars().any(is_cjk) {
         return text.to_string();
     }
@@ -71,7 +81,11 @@ fn is_word_char(c: char) -> bool {
 /// Stop words ([`STOP_WORDS`]) are left out when the query has other words, as BM25
 /// baselines do: "the effect of sleep on memory" is searched as "effect sleep memory". They
 /// stay in the index, so that a query of stop words alone ("to be or not") still finds them.
+///
+/// The query is folded first, as the indexed text was ([`fts_text`]), so that FTS5 and the
+/// in-memory BM25 (which looks terms up by FTS5's tokens of these pieces) see one term.
 pub(crate) fn fts_pieces(query: &str) -> Vec<String> {
+    let query = fold_for_search(query);
     let words: Vec<&str> = query
         .split(|c: char| !is_word_char(c))
         .filter(|w| w.chars().any(char::is_alphanumeric))
@@ -81,7 +95,7 @@ pub(crate) fn fts_pieces(query: &str) -> Vec<String> {
     let words = if content.is_empty() { words } else { content };
     words
         .into_iter()
-        .map(|w| format!("\"{}\"", fts_text(w)))
+        .map(|w| format!("\"{}\"", spaced(w)))
         .collect()
 }
 
@@ -109,15 +123,17 @@ mod tests {
         );
         assert_eq!(
             fts_query("sleep-deprivation NEAR(x*)"),
-            Some("\"sleep\" OR \"deprivation\" OR \"NEAR\" OR \"x\"".to_string())
+            Some("\"sleep\" OR \"deprivation\" OR \"near\" OR \"x\"".to_string())
         );
         assert_eq!(
             fts_query("画像認識"),
             Some("\" 画  像  認  識 \"".to_string())
         );
+        // Folded as Zotero folds for search, as the indexed text is.
+        assert_eq!(fts_query("Mu\u{308}ller"), Some("\"muller\"".to_string()));
         assert_eq!(
-            fts_query("Mu\u{308}ller"),
-            Some("\"Mu\u{308}ller\"".to_string())
+            fts_query("Søren’s Straße—ﬁle"),
+            Some("\"soren\" OR \"s\" OR \"strasse\" OR \"file\"".to_string())
         );
         assert_eq!(fts_query(" - * ( ) \0 "), None);
     }
@@ -133,7 +149,7 @@ mod tests {
             fts_query("(the) state-of-the-art"),
             Some("\"state\" OR \"art\"".to_string())
         );
-        assert_eq!(fts_query("The Who"), Some("\"Who\"".to_string()));
+        assert_eq!(fts_query("The Who"), Some("\"who\"".to_string()));
         // Nothing but stop words: searched as they are.
         assert_eq!(
             fts_query("to be or not"),

@@ -47,8 +47,12 @@
 //! (`fts_text`) and a query's CJK run becomes a phrase of its characters: "画像認識"
 //! finds "深層学習による画像認識", and a one- or two-character query works too, which a
 //! `trigram` table (three characters at least, and one more table) would not.
-//! Limits: the folding of diacritics is FTS5's, for Latin letters (decomposed ones too),
-//! not Greek breathings or accents; Thai, Lao, Khmer and Burmese, written without spaces,
+//! Before FTS5 sees it, text (and a query alike) is folded as Zotero 10 folds it for its
+//! own search (`zotero_db::fold_for_search`, `normalizeForSearch`): NFKD with the marks
+//! U+0300–U+036F dropped, then ø→o, æ→ae, œ→oe, ł→l, ß→ss, þ→th, đ/ð→d, ı→i, curly quotes
+//! and dashes to ASCII; so "soren" finds "Søren" and "strasse" "Straße", which
+//! `remove_diacritics` alone does not do.
+//! Limits: Greek breathings and accents outside U+0300–U+036F stay; Thai, Lao, Khmer and Burmese, written without spaces,
 //! are not cut into words (a query finds only a whole run between spaces or punctuation).
 //!
 //! # Concurrency

@@ -17,8 +17,10 @@ pub const APPLICATION_ID: i32 = 0x5a4d_4350;
 /// The layout of the tables (`PRAGMA user_version`); a file of another version is
 /// refused with [`IndexError::Corrupt`], to be rebuilt. Version 2: the keyword index
 /// stems (`porter`) and holds one row per item (title, metadata, abstract in columns)
-/// where version 1 held one per chunk.
-pub const SCHEMA_VERSION: i32 = 2;
+/// where version 1 held one per chunk. Version 3: the keyword index is given text folded
+/// as Zotero folds it for search (`zotero_db::fold_for_search`: ø, ß, æ, ligatures…), so a
+/// version 2 file's terms differ from the queries' and it must be rebuilt.
+pub const SCHEMA_VERSION: i32 = 3;
 
 pub(crate) const TABLES: &[&str] = &[
     "meta",

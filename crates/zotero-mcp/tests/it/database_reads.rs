@@ -315,6 +315,60 @@ async fn annotations_come_in_position_order_and_the_trash_only_when_asked() {
     server.stop().await;
 }
 
+/// A collection in Zotero's trash (`deletedCollections`) and a child note in the trash are
+/// not shown as live: left out of the collection listing, the tree and the item's children.
+#[tokio::test]
+async fn trashed_collections_and_child_notes_are_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = fixture::standard(dir.path()).unwrap();
+    let old = b.collection(1, "OLDCOLL2", "Old drafts", None).unwrap();
+    b.collection(1, "OLDSUB22", "Older drafts", Some(old))
+        .unwrap();
+    b.trash_collection(old).unwrap();
+    let article: i64 = b
+        .conn
+        .query_row(
+            "SELECT itemID FROM items WHERE key = ?1",
+            [keys::ARTICLE],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let gone = b
+        .note(1, "NTEGONE2", Some(article), "<p>Thrown away</p>")
+        .unwrap();
+    b.trash(gone).unwrap();
+    drop(b);
+    let server = in_process(&[(
+        "ZOTERO_DATA_DIR".to_string(),
+        dir.path().to_string_lossy().into_owned(),
+    )])
+    .await;
+    for args in [json!({}), json!({"tree": true}), json!({"top_only": true})] {
+        let data = server
+            .call("zotero_list_collections", args.clone())
+            .await
+            .expect_ok()
+            .clone();
+        let text = data.to_string();
+        assert!(
+            !text.contains("OLDCOLL2") && !text.contains("OLDSUB22"),
+            "{args}: {data}"
+        );
+        assert!(text.contains(keys::TOP_COLLECTION), "{args}: {data}");
+    }
+    let children = server
+        .call(
+            "zotero_get_item_children",
+            json!({"item_key": keys::ARTICLE}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    assert!(!children.to_string().contains("NTEGONE2"), "{children}");
+    assert!(children.to_string().contains(keys::NOTE), "{children}");
+    server.stop().await;
+}
+
 fn listing(dir: &std::path::Path) -> Vec<(String, Vec<u8>, std::time::SystemTime)> {
     let mut out: Vec<_> = std::fs::read_dir(dir)
         .unwrap()

@@ -146,6 +146,44 @@ async fn an_items_references_and_citing_works_come_most_cited_first_marked_in_li
     assert!(lists.iter().all(|r| r.query_param("select").is_some()));
 }
 
+/// A work the library holds under another title is found by its DOI, matched against every
+/// DOI of the library (the DOI field, in any case, and `DOI:` lines of Extra), not only
+/// among the items a title search finds.
+#[tokio::test]
+async fn works_held_under_another_title_are_found_by_doi() {
+    let (emu, server) = setup().await;
+    let survey = create(
+        &emu,
+        json!({"itemType": "journalArticle", "date": "2017",
+               "title": "Deep learning for a billion medical images: lessons learned",
+               "DOI": "10.1016/J.MEDIA.2017.07.005"}),
+    )
+    .await;
+    let imagenet = create(
+        &emu,
+        json!({"itemType": "report", "date": "2015",
+               "title": "ILSVRC, the technical report",
+               "extra": "tex.note: x\nDOI: https://doi.org/10.1007/S11263-015-0816-Y"}),
+    )
+    .await;
+    let before = emu.requests().len();
+    let d = related(&server, json!({"item_keys": ["RESNET52"]})).await;
+    let survey_work = &d["citing"]["works"][1];
+    assert_eq!(survey_work["doi"], "10.1016/j.media.2017.07.005", "{d}");
+    assert_eq!(survey_work["in_library"], true, "{d}");
+    assert_eq!(survey_work["item_key"], survey.as_str());
+    assert_eq!(survey_work["matched_by"], "doi");
+    let reference = &d["references"]["works"][0];
+    assert_eq!(reference["in_library"], true, "{d}");
+    assert_eq!(reference["item_key"], imagenet.as_str());
+    assert_eq!(reference["matched_by"], "doi");
+    let to_zotero = emu.requests()[before..]
+        .iter()
+        .filter(|r| r.path.starts_with("/users/"))
+        .count();
+    eprintln!("requests to the Zotero API for 4 works: {to_zotero}");
+}
+
 #[tokio::test]
 async fn citing_works_page_to_the_end_and_titles_match_by_normalized_title_and_year() {
     let (_emu, server) = setup().await;
@@ -376,7 +414,12 @@ async fn a_work_cited_5000_times_answers_within_the_budget_and_pages_on() {
         )
     }));
     let args = json!({"dois": ["10.1109/CVPR.2016.90"], "direction": "citing", "limit": 50});
+    let before = emu.requests().len();
     let a = server.call(TOOL, args).await;
+    let to_zotero = emu.requests()[before..]
+        .iter()
+        .filter(|r| r.path.starts_with("/users/"))
+        .count();
     assert!(
         a.text.chars().count() <= BUDGET,
         "{} characters",
@@ -391,6 +434,17 @@ async fn a_work_cited_5000_times_answers_within_the_budget_and_pages_on() {
         first.len()
     );
     assert!(first[0].chars().count() <= 301);
+    // The library's DOIs in one page (a small library), then a title search per work no
+    // DOI matched: never more than one request per work shown, plus the DOIs.
+    eprintln!(
+        "{} works shown, {to_zotero} requests to Zotero",
+        first.len()
+    );
+    assert!(
+        to_zotero <= first.len() + 1,
+        "{to_zotero} requests for {} works",
+        first.len()
+    );
     let next = list["next_cursor"].as_str().expect("more to read");
     let b = server
         .call(

@@ -465,6 +465,71 @@ async fn zoteros_flags_are_in_every_item_answer_and_checked_without_the_network(
     server.stop().await;
 }
 
+/// Zotero's retraction data is stored as Retraction Watch sent it: a flag with huge texts
+/// (a 5,000-character reason, a 20 KB DOI and URLs) is answered within the read budget,
+/// each text cut to its bound, saying what was cut and where the rest is.
+#[tokio::test]
+async fn zoteros_huge_retraction_texts_are_cut_to_their_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let b = zotero_db::fixture::Builder::create(dir.path()).unwrap();
+    let huge_doi = format!("10.5555/{}", "d".repeat(20_000));
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let id = b
+            .item(
+                1,
+                &format!("HUGEKEY{n}"),
+                "journalArticle",
+                &[
+                    ("title", &"A fabricated result ".repeat(200)),
+                    ("DOI", &format!("{huge_doi}{n}")),
+                ],
+                &[],
+                &[],
+            )
+            .unwrap();
+        ids.push(id);
+    }
+    let data = json!({
+        "date": format!("2020-06-01{}", "9".repeat(5_000)),
+        "reasons": (0..10).map(|i| format!("{i}{}", "r".repeat(5_000))).collect::<Vec<_>>(),
+        "urls": (0..10).map(|i| format!("https://retractionwatch.com/{i}{}", "u".repeat(20_000))).collect::<Vec<_>>(),
+        "doi": huge_doi,
+    });
+    for id in &ids {
+        b.retract(*id, &data.to_string()).unwrap();
+    }
+    drop(b);
+    let server = in_process(&[(
+        "ZOTERO_DATA_DIR".to_string(),
+        dir.path().to_string_lossy().into_owned(),
+    )])
+    .await;
+    let a = server.call("zotero_check_retractions", json!({})).await;
+    server.check_output("zotero_check_retractions", &a).await;
+    let chars = a.text.chars().count();
+    assert!(chars <= 20_000, "{chars} characters");
+    let d = a.expect_ok();
+    let item = &d["items"][0];
+    assert_eq!(item["status"], "retracted", "{d}");
+    assert!(item["title"].as_str().unwrap().chars().count() <= 121);
+    assert!(
+        item["doi"].as_str().unwrap().chars().count() <= 201,
+        "{item}"
+    );
+    let n = &item["notices"][0];
+    for reason in n["reasons"].as_array().unwrap() {
+        assert!(reason.as_str().unwrap().chars().count() <= 501);
+    }
+    for key in ["doi", "url", "date"] {
+        let len = n[key].as_str().unwrap().chars().count();
+        assert!(len <= 501, "{key}: {len}");
+    }
+    let notes = d["truncated"].to_string();
+    assert!(notes.contains("zotero_get_item_metadata"), "{notes}");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_cancelled_check_stops_waiting_for_crossref() {
     let (emu, server) = web_server(true).await;

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::mcp::envelope::ToolError;
 use crate::service::research::retractions::{
-    check_scope, CheckedWith, RetractionState, RetractionStatus, Scope,
+    check_scope, CheckedWith, Cuts, RetractionState, RetractionStatus, Scope, MAX_DOI_CHARS,
+    MAX_STATUS_CHARS, MAX_TEXT_CHARS,
 };
 use crate::tools::budget;
 use crate::tools::params::{library, null_is_default, LibraryParam, List, ObjectKey, Start};
@@ -115,7 +116,7 @@ impl ZoteroTool for CheckRetractions {
         )
         .await?;
         let (items, cut) = budget::fit_page(page.statuses, budget::PAGE_CHARS);
-        let mut truncated = Vec::new();
+        let mut truncated = what_was_cut(&items);
         if cut {
             truncated.push(format!(
                 "items: the first {} of this page fit; start={} reads on",
@@ -140,4 +141,31 @@ impl ZoteroTool for CheckRetractions {
             truncated,
         })
     }
+}
+
+/// Notes on the texts the page's statuses had cut to their bounds, and how to read more.
+fn what_was_cut(items: &[RetractionStatus]) -> Vec<String> {
+    let mut cuts = Cuts::default();
+    for i in items {
+        cuts.add(i.cut);
+    }
+    let mut notes = Vec::new();
+    if cuts.texts > 0 {
+        notes.push(format!(
+            "{} texts cut, each ending in …: reasons and URLs to {MAX_TEXT_CHARS} characters, \
+             DOIs to {MAX_DOI_CHARS}, titles to 120; zotero_get_item_metadata (item_key) shows \
+             an item's title and Zotero's flag, the notice's DOI at https://doi.org/ the whole \
+             notice",
+            cuts.texts
+        ));
+    }
+    if cuts.left_out > 0 {
+        notes.push(format!(
+            "{} reasons or notices left out to keep each item within {MAX_STATUS_CHARS} \
+             characters (the gravest notices and first reasons kept); \
+             zotero_get_item_metadata (item_key) shows Zotero's flag of one item",
+            cuts.left_out
+        ));
+    }
+    notes
 }

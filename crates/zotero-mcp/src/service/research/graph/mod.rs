@@ -12,6 +12,7 @@
 mod co_cited;
 mod crossref;
 mod cursor;
+mod library_dois;
 mod works;
 
 use serde_json::Value;
@@ -117,6 +118,7 @@ pub async fn find_related(
         lib,
         cancel,
         per_page,
+        dois: tokio::sync::OnceCell::new(),
     };
     if let Some(cursor) = req.cursor {
         let list = graph.go_on(&req.seeds, cursor, req.chars).await?;
@@ -222,6 +224,8 @@ struct Graph<'a> {
     lib: Library<'a>,
     cancel: &'a CancellationToken,
     per_page: u32,
+    /// The library's DOIs, read at the first work with a DOI (`library_dois`).
+    dois: tokio::sync::OnceCell<library_dois::LibraryDois>,
 }
 
 impl Graph<'_> {
@@ -366,7 +370,21 @@ impl Graph<'_> {
         })
     }
 
+    /// The library item that is `work`: by its DOI among every DOI of the library, else
+    /// by a title search (`in_library::find`: DOI among the candidates, then title and year).
     async fn in_library(&self, work: &Work) -> Result<Option<InLibrary>, ToolError> {
+        if let Some(doi) = work.doi.as_deref() {
+            let dois = self
+                .dois
+                .get_or_try_init(|| library_dois::read(&self.lib, self.cancel))
+                .await?;
+            if let Some(key) = dois.find(doi) {
+                return Ok(Some(InLibrary {
+                    item_key: key.to_string(),
+                    matched_by: in_library::MatchedBy::Doi,
+                }));
+            }
+        }
         let keys = WorkKeys {
             title: work.title.clone(),
             year: work.year,

@@ -7,7 +7,7 @@ use super::short_title;
 
 /// Why an item cannot be checked by its DOI; the message becomes the item's `reason`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(super) enum NoDoi {
+pub(crate) enum NoDoi {
     /// Notes, attachments and annotations are not works.
     #[error("a {item_type} has no DOI")]
     NotAWork { item_type: String },
@@ -20,7 +20,7 @@ pub(super) enum NoDoi {
 
 /// The DOI an item is checked by: its DOI field, else a `DOI:` line of Extra (where Zotero
 /// keeps it for item types without the field), its link or label taken off.
-pub(super) fn item_doi(item: &Item) -> Result<String, NoDoi> {
+pub(crate) fn item_doi(item: &Item) -> Result<String, NoDoi> {
     if matches!(
         item.item_type.as_str(),
         "note" | "attachment" | "annotation"

@@ -9,6 +9,7 @@
 //! A correction or an expression of concern is reported as such, never as a retraction:
 //! each notice keeps Crossref's type, and an item's status is the gravest of its notices.
 
+mod bounds;
 mod crossref;
 mod doi;
 
@@ -26,8 +27,9 @@ use zotero_metadata::services::{ServiceError, CROSSREF_DOIS_PER_REQUEST};
 
 use crate::mcp::envelope::ToolError;
 use crate::service::ZoteroService;
+pub use bounds::{Cuts, MAX_DOI_CHARS, MAX_LABEL_CHARS, MAX_STATUS_CHARS, MAX_TEXT_CHARS};
 use crossref::{fetch_works, from_crossref};
-use doi::item_doi;
+pub(crate) use doi::item_doi;
 
 /// The most notices kept per item (a work corrected many times lists each).
 pub const MAX_NOTICES: usize = 10;
@@ -132,6 +134,9 @@ pub struct RetractionStatus {
     /// Why it could not be checked
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What bounding its texts cut (`RetractionStatus::bound`), for the answer to say.
+    #[serde(skip)]
+    pub cut: Cuts,
 }
 
 /// Who answered a check.
@@ -294,6 +299,7 @@ async fn status_of_keys(
                 notices: Vec::new(),
                 notice_for: Vec::new(),
                 reason: Some(format!("no item with key {key} in this library")),
+                cut: Cuts::default(),
             }),
             None => out.extend(checked.next()),
         }
@@ -397,6 +403,9 @@ pub async fn check_items_counted(
             report(done, total);
         }
     }
+    for s in &mut out {
+        s.bound();
+    }
     Ok((out, sent))
 }
 
@@ -414,6 +423,7 @@ fn unchecked(item: &Item) -> RetractionStatus {
         notices: Vec::new(),
         notice_for: Vec::new(),
         reason: None,
+        cut: Cuts::default(),
     }
 }
 
@@ -432,6 +442,8 @@ fn flagged_by_zotero(item: Item) -> RetractionStatus {
         s.status = RetractionState::Retracted;
         s.notices.push(zotero_notice(r));
     }
+    // Zotero stores Retraction Watch's texts unbounded.
+    s.bound();
     s
 }
 
