@@ -94,8 +94,8 @@ pub struct GetItemFulltextParams {
     /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
-    /// Read the file's pages: labels or numbers, e.g. "iv", "3", "2,5-7" (a label wins)
-    #[serde(default, deserialize_with = "null_is_default")]
+    /// Labels or numbers: "iv", "2,5-7"
+    #[serde(default)]
     pub pages: Option<String>,
 }
 
@@ -339,9 +339,8 @@ impl GetItemFulltextData {
 impl ZoteroTool for GetItemFulltext {
     const NAME: &'static str = "zotero_get_item_fulltext";
     const TITLE: &'static str = "Get item full text";
-    const DESCRIPTION: &'static str = "Read the indexed text of an item's attachments or of one \
-        attachment, a page at a time (next_offset); sections says where each attachment's text \
-        lies and whether it was indexed only in part. pages reads the file's pages.";
+    const DESCRIPTION: &'static str = "Text of an item's attachments or one attachment, paged by \
+        next_offset; pages picks file pages by label.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemFulltextParams;
