@@ -232,7 +232,7 @@ impl DocCache {
             })
             .collect();
         let mut total: u64 = entries.iter().map(|e| e.1).sum();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort_by_key(|e| e.0);
         for (_, len, path) in entries {
             if total <= self.max_bytes {
                 break;
