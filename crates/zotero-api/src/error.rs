@@ -29,6 +29,26 @@ pub enum NoFullText {
     NotIndexed { attachments: Vec<String> },
 }
 
+/// Why an attachment's file could not be had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileUnavailable {
+    /// Not an attachment with a file (a note, a regular item, a link to a URL).
+    NoFile,
+    /// The Web API has no file for it (`/file` answered 404): it is synced through WebDAV,
+    /// not synced yet, or was never uploaded; zotero.org's storage does not hold it.
+    NotOnZoteroStorage,
+    /// A stored file the desktop or the data directory should have, and does not.
+    Missing,
+    /// A linked file outside the directories files may be read from.
+    LinkedOutsideRoots,
+    /// A path outside Zotero's storage directory, or a symbolic link or other non-file.
+    OutsideStorage,
+    /// The file is larger than the bound for reading it.
+    TooLarge { limit: u64 },
+    /// The bytes received are not the file Zotero describes (its `md5`).
+    ChecksumMismatch,
+}
+
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ZoteroError {
     #[error("Zotero credentials are not configured: set {}", .missing.join(" and "))]
@@ -140,6 +160,10 @@ pub enum ZoteroError {
     /// Zotero has no full text for the item; the message says why and what the user can do.
     #[error("{}", no_full_text(.key, .why))]
     NoFullText { key: String, why: NoFullText },
+
+    /// An attachment's file could not be read; the message says why and what to do.
+    #[error("{}", file_unavailable(.key, .why))]
+    FileUnavailable { key: String, why: FileUnavailable },
 
     #[error("'{item_type}' is not a Zotero item type; use one of: {}", .valid.join(", "))]
     UnknownItemType {
@@ -278,6 +302,32 @@ fn no_full_text(key: &str, why: &NoFullText) -> String {
         NoFullText::NotIndexed { attachments } => format!(
             "Zotero has no indexed full text for the attachments of item {key} ({}). {REINDEX_HINT}",
             attachments.join(", ")
+        ),
+    }
+}
+
+fn file_unavailable(key: &str, why: &FileUnavailable) -> String {
+    match why {
+        FileUnavailable::NoFile => format!(
+            "item {key} has no file: only attachments stored in Zotero or linked files do; pass an attachment's key"
+        ),
+        FileUnavailable::NotOnZoteroStorage => format!(
+            "the file of attachment {key} is not on Zotero's file storage (it is synced through WebDAV, or not synced yet), so it is not reachable through the Web API; use the desktop app (ZOTERO_LOCAL=1) or its data directory (ZOTERO_DATA_DIR) on the computer that has it"
+        ),
+        FileUnavailable::Missing => format!(
+            "the file of attachment {key} is not on this computer (Zotero's storage folder has no copy); open it once in Zotero to download it"
+        ),
+        FileUnavailable::LinkedOutsideRoots => format!(
+            "attachment {key} links to a file outside ZOTERO_UPLOAD_ROOTS; add its folder to ZOTERO_UPLOAD_ROOTS to let it be read"
+        ),
+        FileUnavailable::OutsideStorage => format!(
+            "the file of attachment {key} is not a plain file inside Zotero's storage folder (a symbolic link, or another place), so it is not read"
+        ),
+        FileUnavailable::TooLarge { limit } => format!(
+            "the file of attachment {key} is larger than {limit} bytes, the limit for reading a file's text"
+        ),
+        FileUnavailable::ChecksumMismatch => format!(
+            "the file received for attachment {key} does not match its MD5 in Zotero (changed or damaged on the way); try again"
         ),
     }
 }

@@ -25,6 +25,7 @@ use super::config::{ApiKey, ClientConfig};
 use super::error::ZoteroError;
 pub use crate::response::ApiResponse;
 
+mod download;
 mod storage;
 pub use storage::{host_of, UploadRequest};
 pub use zotero_net::ByteStream;

@@ -12,6 +12,7 @@ pub mod config;
 pub mod edit;
 pub mod error;
 pub mod export;
+pub mod file;
 pub mod fulltext;
 pub mod group_rights;
 pub mod groups;
@@ -39,6 +40,8 @@ pub mod write_route;
 
 #[cfg(test)]
 mod backends_tests;
+#[cfg(test)]
+mod file_tests;
 
 pub use client::ZoteroClient;
 pub use config::{ApiKey, ClientConfig};

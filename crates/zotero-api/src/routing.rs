@@ -229,6 +229,16 @@ impl<'a> Library<'a> {
         Some(self.send_to(local, &self.local_prefix(), req, cancel).await)
     }
 
+    /// Sends a read to the Web API alone, whatever the other backends could answer.
+    pub(crate) async fn send_web(
+        &self,
+        req: &ApiRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ApiResponse, ZoteroError> {
+        self.send_to(self.client.web_http(), &self.web_id()?.path(), req, cancel)
+            .await
+    }
+
     async fn send_to(
         &self,
         http: &HttpClient,

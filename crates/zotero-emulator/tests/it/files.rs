@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use serde_json::json;
 use zotero_emulator::testing::{
-    api, auth_form, create, file_post, get, lib, md5_hex, new_attachment, send, upload,
+    api, auth_form, create, file_post, get, lib, md5_hex, new_attachment, send, template, upload,
 };
 use zotero_emulator::{Emulator, Fault, FaultKind, RECORDED_BODY_LIMIT};
 
@@ -435,4 +435,24 @@ async fn fault_filters_target_one_step() {
     assert_eq!(r.status, 204);
     // Untargeted requests were never faulted.
     assert_eq!(get(&emu, &lib("items/top")).await.status, 200);
+}
+
+/// A WebDAV user's attachment: its `md5` and `mtime` written in the item's JSON (as the
+/// desktop does for WebDAV sync), no file on Zotero's storage: `/file` answers 404, as
+/// `ItemsController::_handleFileRequest` does without a stored file.
+#[tokio::test]
+async fn a_webdav_file_is_not_on_zotero_storage() {
+    let emu = Emulator::start().await;
+    let mut t = template(&emu, "itemType=attachment&linkMode=imported_file").await;
+    t["title"] = json!("PDF");
+    t["filename"] = json!("paper.pdf");
+    t["contentType"] = json!("application/pdf");
+    t["md5"] = json!("0123456789abcdef0123456789abcdef");
+    t["mtime"] = json!(1_767_225_600_000u64);
+    let key = create(&emu, t).await;
+    let item = get(&emu, &lib(&format!("items/{key}"))).await.json();
+    assert_eq!(item["data"]["md5"], "0123456789abcdef0123456789abcdef");
+    let r = get(&emu, &lib(&format!("items/{key}/file"))).await;
+    assert_eq!(r.status, 404);
+    assert!(r.header("location").is_none());
 }

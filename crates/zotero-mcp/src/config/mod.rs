@@ -15,6 +15,7 @@ mod log;
 mod metadata;
 mod net;
 mod parse;
+mod text;
 mod tools;
 mod uploads;
 mod zotero;
@@ -25,6 +26,7 @@ pub use index::{IndexConfig, ModelSource, NoIndexDir};
 pub use log::LogConfig;
 pub use metadata::MetadataConfig;
 pub use net::{NetConfig, RetryConfig};
+pub use text::{ExtractFn, TextConfig};
 pub use tools::{ToolSet, ToolsConfig};
 pub use uploads::{UploadsConfig, DEFAULT_ARXIV_BASE, DEFAULT_UPLOAD_MAX_BYTES};
 pub use zotero::{ZoteroConfig, CREDENTIAL_VARS, DEFAULT_API_BASE, DEFAULT_LOCAL_API_BASE};
@@ -58,6 +60,8 @@ pub struct Config {
     pub secrets: zotero_net::Secrets,
     /// Zotero's own database (`ZOTERO_DATA_DIR`, `ZOTERO_DATABASE=1`); `None` when unused.
     pub database: Option<DatabaseConfig>,
+    /// Reading attachments' files for their text.
+    pub text: TextConfig,
 }
 
 impl Config {
@@ -119,6 +123,7 @@ impl Config {
             log,
             secrets,
             database,
+            text: TextConfig::default(),
         })
     }
 

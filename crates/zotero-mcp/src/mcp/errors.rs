@@ -43,6 +43,16 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
         ZoteroError::NotFound { .. }
         | ZoteroError::CollectionNotFound { .. }
         | ZoteroError::NoFullText { .. } => ErrorCode::NotFound,
+        ZoteroError::FileUnavailable { why, .. } => {
+            use zotero_api::error::FileUnavailable as F;
+            match why {
+                F::TooLarge { .. } | F::NoFile => ErrorCode::Validation,
+                F::ChecksumMismatch => ErrorCode::Upstream,
+                F::NotOnZoteroStorage | F::Missing | F::LinkedOutsideRoots | F::OutsideStorage => {
+                    ErrorCode::NotFound
+                }
+            }
+        }
         ZoteroError::Rejected { code, .. } => ErrorCode::for_status(*code),
         ZoteroError::CreateUnconfirmed { .. } => ErrorCode::Upstream,
         // The storage's refusal is not Zotero's answer to the key or the input: whatever its
@@ -193,6 +203,23 @@ impl From<ZoteroError> for ToolError {
             }
             ZoteroError::NotAParent { .. } => {
                 e.details.insert("field".into(), json!("item_key"));
+            }
+            ZoteroError::FileUnavailable { key, why } => {
+                use zotero_api::error::FileUnavailable as F;
+                e.details.insert("attachment_key".into(), json!(key));
+                let reason = match why {
+                    F::NoFile => "no_file",
+                    F::NotOnZoteroStorage => "not_on_zotero_storage",
+                    F::Missing => "missing",
+                    F::LinkedOutsideRoots => "linked_outside_upload_roots",
+                    F::OutsideStorage => "outside_storage",
+                    F::TooLarge { limit } => {
+                        e.details.insert("limit_bytes".into(), json!(limit));
+                        "too_large"
+                    }
+                    F::ChecksumMismatch => "md5_mismatch",
+                };
+                e.details.insert("reason".into(), json!(reason));
             }
             ZoteroError::UnknownStyle { answer, .. } => {
                 answer_details(&mut e, answer);

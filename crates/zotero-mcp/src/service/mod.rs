@@ -5,6 +5,7 @@
 
 pub mod collections;
 pub mod edit;
+pub mod fulltext;
 pub mod identify;
 pub mod index;
 pub mod items;
@@ -50,6 +51,12 @@ pub struct ZoteroService {
     pub metadata: zotero_metadata::services::MetadataServices,
     /// The search index: where it lives and the sentence encoder, if one is loaded.
     pub search: crate::service::index::SearchSettings,
+    /// How attachments' files are read for their text.
+    pub text: crate::config::TextConfig,
+    /// Extracted documents on disk (in the index directory, when there is one).
+    pub file_cache: Option<fulltext::cache::DocCache>,
+    /// The only directories a linked file is read from (`ZOTERO_UPLOAD_ROOTS`).
+    pub linked_roots: Vec<std::path::PathBuf>,
 }
 
 impl ZoteroService {
@@ -65,6 +72,14 @@ impl ZoteroService {
         encoder: crate::service::index::SharedEncoder,
     ) -> Result<Self, SetupError> {
         Ok(Self {
+            text: config.text.clone(),
+            file_cache: config
+                .index
+                .dir
+                .as_ref()
+                .ok()
+                .map(|dir| fulltext::cache::DocCache::new(dir, config.text.cache_max_bytes)),
+            linked_roots: config.uploads.roots.clone(),
             search: crate::service::index::SearchSettings::new(
                 config.index.dir.clone(),
                 encoder,

@@ -25,6 +25,7 @@ mod docs;
 mod dry_runs;
 mod find_related;
 mod fulltext;
+mod fulltext_pages;
 mod http_2026;
 mod http_bounds;
 mod http_core;

@@ -85,6 +85,7 @@ pub async fn read(raw: &str, ctx: &ToolContext) -> Result<ReadResourceResult, To
                 offset: Start::default(),
                 max_chars: Some(MaxChars::of::<FULLTEXT_CHARS>()),
                 library: in_library,
+                pages: None,
             };
             let data = tools::run::<GetItemFulltext>(params, ctx).await?;
             fulltext_text(&data, &k, &lib)

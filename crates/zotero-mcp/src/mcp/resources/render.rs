@@ -210,7 +210,9 @@ mod tests {
             offset: 0,
             next_offset,
             total_chars,
+            source: crate::tools::files::get_item_fulltext::TextOrigin::ZoteroIndex,
             sections: Vec::new(),
+            pages: Vec::new(),
             not_indexed: Vec::new(),
             unread_attachments: 0,
         }

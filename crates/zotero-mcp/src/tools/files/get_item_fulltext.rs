@@ -1,5 +1,7 @@
 //! `zotero_get_item_fulltext`: one page of the text Zotero indexed for an item (its
-//! attachments' texts, each under a header) or for one attachment.
+//! attachments' texts, each under a header) or for one attachment; with `pages`, or when
+//! Zotero indexed nothing, the text of the attachment's file, page by page, each page under
+//! its label (`service::fulltext`).
 
 use std::borrow::Cow;
 
@@ -9,6 +11,7 @@ use zotero_api::fulltext::{DocumentKind, FullTextPage, PageRequest, Section, Tex
 use zotero_api::LibraryRef;
 
 use crate::mcp::envelope::ToolError;
+use crate::service::fulltext::{FileText, ItemText};
 use crate::tools::budget;
 use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
@@ -91,6 +94,48 @@ pub struct GetItemFulltextParams {
     /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
+    /// Labels or numbers: "iv", "2,5-7"
+    #[serde(default)]
+    pub pages: Option<String>,
+}
+
+/// Where the text came from: Zotero's full-text index, or the file read page by page.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TextOrigin {
+    #[allow(missing_docs)]
+    ZoteroIndex,
+    #[allow(missing_docs)]
+    File,
+}
+
+// By hand: the values say what they are, a plain enum of strings (no `oneOf`).
+impl JsonSchema for TextOrigin {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> Cow<'static, str> {
+        Cow::Borrowed("TextOrigin")
+    }
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({ "type": "string", "enum": ["zotero_index", "file"] })
+    }
+}
+
+/// One page of the file in this answer's text.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct PageInfo {
+    /// Printed label
+    pub label: String,
+    /// 1-based position in the file
+    pub number: u32,
+    /// text, or why none: no_text_layer, encrypted, damaged
+    pub status: String,
+    /// Where its part (header, then text) starts
+    pub offset: u64,
+    /// Where it ends (exclusive)
+    pub end_offset: u64,
 }
 
 /// An attachment read for the text.
@@ -182,8 +227,13 @@ pub struct GetItemFulltextData {
     pub next_offset: Option<u64>,
     /// Characters in the whole text (headers included)
     pub total_chars: u64,
+    /// zotero_index, or file (read page by page)
+    pub source: TextOrigin,
     /// The attachments whose text it is, in order
     pub sections: Vec<FulltextSection>,
+    /// The file's pages in this text (source file)
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<PageInfo>,
     /// Attachments Zotero has no indexed text for
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_indexed: Vec<Source>,
@@ -223,6 +273,8 @@ impl GetItemFulltextData {
             offset: f.offset,
             next_offset: f.page.next_offset,
             total_chars: f.page.total_chars,
+            source: TextOrigin::ZoteroIndex,
+            pages: Vec::new(),
             sections: f.sections.into_iter().map(Into::into).collect(),
             not_indexed: f.not_indexed.into_iter().map(Into::into).collect(),
             unread_attachments: f.unread as u64,
@@ -230,12 +282,65 @@ impl GetItemFulltextData {
     }
 }
 
+impl GetItemFulltextData {
+    fn from_file(f: FileText, library: LibraryRef) -> Self {
+        let end_offset = f.page.total_chars;
+        let section = FulltextSection {
+            source: Source {
+                attachment_key: f.attachment.key,
+                title: f.attachment.title,
+                content_type: f.attachment.content_type,
+                kind: f.attachment.kind,
+            },
+            offset: 0,
+            end_offset,
+            indexed_pages: None,
+            total_pages: Some(f.total_pages),
+            indexed_chars: None,
+            total_chars: None,
+            partial: false,
+        };
+        Self {
+            zotero_url: library.zotero_url(&f.item_key),
+            item_key: f.item_key.to_string(),
+            item_type: f.item_type,
+            title: f.title,
+            text: f.page.text,
+            offset: f.offset,
+            next_offset: f.page.next_offset,
+            total_chars: f.page.total_chars,
+            source: TextOrigin::File,
+            sections: vec![section],
+            pages: f
+                .pages
+                .into_iter()
+                .map(|p| PageInfo {
+                    label: p.label,
+                    number: p.number,
+                    status: p.status.to_string(),
+                    offset: p.offset,
+                    end_offset: p.end_offset,
+                })
+                .collect(),
+            not_indexed: Vec::new(),
+            unread_attachments: 0,
+        }
+    }
+
+    /// The text's length in characters, for the offset check.
+    fn total(text: &ItemText) -> u64 {
+        match text {
+            ItemText::Index(f) => f.page.total_chars,
+            ItemText::File(f) => f.page.total_chars,
+        }
+    }
+}
+
 impl ZoteroTool for GetItemFulltext {
     const NAME: &'static str = "zotero_get_item_fulltext";
     const TITLE: &'static str = "Get item full text";
-    const DESCRIPTION: &'static str = "Read the indexed text of an item's attachments or of one \
-        attachment, a page at a time (next_offset); sections says where each attachment's text \
-        lies and whether it was indexed only in part.";
+    const DESCRIPTION: &'static str = "Text of an item's attachments or one attachment, paged by \
+        next_offset; pages picks file pages by label.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemFulltextParams;
@@ -248,10 +353,11 @@ impl ZoteroTool for GetItemFulltext {
         let lib = ctx.svc.library(library(p.library))?;
         let offset = p.offset.get();
         let page = p.max_chars.unwrap_or_default().page_from(offset);
-        let text = lib
-            .item_fulltext(p.item_key.key(), page, &ctx.cancel)
+        let text = ctx
+            .svc
+            .item_text(lib, p.item_key.key(), page, p.pages.as_deref(), &ctx.cancel)
             .await?;
-        let total = text.page.total_chars;
+        let total = GetItemFulltextData::total(&text);
         if offset > total {
             return Err(ToolError::invalid(
                 "offset",
@@ -262,7 +368,10 @@ impl ZoteroTool for GetItemFulltext {
             )
             .with_detail("total_chars", total));
         }
-        let mut data = GetItemFulltextData::new(text, lib.name());
+        let mut data = match text {
+            ItemText::Index(f) => GetItemFulltextData::new(f, lib.name()),
+            ItemText::File(f) => GetItemFulltextData::from_file(f, lib.name()),
+        };
         if p.max_chars.is_none() {
             data.fit_budget();
         }
