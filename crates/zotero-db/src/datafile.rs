@@ -19,6 +19,7 @@ pub(crate) const DATABASE: &str = "the Zotero database (zotero.sqlite)";
 pub(crate) const WAL: &str = "the Zotero database's write-ahead log (zotero.sqlite-wal)";
 pub(crate) const FT_CACHE: &str =
     "an attachment's cached full text (storage/<KEY>/.zotero-ft-cache)";
+pub(crate) const ATTACHMENT: &str = "an attachment's file";
 
 /// Opens `path` for reading when it is a regular file: `None` when there is nothing there.
 /// A symlink at the last name, a FIFO, a device, a socket or a folder is refused with

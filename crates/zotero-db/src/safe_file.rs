@@ -1,7 +1,8 @@
 //! Reading a file of the Zotero data directory (an attachment in `storage/<KEY>/`) without
 //! being led out of it: the file's directory, symlinks resolved, must lie inside the root;
 //! the file itself is opened without following a symlink and must be a regular file; and
-//! no more than a bound is read. (Minimal; to be merged with the `.zotero-ft-cache` reader.)
+//! no more than a bound is read. The open itself is `datafile`'s, shared with the database
+//! and `.zotero-ft-cache` reads.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -67,26 +68,16 @@ pub fn read_inside(root: &Path, path: &Path, limit: u64) -> Result<Vec<u8>, Safe
     Ok(bytes)
 }
 
-#[cfg(unix)]
+/// The data directory's one careful open (`datafile::open_regular`: no symlink at the last
+/// name, no FIFO or device, never blocking), its errors said in this module's terms.
 fn open_no_follow(path: &Path) -> Result<std::fs::File, SafeReadError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => SafeReadError::NotAFile,
-            _ => io(e),
-        })
-}
-
-#[cfg(not(unix))]
-fn open_no_follow(path: &Path) -> Result<std::fs::File, SafeReadError> {
-    let meta = std::fs::symlink_metadata(path).map_err(io)?;
-    if meta.file_type().is_symlink() {
-        return Err(SafeReadError::NotAFile);
+    match crate::datafile::open_regular(path, crate::datafile::ATTACHMENT) {
+        Ok(Some(file)) => Ok(file),
+        Ok(None) => Err(SafeReadError::NotFound),
+        Err(crate::error::DbError::NotAFile { .. }) => Err(SafeReadError::NotAFile),
+        Err(crate::error::DbError::Io { source, .. }) => Err(io(source)),
+        Err(_) => Err(SafeReadError::NotAFile),
     }
-    std::fs::File::open(path).map_err(io)
 }
 
 #[cfg(test)]
