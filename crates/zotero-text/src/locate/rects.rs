@@ -72,7 +72,7 @@ pub(crate) fn glyphs_of(page: &Page, start: usize, end: usize) -> Option<(usize,
         .filter(|(_, g)| (g.start as usize) < end && (g.end as usize) > start)
         .map(|(i, _)| i);
     let first = hit.next()?;
-    let last = hit.last().unwrap_or(first);
+    let last = hit.next_back().unwrap_or(first);
     Some((first, last))
 }
 
