@@ -3,6 +3,7 @@
 //! (attaching a file). Below it nothing knows MCP; above it a tool is its parameters, one
 //! call here and its answer.
 
+pub mod annotations;
 pub mod collections;
 pub mod edit;
 pub mod identify;
@@ -50,6 +51,8 @@ pub struct ZoteroService {
     pub metadata: zotero_metadata::services::MetadataServices,
     /// The search index: where it lives and the sentence encoder, if one is loaded.
     pub search: crate::service::index::SearchSettings,
+    /// Where attachment files' text and glyph boxes come from (annotations).
+    pub documents: Arc<dyn annotations::DocumentSource>,
 }
 
 impl ZoteroService {
@@ -77,6 +80,7 @@ impl ZoteroService {
             default_library: config.zotero.library,
             metadata: zotero_metadata::services::MetadataServices::new(config.metadata())
                 .map_err(SetupError::Metadata)?,
+            documents: Arc::new(annotations::FilesNotRead),
         })
     }
 
