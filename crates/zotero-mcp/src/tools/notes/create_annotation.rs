@@ -95,11 +95,11 @@ pub struct CreateAnnotationData {
 impl ZoteroTool for CreateAnnotation {
     const NAME: &'static str = "zotero_create_annotation";
     const TITLE: &'static str = "Create annotation";
-    const DESCRIPTION: &'static str = "Highlight or underline a quoted passage of a PDF (text, \
-        found whatever its line breaks, hyphenation or ligatures; page narrows the search), or \
-        pin a note on a page, as Zotero's reader places them. Not found, or found twice: \
-        refused with the closest passages, nothing written. Created exactly once. Undo: \
-        zotero_trash_items.";
+    const DESCRIPTION: &'static str = "Highlight or note a PDF passage. type highlight or \
+        underline marks text, quoted as the PDF reads (line breaks, hyphenation and ligatures \
+        do not matter; page narrows the search); note pins a note on page. Not found, or found \
+        twice: refused with the closest passages, nothing written. Placed as Zotero's reader \
+        places it, created exactly once. Undo: zotero_trash_items.";
     const HINTS: Hints = Hints::CREATE;
     const SET: ToolSet = ToolSet::Write;
     type Params = CreateAnnotationParams;
