@@ -61,6 +61,60 @@ pub struct NewNote {
     pub collections: Vec<ObjectKey>,
 }
 
+/// A new annotation on a file attachment, every field as Zotero stores it (computed by the
+/// caller: the position is a JSON string, the sort index `ppppp|oooooo|ttttt`).
+#[derive(Debug, Clone, Default)]
+pub struct NewAnnotation {
+    /// The file attachment it is on.
+    pub parent: Option<ObjectKey>,
+    /// `highlight`, `underline`, `note`, ...
+    pub annotation_type: String,
+    /// Highlights and underlines only: the marked text.
+    pub text: Option<String>,
+    pub comment: String,
+    /// `#rrggbb`, lower case.
+    pub color: String,
+    pub page_label: String,
+    pub sort_index: String,
+    /// `{"pageIndex":N,"rects":[[x1,y1,x2,y2],...]}` as a string.
+    pub position: String,
+    /// Already de-duplicated.
+    pub tags: Vec<String>,
+}
+
+impl NewAnnotation {
+    /// The item JSON that creates it (without the key and version, chosen when it is
+    /// written). No template is fetched: every field an annotation has is set here.
+    pub fn to_object(&self) -> Map<String, Value> {
+        let mut o = Map::new();
+        o.insert("itemType".into(), Value::from("annotation"));
+        if let Some(p) = &self.parent {
+            o.insert("parentItem".into(), Value::from(p.as_str()));
+        }
+        o.insert(
+            "annotationType".into(),
+            Value::from(self.annotation_type.as_str()),
+        );
+        if let Some(text) = &self.text {
+            o.insert("annotationText".into(), Value::from(text.as_str()));
+        }
+        for (k, v) in [
+            ("annotationComment", &self.comment),
+            ("annotationColor", &self.color),
+            ("annotationPageLabel", &self.page_label),
+            ("annotationSortIndex", &self.sort_index),
+            ("annotationPosition", &self.position),
+        ] {
+            o.insert(k.into(), Value::from(v.as_str()));
+        }
+        o.insert(
+            "tags".into(),
+            Value::Array(self.tags.iter().map(|t| json!({ "tag": t })).collect()),
+        );
+        o
+    }
+}
+
 /// An item as [`Library::create_item`] would create it, before anything is written.
 #[derive(Debug, Clone)]
 pub struct PlannedItem {
@@ -221,6 +275,16 @@ impl Library<'_> {
             ),
         );
         self.create_object(object, cancel).await
+    }
+
+    /// Creates an annotation, exactly once (see the module comment).
+    pub async fn create_annotation(
+        &self,
+        new: &NewAnnotation,
+        cancel: &CancellationToken,
+    ) -> Result<WireObject, ZoteroError> {
+        self.require_write(false, cancel).await?;
+        self.create_object(new.to_object(), cancel).await
     }
 
     /// POSTs one item under a key chosen here, exactly once (see the module comment).

@@ -69,6 +69,7 @@ pub(crate) fn write_object(
             }
         },
     };
+    super::annotation::check_fields(lib, &json, &order, existing.as_ref(), &key)?;
     let now = iso_now();
     let mut data = apply(
         view,
@@ -80,6 +81,7 @@ pub(crate) fn write_object(
         &now,
     )?;
     save_checks(lib, &data, &key)?;
+    super::annotation::on_save(lib, &mut data, !exists)?;
 
     if let Some(old) = &existing {
         let mut cmp_old = old.clone();

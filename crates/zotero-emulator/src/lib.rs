@@ -17,6 +17,7 @@
 //! same state.
 
 mod access;
+mod annotation;
 mod answer;
 mod apply;
 mod cite;

@@ -323,6 +323,18 @@ fn check_property(
             if item_type != "annotation" {
                 return bad(format!("'{key}' is valid only for annotation items"));
             }
+            // The type the item has (the JSON's for a new item): only these take text.
+            let annotation_type = match existing.filter(|_| !is_new) {
+                Some(e) => php_str(&e["annotationType"]),
+                None => json.get("annotationType").map(php_str).unwrap_or_default(),
+            };
+            if key == "annotationText"
+                && !matches!(annotation_type.as_str(), "highlight" | "underline")
+            {
+                return bad(format!(
+                    "'{key}' can only be set for highlight and underline annotations"
+                ));
+            }
         }
         "accessDate" => {
             let s = php_str(val);

@@ -9,6 +9,7 @@
     clippy::indexing_slicing
 )]
 
+mod annotations;
 mod changes;
 mod faults;
 mod files;

@@ -3,6 +3,7 @@
 //! (attaching a file). Below it nothing knows MCP; above it a tool is its parameters, one
 //! call here and its answer.
 
+pub mod annotations;
 pub mod collections;
 pub mod edit;
 pub mod fulltext;
@@ -57,6 +58,9 @@ pub struct ZoteroService {
     pub file_cache: Option<fulltext::cache::DocCache>,
     /// The only directories a linked file is read from (`ZOTERO_UPLOAD_ROOTS`).
     pub linked_roots: Vec<std::path::PathBuf>,
+    /// Where annotations take attachments' text and glyph boxes from instead of their files
+    /// (tests); `None`: the files themselves.
+    pub documents: Option<Arc<dyn annotations::DocumentSource>>,
 }
 
 impl ZoteroService {
@@ -92,6 +96,7 @@ impl ZoteroService {
             default_library: config.zotero.library,
             metadata: zotero_metadata::services::MetadataServices::new(config.metadata())
                 .map_err(SetupError::Metadata)?,
+            documents: None,
         })
     }
 

@@ -31,7 +31,7 @@ pub use items::{
     create_item, get_item, get_item_children, get_item_metadata, get_sort_values, list_items,
     list_libraries, search_items, trash_items, update_item,
 };
-pub use notes::{create_note, get_annotations, get_notes, update_note};
+pub use notes::{create_annotation, create_note, get_annotations, get_notes, update_note};
 pub use research::check_manuscript;
 pub use research::check_retractions;
 pub use research::find_related;
@@ -181,6 +181,7 @@ tools! {
     CheckManuscript => check_manuscript::CheckManuscript,
     CheckRetractions => check_retractions::CheckRetractions,
     FindRelated => find_related::FindRelated,
+    CreateAnnotation => create_annotation::CreateAnnotation,
 }
 
 impl ToolName {

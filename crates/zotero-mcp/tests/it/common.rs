@@ -202,6 +202,21 @@ async fn in_process_full(
     serve_config(config, test_client, encoder).await
 }
 
+/// [`in_process`] with attachment files read by `documents` (the tests of annotations give
+/// the documents their PDFs would be).
+#[allow(dead_code)]
+pub async fn in_process_with_documents(
+    env: &[(String, String)],
+    documents: Arc<dyn zotero_mcp::service::annotations::DocumentSource>,
+) -> Server {
+    let vars: HashMap<String, String> = env.iter().cloned().collect();
+    let config = zotero_mcp::config::Config::from_map(&vars).expect("configuration");
+    let mut svc = zotero_mcp::service::ZoteroService::with_encoder(&config, None).expect("service");
+    svc.documents = Some(documents);
+    let handler = zotero_mcp::mcp::server::ZoteroServer::from_service(&config, svc);
+    serve_handler(handler, TestClient::default()).await
+}
+
 async fn serve_config(
     config: zotero_mcp::config::Config,
     test_client: TestClient,
@@ -209,6 +224,13 @@ async fn serve_config(
 ) -> Server {
     let handler =
         zotero_mcp::mcp::server::ZoteroServer::with_encoder(&config, encoder).expect("server");
+    serve_handler(handler, test_client).await
+}
+
+async fn serve_handler(
+    handler: zotero_mcp::mcp::server::ZoteroServer,
+    test_client: TestClient,
+) -> Server {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let task = tokio::spawn(async move {
         if let Ok(running) = handler.serve(server_io).await {

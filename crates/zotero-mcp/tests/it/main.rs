@@ -11,6 +11,7 @@
 )]
 
 mod add_by_identifier;
+mod annotations;
 mod arxiv_and_progress;
 mod budget;
 mod cite_export;

@@ -94,6 +94,7 @@ async fn tools_list_has_every_tool_with_schemas_and_hints() {
         ("zotero_check_manuscript", true, true, false),
         ("zotero_check_retractions", true, true, false),
         ("zotero_find_related", true, true, false),
+        ("zotero_create_annotation", false, false, false),
     ];
     assert_eq!(
         names,

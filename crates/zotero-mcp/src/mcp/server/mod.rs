@@ -59,10 +59,19 @@ impl ZoteroServer {
         config: &Config,
         encoder: crate::service::index::SharedEncoder,
     ) -> Result<Self, SetupError> {
-        let svc = Arc::new(ZoteroService::with_encoder(config, encoder)?);
+        Ok(Self::from_service(
+            config,
+            ZoteroService::with_encoder(config, encoder)?,
+        ))
+    }
+
+    /// A server around a service built by the caller (tests give it their own
+    /// [`crate::service::annotations::DocumentSource`]).
+    pub fn from_service(config: &Config, svc: ZoteroService) -> Self {
+        let svc = Arc::new(svc);
         let watchers =
             crate::mcp::subscriptions::Watchers::new(config.zotero.subscribe_poll, svc.clone());
-        Ok(Self {
+        Self {
             svc,
             offer: Arc::new(Offer::new(config)),
             tools: Arc::default(),
@@ -74,7 +83,7 @@ impl ZoteroServer {
             watchers,
             log_level: Arc::default(),
             subscribe: true,
-        })
+        }
     }
 
     /// The server for a new session of a runner with many (Streamable HTTP with sessions):

@@ -77,7 +77,9 @@ fn field<'a>(o: &'a WireObject, name: &str) -> Option<&'a str> {
 /// Why a file gave no document, as a tool error.
 fn text_error(key: &str, e: TextError) -> ToolError {
     let (code, reason) = match e {
-        TextError::TooLarge { .. } | TextError::DecodedTooLarge { .. } => {
+        TextError::TooLarge { .. }
+        | TextError::DecodedTooLarge { .. }
+        | TextError::TooManyPages { .. } => {
             (ErrorCode::Validation, "too_large")
         }
         TextError::TimedOut { .. } => (ErrorCode::Upstream, "timed_out"),
@@ -159,6 +161,30 @@ impl ZoteroService {
             }
         }
         Err(failure.unwrap_or_else(|| ToolError::new(ErrorCode::NotFound, "no file")))
+    }
+
+    /// The document of attachment `key` (read first, as a write depends on it), from the
+    /// cache or its file: what an annotation is placed on.
+    pub(crate) async fn attachment_document(
+        &self,
+        lib: &Library<'_>,
+        key: &ObjectKey,
+        cancel: &CancellationToken,
+    ) -> Result<Document, ToolError> {
+        let found = lib
+            .read_objects(
+                zotero_api::edit::ObjectKind::Item,
+                std::slice::from_ref(key),
+                cancel,
+            )
+            .await?;
+        let Some(att) = found.get(key.as_str()) else {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no attachment with key {key} in this library"),
+            ));
+        };
+        self.document(lib, att, cancel).await
     }
 
     /// An attachment's document: from the cache, else its file read and extracted.

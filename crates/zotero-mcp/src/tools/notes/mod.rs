@@ -1,5 +1,6 @@
-//! Notes and annotations: reading them as Markdown, writing notes.
+//! Notes and annotations: reading them as Markdown, writing notes and annotations.
 
+pub mod create_annotation;
 pub mod create_note;
 pub mod get_annotations;
 pub mod get_notes;
