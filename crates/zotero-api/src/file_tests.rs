@@ -37,6 +37,7 @@ fn config(web: &MockServer) -> ClientConfig {
         read_cache: None,
         local_api_base: None,
         local_writes: Default::default(),
+        storage_policy: zotero_net::AddressPolicy::Any,
     }
 }
 

@@ -104,12 +104,25 @@ impl HttpClient {
             .map_err(|e| ZoteroError::InvalidRequest {
                 reason: format!("cannot build the download request: {e}"),
             })?;
-        let response = tokio::time::timeout(self.timeout, self.inner.request(request))
+        // The storage host Zotero redirects to passes the address guard of outside requests,
+        // as an upload's storage URL does; the API's own host is trusted as the API is.
+        let client = if host_of(url) == host_of(&self.base) {
+            &self.inner
+        } else {
+            &self.storage
+        };
+        let response = tokio::time::timeout(self.timeout, client.request(request))
             .await
             .map_err(|_| ZoteroError::Timeout {
                 secs: self.timeout.as_secs_f64(),
             })?
-            .map_err(|e| network(&ErrorChain(&e)))?;
+            .map_err(|e| match zotero_net::find_forbidden(&e) {
+                // Refused before connecting: the host and why, never the URL's path or query.
+                Some(f) => ZoteroError::StorageAddressRefused {
+                    reason: f.to_string(),
+                },
+                None => network(&ErrorChain(&e)),
+            })?;
         let (parts, mut body) = response.into_parts();
         let ok = parts.status.is_success();
         // An error answer is read only far enough to name it.
