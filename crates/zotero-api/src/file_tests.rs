@@ -162,3 +162,43 @@ async fn a_file_not_on_zotero_storage_says_so() {
     );
     assert!(e.to_string().contains("WebDAV"), "{e}");
 }
+
+#[tokio::test]
+async fn a_storage_host_the_address_guard_refuses_is_never_asked() {
+    let (web, storage) = (MockServer::start().await, MockServer::start().await);
+    // The storage URL on another host than the API's (`localhost`, not `127.0.0.1`), which
+    // this policy treats as private.
+    let port = storage.address().port();
+    Mock::given(method("GET"))
+        .and(path(format!("/users/7/items/{KEY}/file")))
+        .respond_with(ResponseTemplate::new(302).insert_header(
+            "location",
+            format!("http://localhost:{port}/bucket/obj?sig=x"),
+        ))
+        .mount(&web)
+        .await;
+    Mock::given(method("GET"))
+        .and(path("/bucket/obj"))
+        .respond_with(ResponseTemplate::new(200).set_body_bytes(BYTES.to_vec()))
+        .mount(&storage)
+        .await;
+    let mut cfg = config(&web);
+    cfg.storage_policy = zotero_net::AddressPolicy::Refuse(|ip| ip.is_loopback());
+    let c = ZoteroClient::new(&cfg).unwrap();
+    let limits = FileLimits {
+        max_bytes: 1000,
+        linked_roots: vec![],
+    };
+    let e = c
+        .library(LibraryRef::User)
+        .unwrap()
+        .attachment_file(&attachment(None), &limits, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&e, ZoteroError::StorageAddressRefused { .. }),
+        "{e:?}"
+    );
+    assert!(!e.to_string().contains("sig=x"), "{e}");
+    assert!(storage.received_requests().await.unwrap().is_empty());
+}

@@ -106,12 +106,12 @@ impl HttpClient {
             })?;
         // The storage host Zotero redirects to passes the address guard of outside requests,
         // as an upload's storage URL does; the API's own host is trusted as the API is.
-        let client = if host_of(url) == host_of(&self.base) {
-            &self.inner
+        let pending = if host_of(url) == host_of(&self.base) {
+            self.inner.request(request)
         } else {
-            &self.storage
+            self.storage.request(request)
         };
-        let response = tokio::time::timeout(self.timeout, client.request(request))
+        let response = tokio::time::timeout(self.timeout, pending)
             .await
             .map_err(|_| ZoteroError::Timeout {
                 secs: self.timeout.as_secs_f64(),

@@ -79,9 +79,7 @@ fn text_error(key: &str, e: TextError) -> ToolError {
     let (code, reason) = match e {
         TextError::TooLarge { .. }
         | TextError::DecodedTooLarge { .. }
-        | TextError::TooManyPages { .. } => {
-            (ErrorCode::Validation, "too_large")
-        }
+        | TextError::TooManyPages { .. } => (ErrorCode::Validation, "too_large"),
         TextError::TimedOut { .. } => (ErrorCode::Upstream, "timed_out"),
         TextError::Encrypted => (ErrorCode::NotFound, "encrypted"),
         TextError::Damaged { .. } => (ErrorCode::NotFound, "damaged"),
