@@ -96,6 +96,7 @@ pub struct GetItemFulltextParams {
     pub library: Option<LibraryParam>,
     /// Labels or numbers: "iv", "2,5-7"
     #[serde(default)]
+    #[schemars(length(max = 200))]
     pub pages: Option<String>,
 }
 

@@ -45,7 +45,7 @@ pub struct CreateAnnotationParams {
     pub page: Option<NonBlank<50>>,
     /// The annotation's comment
     pub comment: Option<FieldText>,
-    /// #rrggbb or a Zotero colour name; default yellow #ffd400
+    /// A colour as #rrggbb or a Zotero colour name; default yellow #ffd400
     pub color: Option<AnnotationColor>,
     /// Tag names; repeats are dropped
     pub tags: Option<Tags>,
@@ -76,6 +76,8 @@ pub struct CreateAnnotationData {
     /// 0-based page index
     pub page_index: u32,
     /// [x1, y1, x2, y2] per line, PDF points from the page's bottom left
+    // Published as plain numbers: the schema shapes every tool shares carry no `format`.
+    #[schemars(with = "Vec<[serde_json::Number; 4]>")]
     pub rects: Vec<[f64; 4]>,
     /// Zotero's sort index (page|offset|top)
     pub sort_index: String,
