@@ -270,3 +270,46 @@ async fn a_paper_added_by_doi_is_read_on_page_3_quoted_with_its_label_and_highli
     assert_eq!(got["comment"], "the resolution");
     server.stop().await;
 }
+
+/// A quotation of a paper whose text Zotero has not indexed is looked for in its file's
+/// pages: the check gives the page's printed label and a link opening the PDF there.
+#[tokio::test]
+async fn a_manuscript_quoting_the_paper_gets_its_printed_page_and_a_link_to_it() {
+    let (_emu, server, _dir) = setup().await;
+    let added = server
+        .call(
+            "zotero_add_by_identifier",
+            json!({"identifiers": [DOI], "attach_pdf": true}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    let pdf = added["results"][0]["pdf_attachment_key"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no PDF: {added}"))
+        .to_string();
+    let draft = format!("The instrument \"{QUOTE}\" (doi:{DOI}).");
+    let checked = server
+        .call("zotero_check_manuscript", json!({"text": draft}))
+        .await
+        .expect_ok()
+        .clone();
+    let q: Vec<&Value> = checked["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "quotation")
+        .collect();
+    assert_eq!(q.len(), 1, "{checked:#}");
+    assert_eq!(q[0]["status"], "exact", "{checked:#}");
+    assert_eq!(q[0]["attachment_key"], pdf.as_str());
+    assert_eq!(q[0]["page"], 3, "{checked:#}");
+    assert_eq!(q[0]["page_label"], "217", "{checked:#}");
+    // Zotero's `open-pdf` handler reads `page` as the page's number (its index + 1), never
+    // its label: "?page=217" would ask for the 217th page of a 5-page PDF.
+    assert_eq!(
+        q[0]["link"],
+        format!("zotero://open-pdf/library/items/{pdf}?page=3")
+    );
+    server.stop().await;
+}
