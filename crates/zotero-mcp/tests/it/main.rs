@@ -47,6 +47,7 @@ mod local_writes;
 mod manuscript;
 mod metadata_hardening;
 mod note_writes;
+mod paper_e2e;
 mod prop_arguments;
 mod prop_edits;
 mod prop_markdown_outputs;

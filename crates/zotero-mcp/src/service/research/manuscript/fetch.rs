@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use zotero_api::fulltext::DocumentKind;
-use zotero_api::{LibraryRef, ObjectKey};
+use zotero_api::{Library, LibraryRef, ObjectKey};
 
 use super::library::LibraryIndex;
 use super::matching::Haystack;
@@ -20,11 +20,15 @@ pub(super) struct ItemText {
     pub(super) attachment_key: String,
     pub(super) kind: DocumentKind,
     pub(super) hay: Haystack,
+    /// The printed label of each page (by page number, from 1) when the text was read from
+    /// the file; empty for Zotero's index, which keeps no labels.
+    pub(super) labels: Vec<String>,
 }
 
 /// The full texts of the `wanted` items, read at most [`FETCH_CONCURRENCY`] at a time: the
 /// best attachment Zotero names, else the first PDF, EPUB or HTML attachment among the
-/// item's children. Answers the texts found and the requests sent.
+/// item's children; Zotero's index of it, else its file's pages (a paper just added has no
+/// index yet). Answers the texts found and the requests sent.
 pub(super) async fn fetch_texts(
     svc: &Arc<ZoteroService>,
     library: LibraryRef,
@@ -109,7 +113,16 @@ async fn item_text(
     let text = lib.attachment_fulltext(&att_key, cancel).await?;
     sent += 1;
     let Some(t) = text else {
-        return Ok((None, sent));
+        let (file, more) = file_text(svc, &lib, &att_key, cancel).await?;
+        return Ok((
+            file.map(|(hay, labels)| ItemText {
+                attachment_key: att,
+                kind,
+                hay,
+                labels,
+            }),
+            sent + more,
+        ));
     };
     // Preparing a full text (normalizing it, indexing its words) is CPU work: off the
     // runtime's threads.
@@ -122,7 +135,41 @@ async fn item_text(
             attachment_key: att,
             kind,
             hay,
+            labels: Vec::new(),
         }),
         sent,
     ))
+}
+
+/// The text of an attachment's file, its pages split by form feeds as Zotero's index splits
+/// them, and the pages' printed labels; the requests it took (the attachment, its file). A
+/// file that cannot be read leaves the item without text, as an unindexed one always was.
+async fn file_text(
+    svc: &ZoteroService,
+    lib: &Library<'_>,
+    key: &ObjectKey,
+    cancel: &CancellationToken,
+) -> Result<(Option<(Haystack, Vec<String>)>, u64), ToolError> {
+    let doc = match svc.attachment_document(lib, key, cancel).await {
+        Ok(doc) => doc,
+        Err(e) if cancel.is_cancelled() => return Err(e),
+        Err(_) => return Ok((None, 2)),
+    };
+    if doc.pages.iter().all(|p| p.text.trim().is_empty()) {
+        return Ok((None, 2));
+    }
+    let found = work::blocking(cancel, move |_| {
+        let pages = doc.pages.len() as u64;
+        let labels = doc.pages.iter().map(|p| p.label.clone()).collect();
+        // A form feed inside a page would shift every later page's number.
+        let text = doc
+            .pages
+            .iter()
+            .map(|p| p.text.replace('\u{c}', " "))
+            .collect::<Vec<_>>()
+            .join("\u{c}");
+        (Haystack::new(text, Some(pages)), labels)
+    })
+    .await?;
+    Ok((Some(found), 2))
 }

@@ -196,6 +196,7 @@ pub fn match_quotes(
             passage: None,
             fulltext_offset: None,
             page: None,
+            page_label: None,
             end_page: None,
             link: None,
         };
@@ -229,11 +230,19 @@ pub fn match_quotes(
             row.fulltext_offset = Some(f.start as u64);
             row.page = f.page;
             row.end_page = f.end_page;
+            // Pages read from the file have printed labels; Zotero's index has numbers only.
+            row.page_label = f
+                .page
+                .and_then(|p| usize::try_from(p).ok()?.checked_sub(1))
+                .and_then(|i| t.labels.get(i))
+                .cloned();
             row.link = (t.kind == DocumentKind::Pdf).then(|| {
                 let select = ObjectKey::parse(&t.attachment_key)
                     .map(|k| library.zotero_url(&k))
                     .unwrap_or_default();
                 let open = select.replacen("zotero://select/", "zotero://open-pdf/", 1);
+                // Zotero's handler reads `page` as a page NUMBER (`pageIndex = page - 1`),
+                // never a label: the label is reported beside it.
                 match f.page {
                     Some(p) => format!("{open}?page={p}"),
                     None => open,

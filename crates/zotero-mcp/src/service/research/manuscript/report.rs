@@ -96,10 +96,14 @@ pub struct QuotationLine {
     /// PDF page the passage starts on, where known
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page: Option<u64>,
+    /// The page's printed label ("217", "iv"), when the text was read from the file
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_label: Option<String>,
     /// Page it ends on, when another
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_page: Option<u64>,
-    /// Opens the PDF at the page: zotero://open-pdf/…?page=N
+    /// Opens the PDF at the page: zotero://open-pdf/…?page=N (the page's number, as Zotero
+    /// reads it, not its label)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
 }
