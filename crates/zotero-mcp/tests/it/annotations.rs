@@ -141,7 +141,8 @@ async fn a_highlight_is_written_once_and_reads_back_field_for_field(backend: Bac
     assert_eq!(d["color"], "#2ea8e5");
     assert_eq!(
         d["zotero_url"],
-        format!("zotero://open-pdf/library/items/{PDF}?page=218&annotation={key}")
+        // The page NUMBER (index 1 + 1): Zotero reads `page` as an integer, not a label.
+        format!("zotero://open-pdf/library/items/{PDF}?page=2&annotation={key}")
     );
 
     let notes = stored(&emu).await;

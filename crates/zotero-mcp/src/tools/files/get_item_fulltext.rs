@@ -94,7 +94,7 @@ pub struct GetItemFulltextParams {
     /// user or group:<id>
     #[serde(default)]
     pub library: Option<LibraryParam>,
-    /// Labels or numbers: "iv", "2,5-7"
+    /// Page labels or numbers: iv, 2,5-7
     #[serde(default)]
     #[schemars(length(max = 200))]
     pub pages: Option<String>,
@@ -340,8 +340,8 @@ impl GetItemFulltextData {
 impl ZoteroTool for GetItemFulltext {
     const NAME: &'static str = "zotero_get_item_fulltext";
     const TITLE: &'static str = "Get item full text";
-    const DESCRIPTION: &'static str = "Text of an item's attachments or one attachment, paged by \
-        next_offset; pages picks file pages by label.";
+    const DESCRIPTION: &'static str = "Text of an item's attachments or of one, paged by \
+        next_offset; pages picks pages by label.";
     const HINTS: Hints = Hints::READ;
     const SET: ToolSet = ToolSet::Read;
     type Params = GetItemFulltextParams;

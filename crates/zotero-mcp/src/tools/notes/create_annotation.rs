@@ -154,7 +154,7 @@ impl ZoteroTool for CreateAnnotation {
         let zotero_url = key
             .as_deref()
             .and_then(|k| zotero_api::ObjectKey::parse(k).ok())
-            .map(|k| open_pdf_url(lib.name(), &placed.attachment_key, &placed.page_label, &k));
+            .map(|k| open_pdf_url(lib.name(), &placed.attachment_key, placed.page_index, &k));
         Ok(CreateAnnotationData {
             dry_run: p.dry_run,
             version: placed.written.as_ref().map(|w| w.version()),
@@ -172,16 +172,18 @@ impl ZoteroTool for CreateAnnotation {
     }
 }
 
-/// `zotero://open-pdf/library/items/ATT?page=LABEL&annotation=KEY` (`groups/ID` for a group).
+/// `zotero://open-pdf/library/items/ATT?page=N&annotation=KEY` (`groups/ID` for a group).
+/// `page` is the 1-based page NUMBER, not the printed label: Zotero's protocol handler takes
+/// it as `parseInt(page) - 1` (ZoteroProtocolHandler.mjs), so a label would open the wrong
+/// page when the annotation is not yet on that desktop and Zotero falls back to `page`.
 fn open_pdf_url(
     lib: zotero_api::LibraryRef,
     attachment: &zotero_api::ObjectKey,
-    page_label: &str,
+    page_index: u32,
     annotation: &zotero_api::ObjectKey,
 ) -> String {
     let base = zotero_api::children::annotation_url(lib, attachment, annotation);
-    let page =
-        percent_encoding::utf8_percent_encode(page_label, percent_encoding::NON_ALPHANUMERIC);
+    let page = u64::from(page_index) + 1;
     base.replacen("?annotation=", &format!("?page={page}&annotation="), 1)
 }
 
@@ -194,12 +196,12 @@ mod tests {
         let att = zotero_api::ObjectKey::parse("RESPDF42").expect("key");
         let key = zotero_api::ObjectKey::parse("ABCD2345").expect("key");
         assert_eq!(
-            open_pdf_url(zotero_api::LibraryRef::User, &att, "iv", &key),
-            "zotero://open-pdf/library/items/RESPDF42?page=iv&annotation=ABCD2345"
+            open_pdf_url(zotero_api::LibraryRef::User, &att, 3, &key),
+            "zotero://open-pdf/library/items/RESPDF42?page=4&annotation=ABCD2345"
         );
         assert_eq!(
-            open_pdf_url(zotero_api::LibraryRef::Group(7), &att, "1 a", &key),
-            "zotero://open-pdf/groups/7/items/RESPDF42?page=1%20a&annotation=ABCD2345"
+            open_pdf_url(zotero_api::LibraryRef::Group(7), &att, 0, &key),
+            "zotero://open-pdf/groups/7/items/RESPDF42?page=1&annotation=ABCD2345"
         );
     }
 }
