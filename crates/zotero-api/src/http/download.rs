@@ -57,7 +57,11 @@ impl HttpClient {
                             resp,
                         )
                     }
-                    Err(e @ ZoteroError::FileUnavailable { .. }) => Attempt::Fatal(e),
+                    // Too large, or an address the guard refuses: asking again changes nothing.
+                    Err(
+                        e @ (ZoteroError::FileUnavailable { .. }
+                        | ZoteroError::StorageAddressRefused { .. }),
+                    ) => Attempt::Fatal(e),
                     Err(failure) => {
                         tracing::warn!(
                             method = "GET", host = %host, latency_ms, retries,
