@@ -99,10 +99,11 @@ impl ZoteroService {
         cancel: &CancellationToken,
     ) -> Result<PlacedAnnotation, ToolError> {
         lib.require_write(false, cancel).await?;
-        let attachment = pdf_attachment(lib, &req.target, cancel).await?;
+        let (attachment, object) = pdf_attachment(lib, &req.target, cancel).await?;
+        // The attachment as just read: its file (md5, name) needs no second read.
         let doc = match &self.documents {
             Some(source) => source.document(lib, &attachment, cancel).await?,
-            None => self.attachment_document(lib, &attachment, cancel).await?,
+            None => self.document(lib, &object, cancel).await?,
         };
         let placed = place(&doc, &req)?;
         let position = position_json(placed.page_index, &placed.rects)?;
@@ -298,7 +299,7 @@ async fn pdf_attachment(
     lib: &Library<'_>,
     key: &ObjectKey,
     cancel: &CancellationToken,
-) -> Result<ObjectKey, ToolError> {
+) -> Result<(ObjectKey, WireObject), ToolError> {
     let found = lib
         .read_objects(ObjectKind::Item, std::slice::from_ref(key), cancel)
         .await?;
@@ -322,7 +323,7 @@ async fn pdf_attachment(
         ));
     }
     match item.item_type().as_str() {
-        "attachment" => check_pdf(item).map(|()| key.clone()),
+        "attachment" => check_pdf(item).map(|()| (key.clone(), item.clone())),
         "note" | "annotation" => Err(ToolError::invalid(
             "attachment_key",
             format!(
@@ -367,19 +368,21 @@ async fn only_pdf_of(
     lib: &Library<'_>,
     key: &ObjectKey,
     cancel: &CancellationToken,
-) -> Result<ObjectKey, ToolError> {
+) -> Result<(ObjectKey, WireObject), ToolError> {
     let children = lib.children(key, Some("attachment"), cancel).await?;
     let pdfs: Vec<&WireObject> = children
         .iter()
         .filter(|c| is_pdf(c) && field_value(&c.data, "deleted") != Value::Bool(true))
         .collect();
     match pdfs.as_slice() {
-        [one] => ObjectKey::parse(&one.key()).map_err(|_| {
-            ToolError::new(
-                ErrorCode::Upstream,
-                format!("Zotero answered an attachment of {key} with a malformed key"),
-            )
-        }),
+        [one] => ObjectKey::parse(&one.key())
+            .map(|k| (k, (*one).clone()))
+            .map_err(|_| {
+                ToolError::new(
+                    ErrorCode::Upstream,
+                    format!("Zotero answered an attachment of {key} with a malformed key"),
+                )
+            }),
         [] => Err(ToolError::invalid(
             "attachment_key",
             format!("{key} has no PDF attachment to annotate; nothing was written"),

@@ -186,7 +186,7 @@ impl ZoteroService {
     }
 
     /// An attachment's document: from the cache, else its file read and extracted.
-    async fn document(
+    pub(crate) async fn document(
         &self,
         lib: &Library<'_>,
         att: &WireObject,
