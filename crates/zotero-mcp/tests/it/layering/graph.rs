@@ -31,7 +31,7 @@ pub struct File {
     /// The `#[cfg(test)] mod name;` it declares.
     test_mods: Vec<String>,
     uses: Vec<UseLeaf>,
-    paths: Vec<(Vec<String>, usize)>,
+    paths: Vec<Vec<String>>,
     defs: BTreeSet<String>,
 }
 
@@ -52,7 +52,6 @@ pub struct Arrow {
     pub from: usize,
     pub to: usize,
     pub name: String,
-    pub line: usize,
 }
 
 /// Where a path leads inside the crate.
@@ -125,7 +124,7 @@ impl Crate {
         let mut out = BTreeSet::new();
         for (module, &from) in &self.modules {
             let file = &self.files[from];
-            let mut add = |target: Option<Target>, line: usize| {
+            let mut add = |target: Option<Target>| {
                 let (m, name) = match target {
                     Some(Target::Module(m)) => {
                         let name = m.last().cloned().unwrap_or_else(|| "crate".into());
@@ -136,12 +135,7 @@ impl Crate {
                 };
                 if let Some(&to) = self.modules.get(&m) {
                     if to != from {
-                        out.insert(Arrow {
-                            from,
-                            to,
-                            name,
-                            line,
-                        });
+                        out.insert(Arrow { from, to, name });
                     }
                 }
             };
@@ -150,15 +144,15 @@ impl Crate {
                 match (&target, &leaf.binds) {
                     // A glob takes the whole module.
                     (Some(Target::Module(m)), _) if leaf.glob => {
-                        add(Some(Target::Item(m.clone(), "*".into())), leaf.line)
+                        add(Some(Target::Item(m.clone(), "*".into())))
                     }
                     // A module bound to a name: the paths through that name are the arrows.
                     (Some(Target::Module(_)), _) | (_, None) | (None, _) => {}
-                    (Some(Target::Item(..)), Some(_)) => add(target, leaf.line),
+                    (Some(Target::Item(..)), Some(_)) => add(target),
                 }
             }
-            for (path, line) in &file.paths {
-                add(self.resolve(module, path, 0), *line);
+            for path in &file.paths {
+                add(self.resolve(module, path, 0));
             }
         }
         out.into_iter().collect()

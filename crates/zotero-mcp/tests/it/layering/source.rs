@@ -289,7 +289,6 @@ pub struct UseLeaf {
     /// The name it binds: the `as` name, else the last segment; None for a glob or `as _`.
     pub binds: Option<String>,
     pub glob: bool,
-    pub line: usize,
 }
 
 /// The `use` declarations among `toks`, and the index ranges they take.
@@ -316,7 +315,6 @@ pub fn uses(toks: &[Token<'_>]) -> (Vec<UseLeaf>, Vec<(usize, usize)>) {
 
 fn use_tree(toks: &[Token<'_>], k: &mut usize, prefix: &mut Vec<String>, out: &mut Vec<UseLeaf>) {
     let depth = prefix.len();
-    let line = toks.get(*k).map_or(0, |t| t.line);
     loop {
         match toks.get(*k).map(|t| t.tok) {
             Some(Tok::Ident(seg)) => {
@@ -341,7 +339,6 @@ fn use_tree(toks: &[Token<'_>], k: &mut usize, prefix: &mut Vec<String>, out: &m
                     path: prefix.clone(),
                     binds: binds.filter(|b| b != "_"),
                     glob: false,
-                    line,
                 });
                 break;
             }
@@ -351,7 +348,6 @@ fn use_tree(toks: &[Token<'_>], k: &mut usize, prefix: &mut Vec<String>, out: &m
                     path: prefix.clone(),
                     binds: None,
                     glob: true,
-                    line,
                 });
                 break;
             }
@@ -372,9 +368,9 @@ fn use_tree(toks: &[Token<'_>], k: &mut usize, prefix: &mut Vec<String>, out: &m
     prefix.truncate(depth);
 }
 
-/// The multi-segment paths among `toks` outside the `skip` ranges: each with its line. A path
-/// is `a::b::c`, with `$crate::` read as `crate::`; a path opened by `::` is an outside crate's.
-pub fn paths(toks: &[Token<'_>], skip: &[(usize, usize)]) -> Vec<(Vec<String>, usize)> {
+/// The multi-segment paths among `toks` outside the `skip` ranges. A path is `a::b::c`, with
+/// `$crate::` read as `crate::`; a path opened by `::` is an outside crate's.
+pub fn paths(toks: &[Token<'_>], skip: &[(usize, usize)]) -> Vec<Vec<String>> {
     let mut out = Vec::new();
     let mut spans = skip.iter().peekable();
     let mut i = 0;
@@ -399,7 +395,7 @@ pub fn paths(toks: &[Token<'_>], skip: &[(usize, usize)]) -> Vec<(Vec<String>, u
                     j += 2;
                 }
                 if path.len() > 1 {
-                    out.push((path, toks[i].line));
+                    out.push(path);
                 }
                 i = j.max(i + 1);
             }
