@@ -9,7 +9,8 @@
 #    zotero_search_items and zotero_attach_arxiv_pdf (download held in memory: no /tmp)
 #    against the Zotero emulator (crates/zotero-emulator/examples/emulator.rs) on loopback;
 #    cold start (spawn -> initialize answer)
-# 3. aarch64 musl cross build (cargo-zigbuild: zig's C compiler with musl headers), run in an empty chroot
+# 3. aarch64 musl cross build (cargo-zigbuild: zig's C compiler with musl headers; the cross-check
+#    profile: release without fat LTO, see Cargo.toml), run in an empty chroot
 #    through qemu-aarch64-static (set PACKAGING_AARCH64=0 to skip)
 # 4. Dockerfile.scratch built with buildah (no Docker engine, no network), exported as an OCI
 #    archive, unpacked with umoci; config (user, entrypoint, labels) checked, rootfs size,
@@ -32,7 +33,7 @@ ZIGBUILD_VERSION=0.24.0
 MUSL_TARGET=x86_64-unknown-linux-musl
 ARM_TARGET=aarch64-unknown-linux-musl
 BIN="$ROOT/target/$MUSL_TARGET/release/zotero-mcp"
-ARM_BIN="$ROOT/target/$ARM_TARGET/release/zotero-mcp"
+ARM_BIN="$ROOT/target/$ARM_TARGET/cross-check/zotero-mcp"
 # 24 MiB: the HTML parser (html5ever, for notes as Markdown and citations as text) and the
 # reading tools took the binary from 7.6 to 10.1 MB; the write tools, the metadata services
 # (add by identifier), resources, prompts and the Streamable HTTP server to 13.0 MB; search
@@ -405,8 +406,11 @@ say "3. aarch64 ($ARM_TARGET)"
 # ------------------------------------------------------------------------------------------
 ARM_RESULT="skipped (PACKAGING_AARCH64=0)"
 if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
-  PATH="$ZIG_VENV/bin:$PATH" cargo zigbuild --release --locked -p zotero-mcp \
-    --target "$ARM_TARGET" || fail "cargo zigbuild --release --target $ARM_TARGET failed"
+  # The cross-check profile (Cargo.toml): the release profile without fat LTO and with 16
+  # codegen units. This step proves the cross build links statically and serves under qemu;
+  # the release workflow builds the published aarch64 binary with the release profile.
+  PATH="$ZIG_VENV/bin:$PATH" cargo zigbuild --profile cross-check --locked -p zotero-mcp \
+    --target "$ARM_TARGET" || fail "cargo zigbuild --profile cross-check --target $ARM_TARGET failed"
   arm_file=$(file -b "$ARM_BIN")
   echo "file: $arm_file"
   echo "$arm_file" | grep -q 'ARM aarch64' || fail "not an aarch64 binary"
@@ -422,7 +426,7 @@ if [ "${PACKAGING_AARCH64:-1}" = 1 ]; then
     || fail "the aarch64 binary (under qemu, empty chroot) did not serve MCP"
   echo "aarch64 under qemu: $arm_summary"
   ARM_SIZE=$(stat -c %s "$ARM_BIN")
-  ARM_RESULT="static, $ARM_SIZE bytes, served initialize/tools/list/search/arXiv upload under qemu in an empty chroot"
+  ARM_RESULT="static, $ARM_SIZE bytes (cross-check profile), served initialize/tools/list/search/arXiv upload under qemu in an empty chroot"
 fi
 
 # ------------------------------------------------------------------------------------------

@@ -341,9 +341,54 @@ fn rebase_links(links: &mut Value, base: &str) {
     }
 }
 
+/// Where an item's children are found when rendering: by a look at every item (one item
+/// rendered), or in a map made once (a page of a large library: a look at every item for each
+/// of its items made a 10,000-item library's full read quadratic).
+pub(crate) enum Kids<'a> {
+    Scan(&'a [Value]),
+    Map(HashMap<&'a str, Vec<&'a Value>>),
+}
+
+impl<'a> Kids<'a> {
+    /// The map of every parent's children, in library order (trashed ones too).
+    pub(crate) fn mapped(items: &'a [Value]) -> Kids<'a> {
+        let mut map: HashMap<&str, Vec<&Value>> = HashMap::new();
+        for c in items {
+            if let Some(parent) = parent_of(c) {
+                map.entry(parent).or_default().push(c);
+            }
+        }
+        Kids::Map(map)
+    }
+
+    /// The children of `key` not in the trash, in library order.
+    fn of(&self, key: &str) -> Vec<&'a Value> {
+        match self {
+            Kids::Scan(items) => items
+                .iter()
+                .filter(|c| parent_of(c) == Some(key) && !is_deleted(c))
+                .collect(),
+            Kids::Map(map) => map
+                .get(key)
+                .map(|v| v.iter().copied().filter(|c| !is_deleted(c)).collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// An item as served: derived `meta.numChildren`, `links.up`, `links.attachment`, own base URL.
 pub(crate) fn render_item(lib: &Lib, item: &Value, base: &str, vis: Visible) -> Value {
-    let items = &lib.items;
+    render_item_among(lib, item, base, vis, &Kids::Scan(&lib.items))
+}
+
+/// [`render_item`] with the children found through `kids`.
+pub(crate) fn render_item_among(
+    lib: &Lib,
+    item: &Value,
+    base: &str,
+    vis: Visible,
+    kids: &Kids<'_>,
+) -> Value {
     let mut out = item.clone();
     let key = item["key"].as_str().unwrap_or("");
     let prefix = format!("{base}/{}/items", lib.id().path());
@@ -361,14 +406,11 @@ pub(crate) fn render_item(lib: &Lib, item: &Value, base: &str, vis: Visible) -> 
         if let Some(m) = out["meta"].as_object_mut() {
             m.remove("numChildren");
         }
-        if let Some(n) = child_num_children(items, item, vis) {
+        if let Some(n) = child_num_children(kids, item, vis) {
             out["meta"]["numChildren"] = n;
         }
     } else {
-        let children: Vec<&Value> = items
-            .iter()
-            .filter(|c| parent_of(c) == Some(key) && !is_deleted(c))
-            .collect();
+        let children: Vec<&Value> = kids.of(key);
         let counted = children
             .iter()
             .filter(|c| vis.notes || c["data"]["itemType"] == "attachment")
@@ -401,13 +443,13 @@ pub(crate) fn render_item(lib: &Lib, item: &Value, base: &str, vis: Visible) -> 
 /// `meta.numChildren` of a child item (`Zotero_Item::getUncachedResponseProps`): a note counts
 /// its attachments; a PDF attachment its annotations, which depend on note access (without it
 /// the server sends `false`); other attachments have none.
-fn child_num_children(items: &[Value], item: &Value, vis: Visible) -> Option<Value> {
+fn child_num_children(kids: &Kids<'_>, item: &Value, vis: Visible) -> Option<Value> {
     let d = &item["data"];
     let key = item["key"].as_str().unwrap_or("");
     let count = |ty: &str| {
-        items
+        kids.of(key)
             .iter()
-            .filter(|c| parent_of(c) == Some(key) && !is_deleted(c) && c["data"]["itemType"] == ty)
+            .filter(|c| c["data"]["itemType"] == ty)
             .count()
     };
     match d["itemType"].as_str() {

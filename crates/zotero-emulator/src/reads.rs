@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Value};
 
-use super::library::{render_collection, render_item, Visible};
+use super::library::{render_collection, render_item, render_item_among, Kids, Visible};
 use super::libs::Lib;
 use super::params::{self, Action, Params};
 use super::search::{self, Scope};
@@ -210,9 +210,10 @@ fn items_list(
         let body = keyed_answer(&st.items, &shown, &p);
         return paged(st, base, req, &p, all.len(), body);
     }
+    let kids = Kids::mapped(&st.items);
     let rendered: Vec<Value> = shown
         .iter()
-        .map(|i| render_item(st, &st.items[*i], base, vis))
+        .map(|i| render_item_among(st, &st.items[*i], base, vis, &kids))
         .collect();
     let body = formats::items_answer(st, rendered, all.len(), false, &p);
     if body.status != 200 {

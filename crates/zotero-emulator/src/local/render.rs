@@ -5,7 +5,7 @@
 use serde_json::{json, Value};
 
 use super::super::library::{
-    is_deleted, render_collection, render_item, Visible, ITEM_FIELDS_JSON,
+    is_deleted, render_collection, render_item_among, Kids, Visible, ITEM_FIELDS_JSON,
 };
 use super::super::libs::{Lib, LibraryId};
 use super::super::params::{self, Action};
@@ -99,8 +99,8 @@ fn obj(v: Value) -> Obj {
 }
 
 /// An item's JSON; a stored file's enclosure is its `file://` URL.
-fn item_obj(ctx: &Ctx, lib: &Lib, item: &Value) -> Obj {
-    let mut v = render_item(lib, item, &ctx.api, Visible::ALL);
+fn item_obj(ctx: &Ctx, lib: &Lib, item: &Value, kids: &Kids<'_>) -> Obj {
+    let mut v = render_item_among(lib, item, &ctx.api, Visible::ALL, kids);
     // The desktop's `toResponseJSON`: only regular items count children; every other item
     // says 0. Its `toJSON` always writes an annotation's author name, empty or not.
     let item_type = v["data"]["itemType"].as_str().unwrap_or("").to_string();
@@ -119,7 +119,7 @@ fn item_obj(ctx: &Ctx, lib: &Lib, item: &Value) -> Obj {
 pub(crate) fn item(ctx: &Ctx, key: &str) -> Option<Obj> {
     let lib = ctx.lib();
     let i = lib.item_index(key)?;
-    Some(item_obj(ctx, lib, &lib.items[i]))
+    Some(item_obj(ctx, lib, &lib.items[i], &Kids::Scan(&lib.items)))
 }
 
 /// The request's item filters for the web API's search (the desktop's quick search and
@@ -196,9 +196,10 @@ pub(crate) fn items(ctx: &Ctx, from: &ItemsFrom, top: bool, tags: bool) -> Answe
     if tags {
         return many(ctx, tag_objs(ctx, Some(&idx)), Some(lib.version));
     }
+    let kids = Kids::mapped(&lib.items);
     let objs = idx
         .iter()
-        .map(|i| item_obj(ctx, lib, &lib.items[*i]))
+        .map(|i| item_obj(ctx, lib, &lib.items[*i], &kids))
         .collect();
     many(ctx, objs, Some(lib.version))
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 use zotero_api::model::WireObject;
 
-use super::matching::similarity;
+use super::matching::{folded, similarity_at_least};
 use zotero_metadata::identifiers::fold_doi;
 
 /// One regular item of the library.
@@ -30,6 +30,9 @@ pub struct Entry {
     /// Its title's words, first creator and year, lower case: what a key's parts are
     /// compared with.
     words: Vec<String>,
+    /// Its citation keys and DOIs, then its title, `folded` once for `closest`.
+    folded_keys: Vec<Vec<char>>,
+    folded_title: Vec<char>,
 }
 
 fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
@@ -109,8 +112,15 @@ impl Entry {
         let mut words = words_of(&title);
         words.extend(creator.iter().map(|c| c.to_lowercase()));
         words.extend(year.iter().cloned());
+        let folded_keys = citation_keys
+            .iter()
+            .chain(&dois)
+            .map(|k| folded(k))
+            .collect();
         Entry {
             item_key: item.key(),
+            folded_title: folded(&title),
+            folded_keys,
             title,
             words,
             citation_keys,
@@ -188,48 +198,69 @@ impl LibraryIndex {
 
     /// The (at most `n`) items closest to `key`: by its similarity to their citation keys or
     /// DOIs, and by how many of its parts (author, year, title words) they carry; `title`
-    /// (from a `.bib` entry) adds its similarity to their titles.
+    /// (from a `.bib` entry) adds its similarity to their titles. Best first, ties by library
+    /// order. A similarity is only worked out as far as it could still place an entry: above
+    /// the least score kept (0.4) and, once `n` are kept, above the last of them.
     pub fn closest(&self, key: &str, title: Option<&str>, n: usize) -> Vec<Candidate> {
+        if n == 0 {
+            return Vec::new();
+        }
         let parts = key_parts(key);
-        let mut scored: Vec<Candidate> = self
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| {
-                let by_key = e
-                    .citation_keys
-                    .iter()
-                    .chain(&e.dois)
-                    .map(|k| similarity(key, k))
-                    .fold(0.0, f64::max);
-                let hits = parts
-                    .iter()
-                    .filter(|p| {
-                        e.words.iter().any(|w| {
-                            w == *p
-                                || (p.len() >= 4
-                                    && w.len() >= 4
-                                    && (w.starts_with(p.as_str()) || p.starts_with(w.as_str())))
-                        })
-                    })
-                    .count();
-                let by_parts = if parts.is_empty() {
-                    0.0
-                } else {
-                    hits as f64 / parts.len() as f64
-                };
-                let by_title = title.map_or(0.0, |t| similarity(t, &e.title));
-                Candidate {
-                    index: i,
-                    score: by_key.max(by_parts * 0.9).max(by_title),
+        let key = folded(key);
+        let title = title.map(folded);
+        let mut kept: Vec<Candidate> = Vec::with_capacity(n + 1);
+        let mut row = Vec::new();
+        for (i, e) in self.entries.iter().enumerate() {
+            // An equal score does not displace a kept one: it comes later in the library.
+            let floor = match kept.get(n - 1) {
+                Some(last) if kept.len() >= n => last.score.max(MIN_SCORE),
+                _ => MIN_SCORE,
+            };
+            let mut score = by_parts(&parts, &e.words) * 0.9;
+            for k in &e.folded_keys {
+                if let Some(s) = similarity_at_least(&key, k, floor.max(score), &mut row) {
+                    score = score.max(s);
                 }
-            })
-            .filter(|c| c.score >= 0.4)
-            .collect();
-        scored.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
-        scored.truncate(n);
-        scored
+            }
+            if let Some(t) = &title {
+                if let Some(s) = similarity_at_least(t, &e.folded_title, floor.max(score), &mut row)
+                {
+                    score = score.max(s);
+                }
+            }
+            let places = score >= MIN_SCORE
+                && (kept.len() < n || kept.last().is_some_and(|last| score > last.score));
+            if places {
+                let at = kept.partition_point(|c| c.score >= score);
+                kept.insert(at, Candidate { index: i, score });
+                kept.truncate(n);
+            }
+        }
+        kept
     }
+}
+
+/// The least score of an item `closest` names.
+const MIN_SCORE: f64 = 0.4;
+
+/// The share of a key's parts an entry's words carry (a part of four letters or more also
+/// matches as a prefix either way).
+fn by_parts(parts: &[String], words: &[String]) -> f64 {
+    if parts.is_empty() {
+        return 0.0;
+    }
+    let hits = parts
+        .iter()
+        .filter(|p| {
+            words.iter().any(|w| {
+                w == *p
+                    || (p.len() >= 4
+                        && w.len() >= 4
+                        && (w.starts_with(p.as_str()) || p.starts_with(w.as_str())))
+            })
+        })
+        .count();
+    hits as f64 / parts.len() as f64
 }
 
 fn words_of(s: &str) -> Vec<String> {
@@ -431,6 +462,69 @@ mod tests {
         assert!(l.closest("zzzz", None, 3).is_empty());
         let c = l.closest("whatever", Some("Deep things"), 3);
         assert_eq!(c[0].index, 1);
+    }
+
+    /// `closest` as it was written first: every similarity in full, then sorted.
+    fn closest_in_full(
+        l: &LibraryIndex,
+        key: &str,
+        title: Option<&str>,
+        n: usize,
+    ) -> Vec<Candidate> {
+        use super::super::matching::similarity;
+        let parts = key_parts(key);
+        let mut all: Vec<Candidate> = l
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                let by_key = e
+                    .citation_keys
+                    .iter()
+                    .chain(&e.dois)
+                    .map(|k| similarity(key, k))
+                    .fold(0.0, f64::max);
+                let by_title = title.map_or(0.0, |t| similarity(t, &e.title));
+                let score = by_key.max(by_parts(&parts, &e.words) * 0.9).max(by_title);
+                Candidate { index: i, score }
+            })
+            .filter(|c| c.score >= 0.4)
+            .collect();
+        all.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.index.cmp(&b.index)));
+        all.truncate(n);
+        all
+    }
+
+    #[test]
+    fn the_closest_items_are_those_every_similarity_in_full_gives() {
+        use proptest::prelude::*;
+        let entry = ("[a-c]{2,6}[0-9]{0,4}", "[a-c ]{0,16}", "[a-c]{0,5}");
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(
+                &(
+                    proptest::collection::vec(entry, 0..30),
+                    "[a-c]{1,6}[0-9]{0,4}",
+                    proptest::option::of("[a-c ]{0,16}"),
+                    0usize..5,
+                ),
+                |(entries, key, title, n)| {
+                    let items: Vec<WireObject> = entries
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (k, t, c))| {
+                            wire(json!({"key": format!("K{i:07}"), "data": {
+                                "itemType": "book", "citationKey": k, "title": t,
+                                "creators": [{"lastName": c}]}}))
+                        })
+                        .collect();
+                    let l = LibraryIndex::new(&items);
+                    let want = closest_in_full(&l, &key, title.as_deref(), n);
+                    prop_assert_eq!(l.closest(&key, title.as_deref(), n), want);
+                    Ok(())
+                },
+            )
+            .unwrap();
     }
 
     #[test]

@@ -417,6 +417,77 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     1.0 - d as f64 / longest as f64
 }
 
+/// A string as `similarity` compares it: case folded, its first 200 characters.
+pub fn folded(s: &str) -> Vec<char> {
+    s.to_lowercase().chars().take(200).collect()
+}
+
+/// `similarity` of two strings already `folded`, when it is at least `floor`; `None` when it
+/// is less. Only a band of the edit table as wide as the distance `floor` allows is filled,
+/// and the work stops once a row is beyond it: comparing one key with every entry of a large
+/// library costs what the close ones cost, not a full table each. `row` is scratch space.
+pub fn similarity_at_least(
+    a: &[char],
+    b: &[char],
+    floor: f64,
+    row: &mut Vec<usize>,
+) -> Option<f64> {
+    let longest = a.len().max(b.len());
+    if longest == 0 {
+        return (1.0 >= floor).then_some(1.0);
+    }
+    if floor > 1.0 {
+        return None;
+    }
+    // score = 1 - d / longest >= floor  <=>  d <= (1 - floor) * longest; one more for the
+    // rounding of the product, the exact score is compared below.
+    let allowed = ((1.0 - floor.max(0.0)) * longest as f64).floor() as usize + 1;
+    let d = bounded_distance(a, b, allowed, row)?;
+    let score = 1.0 - d as f64 / longest as f64;
+    (score >= floor).then_some(score)
+}
+
+/// The edit distance of `a` and `b` when it is at most `k` (Ukkonen's band: cells farther
+/// than `k` from the diagonal cannot lead to a distance within `k`).
+fn bounded_distance(a: &[char], b: &[char], k: usize, row: &mut Vec<usize>) -> Option<usize> {
+    if a.len().abs_diff(b.len()) > k {
+        return None;
+    }
+    let over = k.saturating_add(1);
+    row.clear();
+    // Row 0 of the table, capped: a column beyond the band is `over` until the band reaches it.
+    row.extend((0..=b.len()).map(|j| j.min(over)));
+    for (i, ca) in a.iter().enumerate() {
+        let i1 = i + 1;
+        let lo = i1.saturating_sub(k).max(1);
+        let hi = (i1 + k).min(b.len());
+        let mut diag = row.get(lo - 1).copied().unwrap_or(over);
+        let first = if lo == 1 { i1.min(over) } else { over };
+        if let Some(c) = row.get_mut(lo - 1) {
+            *c = first;
+        }
+        let (mut left, mut least) = (first, first);
+        for j in lo..=hi {
+            let up = row.get(j).copied().unwrap_or(over);
+            let same = b.get(j - 1) == Some(ca);
+            let v = (diag + usize::from(!same))
+                .min(up + 1)
+                .min(left + 1)
+                .min(over);
+            diag = up;
+            if let Some(c) = row.get_mut(j) {
+                *c = v;
+            }
+            left = v;
+            least = least.min(v);
+        }
+        if least > k {
+            return None;
+        }
+    }
+    row.get(b.len()).copied().filter(|d| *d <= k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -525,6 +596,29 @@ mod tests {
             work.steps(),
             whole.steps()
         );
+    }
+
+    #[test]
+    fn the_banded_similarity_is_the_similarity_when_it_reaches_the_floor() {
+        use proptest::prelude::*;
+        let word = "[abc ]{0,12}";
+        let mut runner = proptest::test_runner::TestRunner::default();
+        runner
+            .run(&(word, word, 0u8..=20), |(a, b, f)| {
+                let floor = f64::from(f) / 20.0;
+                let full = similarity(&a, &b);
+                let mut row = Vec::new();
+                let banded = similarity_at_least(&folded(&a), &folded(&b), floor, &mut row);
+                let want = (full >= floor).then_some(full);
+                prop_assert_eq!(banded, want, "{:?} {:?} floor {}", a, b, floor);
+                Ok(())
+            })
+            .unwrap();
+        let mut row = Vec::new();
+        let (a, b) = (folded("smith2020"), folded("Smith2021"));
+        assert_eq!(similarity_at_least(&a, &b, 0.8, &mut row), Some(8.0 / 9.0));
+        assert_eq!(similarity_at_least(&a, &b, 0.9, &mut row), None);
+        assert_eq!(similarity_at_least(&[], &[], 1.0, &mut row), Some(1.0));
     }
 
     #[test]
