@@ -9,31 +9,8 @@ use std::collections::HashMap;
 use rusqlite::{params, OptionalExtension};
 use serde_json::Value;
 
+use crate::data_keys::is_field;
 use crate::fixture::{Builder, Result};
-
-/// `data` keys that are not `itemData` fields.
-const NOT_FIELDS: &[&str] = &[
-    "key",
-    "version",
-    "itemType",
-    "creators",
-    "tags",
-    "collections",
-    "relations",
-    "dateAdded",
-    "dateModified",
-    "parentItem",
-    "deleted",
-    "note",
-    "linkMode",
-    "contentType",
-    "charset",
-    "filename",
-    "md5",
-    "mtime",
-    "path",
-    "inPublications",
-];
 
 fn s<'a>(v: &'a Value, k: &str) -> &'a str {
     v.get(k).and_then(Value::as_str).unwrap_or_default()
@@ -210,7 +187,7 @@ impl Builder {
             let type_id = self.ensure_type(item_type)?;
             let mut fields: Vec<(String, String)> = Vec::new();
             for (k, v) in d.as_object().into_iter().flatten() {
-                if NOT_FIELDS.contains(&k.as_str()) || k.starts_with("annotation") {
+                if !is_field(k) {
                     continue;
                 }
                 if let Some(text) = v.as_str().filter(|t| !t.is_empty()) {
