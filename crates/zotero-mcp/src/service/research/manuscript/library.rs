@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
-use zotero_api::model::WireObject;
+use zotero_api::model::{text, WireObject};
 
 use super::matching::similarity;
 use zotero_metadata::identifiers::fold_doi;
@@ -30,14 +30,6 @@ pub struct Entry {
     /// Its title's words, first creator and year, lower case: what a key's parts are
     /// compared with.
     words: Vec<String>,
-}
-
-fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
-    data.get(field)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
 }
 
 /// The value of Extra's `label: value` lines (the label in any case).
