@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 use serde_json::Value;
 
 use crate::data_keys::is_field;
@@ -66,14 +66,7 @@ fn sql_time(iso: &str) -> String {
 
 impl Builder {
     fn ensure_type(&self, name: &str) -> Result<i64> {
-        let found: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT itemTypeID FROM itemTypes WHERE typeName = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let found = self.find_id("SELECT itemTypeID FROM itemTypes WHERE typeName = ?1", name)?;
         if let Some(id) = found {
             return Ok(id);
         }
@@ -94,14 +87,7 @@ impl Builder {
     }
 
     fn ensure_field(&self, type_id: i64, name: &str) -> Result<()> {
-        let found: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT fieldID FROM fields WHERE fieldName = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let found = self.find_id("SELECT fieldID FROM fields WHERE fieldName = ?1", name)?;
         let field_id = match found {
             Some(id) => id,
             None => {
