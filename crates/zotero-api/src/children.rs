@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::ZoteroError;
 use crate::http::ApiRequest;
 use crate::library::{LibraryRef, ObjectKey};
-use crate::model::WireObject;
+use crate::model::{text, WireObject};
 use crate::response::{all_pages, expect, parse_json, parse_page, unexpected, Page};
 use crate::routing::Library;
 
@@ -89,13 +89,6 @@ pub struct Annotation {
     pub tags: Vec<String>,
     pub date_added: Option<String>,
     pub date_modified: Option<String>,
-}
-
-fn text(data: &serde_json::Map<String, Value>, field: &str) -> Option<String> {
-    data.get(field)
-        .and_then(Value::as_str)
-        .filter(|s| !s.trim().is_empty())
-        .map(str::to_string)
 }
 
 impl WireObject {

@@ -5,6 +5,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// Which keys of an item's `data` are not fields: zotero-db's one list
+/// ([`zotero_db::NOT_FIELDS`]), which the database's fixture reads too.
+pub use zotero_db::{is_field, not_field, NotField, NOT_FIELDS};
+
 /// A creator in the seed's shape: `creator_type` with `first_name`/`last_name`, or `name`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Creator {
@@ -128,7 +132,9 @@ pub struct WireObject {
     pub data: Map<String, Value>,
 }
 
-fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
+/// A text property of wire JSON (`data`, `meta`), trimmed; `None` when it is missing, not
+/// text or blank.
+pub fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
     data.get(field)
         .and_then(Value::as_str)
         .map(str::trim)

@@ -7,6 +7,7 @@ mod answer;
 mod changes;
 mod child_data;
 mod collections;
+mod data_keys;
 mod datafile;
 mod error;
 pub mod fixture;
@@ -26,6 +27,7 @@ mod sorts;
 
 pub use answer::LibraryScope;
 pub use changes::{ItemChange, ItemChanges, TextChange, TextChanges};
+pub use data_keys::{is_field, not_field, NotField, NOT_FIELDS};
 pub use error::DbError;
 pub use locate::{default_data_dirs, find_data_dir, DataDirSource};
 pub use reply::DbAnswer;

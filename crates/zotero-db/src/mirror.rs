@@ -6,37 +6,45 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, OptionalExtension};
+use rusqlite::params;
 use serde_json::Value;
 
+use crate::data_keys::is_field;
 use crate::fixture::{Builder, Result};
-
-/// `data` keys that are not `itemData` fields.
-const NOT_FIELDS: &[&str] = &[
-    "key",
-    "version",
-    "itemType",
-    "creators",
-    "tags",
-    "collections",
-    "relations",
-    "dateAdded",
-    "dateModified",
-    "parentItem",
-    "deleted",
-    "note",
-    "linkMode",
-    "contentType",
-    "charset",
-    "filename",
-    "md5",
-    "mtime",
-    "path",
-    "inPublications",
-];
 
 fn s<'a>(v: &'a Value, k: &str) -> &'a str {
     v.get(k).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// An object's `data` (the wire object itself when it has none).
+fn data(object: &Value) -> &Value {
+    object.get("data").unwrap_or(object)
+}
+
+/// An object's version, at its top or in its `data` (0 when it has none).
+fn version(object: &Value) -> i64 {
+    object
+        .get("version")
+        .or_else(|| data(object).get("version"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// The item's tags as the fixture takes them (`auto:` before an automatic one).
+fn item_tags(d: &Value) -> Vec<String> {
+    d.get("tags")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|t| {
+            let tag = s(t, "tag");
+            if t.get("type").and_then(Value::as_i64) == Some(1) {
+                format!("auto:{tag}")
+            } else {
+                tag.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A date as Zotero stores it (`Zotero.Date.multipartToSQL`): the parsed date as
@@ -58,14 +66,7 @@ fn sql_time(iso: &str) -> String {
 
 impl Builder {
     fn ensure_type(&self, name: &str) -> Result<i64> {
-        let found: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT itemTypeID FROM itemTypes WHERE typeName = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let found = self.find_id("SELECT itemTypeID FROM itemTypes WHERE typeName = ?1", name)?;
         if let Some(id) = found {
             return Ok(id);
         }
@@ -86,14 +87,7 @@ impl Builder {
     }
 
     fn ensure_field(&self, type_id: i64, name: &str) -> Result<()> {
-        let found: Option<i64> = self
-            .conn
-            .query_row(
-                "SELECT fieldID FROM fields WHERE fieldName = ?1",
-                [name],
-                |r| r.get(0),
-            )
-            .optional()?;
+        let found = self.find_id("SELECT fieldID FROM fields WHERE fieldName = ?1", name)?;
         let field_id = match found {
             Some(id) => id,
             None => {
@@ -158,160 +152,19 @@ impl Builder {
         Ok(())
     }
 
-    /// Writes wire items and collections into `library` (1: the user library).
+    /// Writes wire items and collections into `library` (1: the user library): the
+    /// collections, then each item, then the notes', attachments' and annotations' own rows
+    /// once every parent has an ID.
     pub fn mirror(&self, library: i64, items: &[Value], collections: &[Value]) -> Result<()> {
         self.conn.execute_batch("BEGIN")?;
-        let mut collection_ids: HashMap<String, i64> = HashMap::new();
-        // Parents before children: collections are listed in creation order.
-        let mut pending: Vec<&Value> = collections.iter().collect();
-        while !pending.is_empty() {
-            let before = pending.len();
-            pending.retain(|c| {
-                let d = c.get("data").unwrap_or(c);
-                let parent = d.get("parentCollection").and_then(Value::as_str);
-                let parent_id = match parent {
-                    Some(p) => match collection_ids.get(p) {
-                        Some(id) => Some(*id),
-                        None => return true,
-                    },
-                    None => None,
-                };
-                let key = s(d, "key");
-                if let Ok(id) = self.collection(library, key, s(d, "name"), parent_id) {
-                    {
-                        collection_ids.insert(key.to_string(), id);
-                        let version = c
-                            .get("version")
-                            .or_else(|| d.get("version"))
-                            .and_then(Value::as_i64)
-                            .unwrap_or(0);
-                        let _ = self.conn.execute(
-                            "UPDATE collections SET version = ?2, clientDateModified = '2024-01-01 00:00:00' WHERE collectionID = ?1",
-                            params![id, version],
-                        );
-                        if d.get("deleted").and_then(Value::as_bool) == Some(true) {
-                            let _ = self.conn.execute(
-                                "INSERT INTO deletedCollections (collectionID) VALUES (?1)",
-                                [id],
-                            );
-                        }
-                    }
-                }
-                false
-            });
-            if pending.len() == before {
-                break;
-            }
-        }
+        let collection_ids = self.mirror_collections(library, collections);
         let mut item_ids: HashMap<String, i64> = HashMap::new();
         for item in items {
-            let d = item.get("data").unwrap_or(item);
-            let item_type = s(d, "itemType");
-            let type_id = self.ensure_type(item_type)?;
-            let mut fields: Vec<(String, String)> = Vec::new();
-            for (k, v) in d.as_object().into_iter().flatten() {
-                if NOT_FIELDS.contains(&k.as_str()) || k.starts_with("annotation") {
-                    continue;
-                }
-                if let Some(text) = v.as_str().filter(|t| !t.is_empty()) {
-                    self.ensure_field(type_id, k)?;
-                    let text = if k == "date" {
-                        let parsed = item
-                            .get("meta")
-                            .and_then(|m| m.get("parsedDate"))
-                            .and_then(Value::as_str);
-                        multipart_date(parsed, text)
-                    } else {
-                        text.to_string()
-                    };
-                    fields.push((k.clone(), text));
-                }
-            }
-            let mut creators: Vec<(String, Option<String>, String)> = Vec::new();
-            for c in d
-                .get("creators")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let ctype = s(c, "creatorType");
-                self.ensure_creator_type(ctype)?;
-                match c.get("name").and_then(Value::as_str) {
-                    Some(name) => creators.push((ctype.into(), None, name.into())),
-                    None => creators.push((
-                        ctype.into(),
-                        Some(s(c, "firstName").into()),
-                        s(c, "lastName").into(),
-                    )),
-                }
-            }
-            let mut tags: Vec<String> = Vec::new();
-            for t in d
-                .get("tags")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                let tag = s(t, "tag");
-                if t.get("type").and_then(Value::as_i64) == Some(1) {
-                    tags.push(format!("auto:{tag}"));
-                } else {
-                    tags.push(tag.to_string());
-                }
-            }
-            let field_refs: Vec<(&str, &str)> = fields
-                .iter()
-                .map(|(k, v)| (k.as_str(), v.as_str()))
-                .collect();
-            let creator_refs: Vec<(&str, Option<&str>, &str)> = creators
-                .iter()
-                .map(|(a, b, c)| (a.as_str(), b.as_deref(), c.as_str()))
-                .collect();
-            let tag_refs: Vec<&str> = tags.iter().map(String::as_str).collect();
-            let key = s(d, "key");
-            let id = self.item(
-                library,
-                key,
-                item_type,
-                &field_refs,
-                &creator_refs,
-                &tag_refs,
-            )?;
-            let version = item
-                .get("version")
-                .or_else(|| d.get("version"))
-                .and_then(Value::as_i64)
-                .unwrap_or(0);
-            self.conn.execute(
-                "UPDATE items SET version = ?2, dateAdded = COALESCE(?3, dateAdded), dateModified = COALESCE(?4, dateModified) WHERE itemID = ?1",
-                params![
-                    id,
-                    version,
-                    d.get("dateAdded").and_then(Value::as_str).map(sql_time),
-                    d.get("dateModified").and_then(Value::as_str).map(sql_time)
-                ],
-            )?;
-            item_ids.insert(key.to_string(), id);
-            self.relations(id, d.get("relations"))?;
-            for c in d
-                .get("collections")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(cid) = c.as_str().and_then(|k| collection_ids.get(k)) {
-                    self.file(*cid, id)?;
-                }
-            }
-            if d.get("deleted").and_then(Value::as_bool) == Some(true)
-                || d.get("deleted").and_then(Value::as_i64) == Some(1)
-            {
-                self.trash(id)?;
-            }
+            let id = self.mirror_item(library, item, &collection_ids)?;
+            item_ids.insert(s(data(item), "key").to_string(), id);
         }
-        // Children once every parent has an ID.
         for item in items {
-            let d = item.get("data").unwrap_or(item);
+            let d = data(item);
             let Some(id) = item_ids.get(s(d, "key")).copied() else {
                 continue;
             };
@@ -327,77 +180,237 @@ impl Builder {
                         params![id, parent, s(d, "note")],
                     )?;
                 }
-                "attachment" => {
-                    let mode = [
-                        "imported_file",
-                        "imported_url",
-                        "linked_file",
-                        "linked_url",
-                        "embedded_image",
-                    ]
-                    .iter()
-                    .position(|m| *m == s(d, "linkMode"))
-                    .unwrap_or(0) as i64;
-                    let path = match d.get("filename").and_then(Value::as_str) {
-                        Some(f) => Some(format!("storage:{f}")),
-                        None => d.get("path").and_then(Value::as_str).map(str::to_string),
-                    };
-                    let charset = d
-                        .get("charset")
-                        .and_then(Value::as_str)
-                        .filter(|c| !c.is_empty());
-                    if let Some(charset) = charset {
-                        self.conn.execute(
-                            "INSERT OR IGNORE INTO charsets (charset) VALUES (?1)",
-                            [charset],
-                        )?;
-                    }
-                    self.conn.execute(
-                        "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path, storageHash, storageModTime, charsetID) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT charsetID FROM charsets WHERE charset = ?8))",
-                        params![
-                            id,
-                            parent,
-                            mode,
-                            d.get("contentType").and_then(Value::as_str),
-                            path,
-                            d.get("md5").and_then(Value::as_str),
-                            d.get("mtime").and_then(Value::as_i64),
-                            charset
-                        ],
-                    )?;
-                }
-                "annotation" => {
-                    let kind = ["highlight", "note", "image", "ink", "underline", "text"]
-                        .iter()
-                        .position(|m| *m == s(d, "annotationType"))
-                        .map_or(1, |p| p as i64 + 1);
-                    let position = match d.get("annotationPosition") {
-                        Some(Value::String(p)) => p.clone(),
-                        Some(other) => other.to_string(),
-                        None => "{}".into(),
-                    };
-                    self.conn.execute(
-                        "INSERT INTO itemAnnotations (itemID, parentItemID, type, authorName, text, comment, color, pageLabel, sortIndex, position, isExternal) \
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)",
-                        params![
-                            id,
-                            parent.unwrap_or(0),
-                            kind,
-                            d.get("annotationAuthorName").and_then(Value::as_str),
-                            d.get("annotationText").and_then(Value::as_str),
-                            d.get("annotationComment").and_then(Value::as_str),
-                            d.get("annotationColor").and_then(Value::as_str),
-                            d.get("annotationPageLabel").and_then(Value::as_str),
-                            s(d, "annotationSortIndex"),
-                            position
-                        ],
-                    )?;
-                }
+                "attachment" => self.mirror_attachment(id, parent, d)?,
+                "annotation" => self.mirror_annotation(id, parent, d)?,
                 _ => {}
             }
         }
         self.conn.execute_batch("COMMIT")?;
+        Ok(())
+    }
+
+    /// The collections, parents before children (they are listed in creation order, so a
+    /// child waits for its parent), with their versions and trash; their IDs by key. One
+    /// whose parent never comes is left out.
+    fn mirror_collections(&self, library: i64, collections: &[Value]) -> HashMap<String, i64> {
+        let mut collection_ids: HashMap<String, i64> = HashMap::new();
+        let mut pending: Vec<&Value> = collections.iter().collect();
+        while !pending.is_empty() {
+            let before = pending.len();
+            pending.retain(|c| {
+                let d = data(c);
+                let parent = d.get("parentCollection").and_then(Value::as_str);
+                let parent_id = match parent {
+                    Some(p) => match collection_ids.get(p) {
+                        Some(id) => Some(*id),
+                        None => return true,
+                    },
+                    None => None,
+                };
+                let key = s(d, "key");
+                if let Ok(id) = self.collection(library, key, s(d, "name"), parent_id) {
+                    collection_ids.insert(key.to_string(), id);
+                    let _ = self.conn.execute(
+                        "UPDATE collections SET version = ?2, clientDateModified = '2024-01-01 00:00:00' WHERE collectionID = ?1",
+                        params![id, version(c)],
+                    );
+                    if d.get("deleted").and_then(Value::as_bool) == Some(true) {
+                        let _ = self.conn.execute(
+                            "INSERT INTO deletedCollections (collectionID) VALUES (?1)",
+                            [id],
+                        );
+                    }
+                }
+                false
+            });
+            if pending.len() == before {
+                break;
+            }
+        }
+        collection_ids
+    }
+
+    /// One item's row with its fields, creators and tags, then its version and dates, its
+    /// relations, its collections and its trash; its ID.
+    fn mirror_item(
+        &self,
+        library: i64,
+        item: &Value,
+        collection_ids: &HashMap<String, i64>,
+    ) -> Result<i64> {
+        let d = data(item);
+        let item_type = s(d, "itemType");
+        let type_id = self.ensure_type(item_type)?;
+        let fields = self.item_fields(type_id, item)?;
+        let creators = self.item_creators(d)?;
+        let tags = item_tags(d);
+        let field_refs: Vec<(&str, &str)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let creator_refs: Vec<(&str, Option<&str>, &str)> = creators
+            .iter()
+            .map(|(a, b, c)| (a.as_str(), b.as_deref(), c.as_str()))
+            .collect();
+        let tag_refs: Vec<&str> = tags.iter().map(String::as_str).collect();
+        let id = self.item(
+            library,
+            s(d, "key"),
+            item_type,
+            &field_refs,
+            &creator_refs,
+            &tag_refs,
+        )?;
+        self.conn.execute(
+            "UPDATE items SET version = ?2, dateAdded = COALESCE(?3, dateAdded), dateModified = COALESCE(?4, dateModified) WHERE itemID = ?1",
+            params![
+                id,
+                version(item),
+                d.get("dateAdded").and_then(Value::as_str).map(sql_time),
+                d.get("dateModified").and_then(Value::as_str).map(sql_time)
+            ],
+        )?;
+        self.relations(id, d.get("relations"))?;
+        for c in d
+            .get("collections")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(cid) = c.as_str().and_then(|k| collection_ids.get(k)) {
+                self.file(*cid, id)?;
+            }
+        }
+        if d.get("deleted").and_then(Value::as_bool) == Some(true)
+            || d.get("deleted").and_then(Value::as_i64) == Some(1)
+        {
+            self.trash(id)?;
+        }
+        Ok(id)
+    }
+
+    /// The item's fields with a text value (each added to its type when the schema lacks
+    /// it), a date as Zotero stores it.
+    fn item_fields(&self, type_id: i64, item: &Value) -> Result<Vec<(String, String)>> {
+        let d = data(item);
+        let mut fields: Vec<(String, String)> = Vec::new();
+        for (k, v) in d.as_object().into_iter().flatten() {
+            if !is_field(k) {
+                continue;
+            }
+            if let Some(text) = v.as_str().filter(|t| !t.is_empty()) {
+                self.ensure_field(type_id, k)?;
+                let text = if k == "date" {
+                    let parsed = item
+                        .get("meta")
+                        .and_then(|m| m.get("parsedDate"))
+                        .and_then(Value::as_str);
+                    multipart_date(parsed, text)
+                } else {
+                    text.to_string()
+                };
+                fields.push((k.clone(), text));
+            }
+        }
+        Ok(fields)
+    }
+
+    /// The item's creators, `(type, first name, last name)` (no first name: a single-field
+    /// name), each type added when the schema lacks it.
+    fn item_creators(&self, d: &Value) -> Result<Vec<(String, Option<String>, String)>> {
+        let mut creators = Vec::new();
+        for c in d
+            .get("creators")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let ctype = s(c, "creatorType");
+            self.ensure_creator_type(ctype)?;
+            match c.get("name").and_then(Value::as_str) {
+                Some(name) => creators.push((ctype.into(), None, name.into())),
+                None => creators.push((
+                    ctype.into(),
+                    Some(s(c, "firstName").into()),
+                    s(c, "lastName").into(),
+                )),
+            }
+        }
+        Ok(creators)
+    }
+
+    /// An attachment's row: its link mode, content type, file (`storage:` + its name) or
+    /// path, MD5, modification time and charset.
+    fn mirror_attachment(&self, id: i64, parent: Option<i64>, d: &Value) -> Result<()> {
+        let mode = [
+            "imported_file",
+            "imported_url",
+            "linked_file",
+            "linked_url",
+            "embedded_image",
+        ]
+        .iter()
+        .position(|m| *m == s(d, "linkMode"))
+        .unwrap_or(0) as i64;
+        let path = match d.get("filename").and_then(Value::as_str) {
+            Some(f) => Some(format!("storage:{f}")),
+            None => d.get("path").and_then(Value::as_str).map(str::to_string),
+        };
+        let charset = d
+            .get("charset")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty());
+        if let Some(charset) = charset {
+            self.conn.execute(
+                "INSERT OR IGNORE INTO charsets (charset) VALUES (?1)",
+                [charset],
+            )?;
+        }
+        self.conn.execute(
+            "INSERT INTO itemAttachments (itemID, parentItemID, linkMode, contentType, path, storageHash, storageModTime, charsetID) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, (SELECT charsetID FROM charsets WHERE charset = ?8))",
+            params![
+                id,
+                parent,
+                mode,
+                d.get("contentType").and_then(Value::as_str),
+                path,
+                d.get("md5").and_then(Value::as_str),
+                d.get("mtime").and_then(Value::as_i64),
+                charset
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// An annotation's row: its type (Zotero's `ANNOTATION_TYPE_*`), author, text, comment,
+    /// colour, page label, sort index and position.
+    fn mirror_annotation(&self, id: i64, parent: Option<i64>, d: &Value) -> Result<()> {
+        let kind = ["highlight", "note", "image", "ink", "underline", "text"]
+            .iter()
+            .position(|m| *m == s(d, "annotationType"))
+            .map_or(1, |p| p as i64 + 1);
+        let position = match d.get("annotationPosition") {
+            Some(Value::String(p)) => p.clone(),
+            Some(other) => other.to_string(),
+            None => "{}".into(),
+        };
+        self.conn.execute(
+            "INSERT INTO itemAnnotations (itemID, parentItemID, type, authorName, text, comment, color, pageLabel, sortIndex, position, isExternal) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 0)",
+            params![
+                id,
+                parent.unwrap_or(0),
+                kind,
+                d.get("annotationAuthorName").and_then(Value::as_str),
+                d.get("annotationText").and_then(Value::as_str),
+                d.get("annotationComment").and_then(Value::as_str),
+                d.get("annotationColor").and_then(Value::as_str),
+                d.get("annotationPageLabel").and_then(Value::as_str),
+                s(d, "annotationSortIndex"),
+                position
+            ],
+        )?;
         Ok(())
     }
 

@@ -128,7 +128,6 @@ fn strip_tags(text: &str) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::fold_for_search as fold;
 

@@ -1,6 +1,5 @@
 //! Mutated PDFs (bytes flipped, cut, spliced, duplicated) never panic and always answer
 //! within the limits: a document or a typed error.
-#![allow(clippy::unwrap_used, clippy::indexing_slicing)]
 
 mod support;
 

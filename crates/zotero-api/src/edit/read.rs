@@ -9,32 +9,14 @@ use crate::client::Library;
 use crate::error::ZoteroError;
 use crate::http::ApiRequest;
 use crate::library::ObjectKey;
-use crate::model::WireObject;
+use crate::model::{is_field, WireObject};
 use crate::response::{encode_query, parse_json, unexpected};
-
-/// Template properties that are not fields a caller sets through an item update: the type,
-/// the lists that have their own arguments, an attachment's file and link, a note's text.
-const NOT_SETTABLE: [&str; 14] = [
-    "itemType",
-    "creators",
-    "tags",
-    "collections",
-    "relations",
-    "parentItem",
-    "note",
-    "linkMode",
-    "contentType",
-    "charset",
-    "filename",
-    "md5",
-    "mtime",
-    "path",
-];
 
 impl Library<'_> {
     /// The fields an update may set on an item of this type (and link mode, for an
-    /// attachment), from its template: every field of the type but the ones in
-    /// [`NOT_SETTABLE`].
+    /// attachment), from its template: its keys that are fields ([`is_field`]); the type,
+    /// the lists that have their own arguments, the parent, an attachment's file and link and
+    /// a note's text are not.
     pub async fn settable_fields(
         &self,
         item_type: &str,
@@ -42,11 +24,7 @@ impl Library<'_> {
         cancel: &CancellationToken,
     ) -> Result<Vec<String>, ZoteroError> {
         let template = self.client.template(item_type, link_mode, cancel).await?;
-        Ok(template
-            .keys()
-            .filter(|k| !NOT_SETTABLE.contains(&k.as_str()))
-            .cloned()
-            .collect())
+        Ok(template.keys().filter(|k| is_field(k)).cloned().collect())
     }
 
     /// Reads these objects as they are now (never from a cache), trashed ones included,

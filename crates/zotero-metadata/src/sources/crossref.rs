@@ -123,67 +123,100 @@ fn message(answer: &Value) -> Result<&Map<String, Value>, MappingError> {
     }
 }
 
-/// A Crossref work as the CSL-JSON item `from_crossref_work` maps.
+/// A Crossref work as the CSL-JSON item `from_crossref_work` maps, section by section (a
+/// later section may replace what an earlier one set: the publisher by the institution).
 pub fn crossref_work_to_csl(answer: &Value) -> Result<Value, MappingError> {
     let m = message(answer)?;
-    let get = |k: &str| m.get(k);
-    let text = |k: &str| first_str(get(k)).map(decode_entities);
-    let cr_type = get("type").and_then(Value::as_str).unwrap_or("");
-    let mut csl_type = crossref_type_to_csl(cr_type);
-    // Crossref REST.js: an `other` with an ISBN and a container is a book section.
-    if cr_type == "other" && get("ISBN").is_some() && get("container-title").is_some() {
-        csl_type = Some("chapter");
-    }
+    let cr_type = m.get("type").and_then(Value::as_str).unwrap_or("");
+    let csl_type = csl_type(m, cr_type);
     let mut c = Map::new();
     c.insert(
         "type".into(),
         Value::String(csl_type.unwrap_or("document").to_owned()),
     );
+    insert_titles(&mut c, m, cr_type, csl_type);
+    insert_names(&mut c, m);
+    insert_numbers(&mut c, m);
+    insert_place_and_institution(&mut c, m, csl_type);
+    insert_by_crossref_type(&mut c, m, cr_type);
+    insert_issued(&mut c, m, cr_type);
+    insert_links(&mut c, m);
+    Ok(Value::Object(c))
+}
 
-    // Title and abstract keep their markup here: `csl` cleans it.
-    let title = first_str(get("title")).map(str::to_owned);
+/// A text property (or the first of a list), entities decoded.
+fn text(m: &Map<String, Value>, k: &str) -> Option<String> {
+    first_str(m.get(k)).map(decode_entities)
+}
+
+/// The CSL type; Crossref REST.js takes an `other` with an ISBN and a container for a book
+/// section.
+fn csl_type(m: &Map<String, Value>, cr_type: &str) -> Option<&'static str> {
+    if cr_type == "other" && m.get("ISBN").is_some() && m.get("container-title").is_some() {
+        return Some("chapter");
+    }
+    crossref_type_to_csl(cr_type)
+}
+
+/// The title (`[No title found]` without one), subtitle and abstract, which keep their markup
+/// here (`csl` cleans it), and the container: for an `other` taken for a chapter with two
+/// container titles, the series first, then the book (Crossref REST.js).
+fn insert_titles(
+    c: &mut Map<String, Value>,
+    m: &Map<String, Value>,
+    cr_type: &str,
+    csl_type: Option<&str>,
+) {
+    let title = first_str(m.get("title")).map(str::to_owned);
     c.insert(
         "title".into(),
         Value::String(title.unwrap_or_else(|| "[No title found]".to_owned())),
     );
-    if let Some(sub) = first_str(get("subtitle")) {
+    if let Some(sub) = first_str(m.get("subtitle")) {
         c.insert("subtitle".into(), Value::String(sub.to_owned()));
     }
-    if let Some(abs) = first_str(get("abstract")) {
+    if let Some(abs) = first_str(m.get("abstract")) {
         c.insert("abstract".into(), Value::String(abs.to_owned()));
     }
-    let containers: Vec<&str> = get("container-title")
+    let containers: Vec<&str> = m
+        .get("container-title")
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     if cr_type == "other" && csl_type == Some("chapter") && containers.len() >= 2 {
-        // Crossref REST.js: series first, then the book.
         if let (Some(series), Some(book)) = (containers.first(), containers.get(1)) {
             c.insert("collection-title".into(), json!(series));
             c.insert("container-title".into(), json!(book));
         }
-    } else if let Some(ct) = first_str(get("container-title")) {
+    } else if let Some(ct) = first_str(m.get("container-title")) {
         c.insert("container-title".into(), Value::String(ct.to_owned()));
     }
-    if let Some(short) = first_str(get("short-container-title")) {
+    if let Some(short) = first_str(m.get("short-container-title")) {
         c.insert(
             "container-title-short".into(),
             Value::String(short.to_owned()),
         );
     }
+}
 
+/// Authors, editors, translators, and chairs as contributors.
+fn insert_names(c: &mut Map<String, Value>, m: &Map<String, Value>) {
     for (cr, var) in [
         ("author", "author"),
         ("editor", "editor"),
         ("translator", "translator"),
         ("chair", "contributor"),
     ] {
-        let list = names(get(cr));
+        let list = names(m.get(cr));
         if !list.is_empty() {
             c.insert(var.into(), Value::Array(list));
         }
     }
+}
 
+/// Volume, issue, language, edition, publisher, DOI; the page, else the article number; the
+/// ISBNs and ISSNs, each list joined.
+fn insert_numbers(c: &mut Map<String, Value>, m: &Map<String, Value>) {
     for (cr, var) in [
         ("volume", "volume"),
         ("issue", "issue"),
@@ -192,27 +225,36 @@ pub fn crossref_work_to_csl(answer: &Value) -> Result<Value, MappingError> {
         ("publisher", "publisher"),
         ("DOI", "DOI"),
     ] {
-        if let Some(v) = text(cr) {
+        if let Some(v) = text(m, cr) {
             c.insert(var.into(), Value::String(v));
         }
     }
-    if let Some(p) = text("page").or_else(|| text("article-number")) {
+    if let Some(p) = text(m, "page").or_else(|| text(m, "article-number")) {
         c.insert("page".into(), Value::String(p));
     }
     for k in ["ISBN", "ISSN"] {
-        if let Some(a) = get(k).and_then(Value::as_array) {
+        if let Some(a) = m.get(k).and_then(Value::as_array) {
             let list: Vec<&str> = a.iter().filter_map(Value::as_str).collect();
             if !list.is_empty() {
                 c.insert(k.into(), Value::String(list.join(", ")));
             }
         }
     }
+}
 
-    let event = get("event").and_then(Value::as_object);
+/// The event's name; the place: the event's, else the first institution's, else the
+/// publisher's; the institution as a report's or thesis's publisher (Crossref REST.js).
+fn insert_place_and_institution(
+    c: &mut Map<String, Value>,
+    m: &Map<String, Value>,
+    csl_type: Option<&str>,
+) {
+    let event = m.get("event").and_then(Value::as_object);
     if let Some(name) = event.and_then(|e| first_str(e.get("name"))) {
         c.insert("event-title".into(), Value::String(decode_entities(name)));
     }
-    let institution = get("institution")
+    let institution = m
+        .get("institution")
         .and_then(Value::as_array)
         .and_then(|a| a.first())
         .and_then(Value::as_object);
@@ -230,23 +272,27 @@ pub fn crossref_work_to_csl(answer: &Value) -> Result<Value, MappingError> {
         .and_then(|e| first_str(e.get("location")))
         .map(str::to_owned)
         .or(institution_place)
-        .or_else(|| text("publisher-location"));
+        .or_else(|| text(m, "publisher-location"));
     if let Some(p) = place {
         c.insert("publisher-place".into(), Value::String(decode_entities(&p)));
     }
-    // Crossref REST.js: the institution is a report's or thesis's publisher.
     if matches!(csl_type, Some("report") | Some("thesis")) {
         if let Some(name) = institution.and_then(|i| first_str(i.get("name"))) {
             c.insert("publisher".into(), Value::String(decode_entities(name)));
         }
     }
+}
+
+/// What Crossref REST.js reads for one Crossref type: a preprint's `group-title` as its
+/// publisher, a dissertation's degree (without its parenthesis) and a peer review as genre.
+fn insert_by_crossref_type(c: &mut Map<String, Value>, m: &Map<String, Value>, cr_type: &str) {
     if cr_type == "posted-content" {
-        if let Some(g) = text("group-title") {
+        if let Some(g) = text(m, "group-title") {
             c.insert("publisher".into(), Value::String(g));
         }
     }
     if cr_type == "dissertation" {
-        if let Some(degree) = first_str(get("degree")) {
+        if let Some(degree) = first_str(m.get("degree")) {
             let degree = match (degree.find('('), degree.rfind(')')) {
                 (Some(a), Some(b)) if a < b => {
                     format!(
@@ -263,27 +309,35 @@ pub fn crossref_work_to_csl(answer: &Value) -> Result<Value, MappingError> {
     if cr_type == "peer-review" {
         c.insert("genre".into(), Value::String("peer review".into()));
     }
+}
 
+/// The date: a dissertation's `approved`, else the print date, else `issued`.
+fn insert_issued(c: &mut Map<String, Value>, m: &Map<String, Value>, cr_type: &str) {
     let date = if cr_type == "dissertation" {
-        dated(get("approved"))
+        dated(m.get("approved"))
     } else {
         None
     }
-    .or_else(|| dated(get("published-print")))
-    .or_else(|| dated(get("issued")));
+    .or_else(|| dated(m.get("published-print")))
+    .or_else(|| dated(m.get("issued")));
     if let Some(d) = date {
         let parts = d.get("date-parts").cloned().unwrap_or(Value::Null);
         c.insert("issued".into(), json!({ "date-parts": parts }));
     }
+}
 
-    if let Some(url) = get("resource")
+/// The primary resource as URL, the first licence's URL as licence.
+fn insert_links(c: &mut Map<String, Value>, m: &Map<String, Value>) {
+    if let Some(url) = m
+        .get("resource")
         .and_then(|r| r.get("primary"))
         .and_then(|p| p.get("URL"))
         .and_then(Value::as_str)
     {
         c.insert("URL".into(), Value::String(url.to_owned()));
     }
-    if let Some(url) = get("license")
+    if let Some(url) = m
+        .get("license")
         .and_then(Value::as_array)
         .and_then(|a| a.first())
         .and_then(|l| l.get("URL"))
@@ -291,7 +345,6 @@ pub fn crossref_work_to_csl(answer: &Value) -> Result<Value, MappingError> {
     {
         c.insert("license".into(), Value::String(url.to_owned()));
     }
-    Ok(Value::Object(c))
 }
 
 /// Maps a Crossref work (the whole answer or its `message`) to a draft.
@@ -507,6 +560,52 @@ mod tests {
                 ("title", "On things"),
                 ("university", "MIT"),
             ])
+        );
+    }
+
+    #[test]
+    fn an_other_with_an_isbn_is_a_chapter_of_the_second_container_in_the_first() {
+        let work = json!({
+            "type": "other",
+            "title": ["T"],
+            "ISBN": ["9783030000000"],
+            "container-title": ["Series X", "Book Y"],
+            "translator": [{"given": "Tom", "family": "TRAN"}],
+            "edition-number": "3",
+            "resource": {"primary": {"URL": "https://example.org/r"}},
+            "license": [{"URL": "https://example.org/l1"}, {"URL": "https://example.org/l2"}]
+        });
+        assert_eq!(
+            crossref_work_to_csl(&work).unwrap(),
+            json!({
+                "type": "chapter",
+                "title": "T",
+                "collection-title": "Series X",
+                "container-title": "Book Y",
+                "translator": [{"family": "Tran", "given": "Tom"}],
+                "edition": "3",
+                "ISBN": "9783030000000",
+                "URL": "https://example.org/r",
+                "license": "https://example.org/l1"
+            })
+        );
+    }
+
+    #[test]
+    fn a_reports_institution_is_its_publisher_and_a_peer_review_its_genre() {
+        let report = json!({
+            "type": "report",
+            "publisher": "P",
+            "institution": [{"name": "Inst &amp; Co"}]
+        });
+        assert_eq!(
+            crossref_work_to_csl(&report).unwrap(),
+            json!({"type": "report", "title": "[No title found]", "publisher": "Inst & Co"})
+        );
+        let review = json!({"type": "peer-review", "title": ["Review of X"]});
+        assert_eq!(
+            crossref_work_to_csl(&review).unwrap(),
+            json!({"type": "manuscript", "title": "Review of X", "genre": "peer review"})
         );
     }
 

@@ -95,21 +95,51 @@ fn pages(first: Option<String>, last: Option<String>) -> Option<String> {
     }
 }
 
-/// Maps a DataCite record to a draft.
+/// Maps a DataCite record to a draft, section by section in Datacite JSON.js's order (a
+/// later section may overwrite what an earlier one set: the related item's volume the
+/// series').
 pub fn from_datacite(answer: &Value) -> Result<ZoteroItemDraft, MappingError> {
     let a = attributes(answer)?;
     let schema = schema()?;
     let mut d = ZoteroItemDraft::new(&item_type(schema, a));
-    let get = |k: &str| a.get(k);
+    d.set(schema, "title", &clean_title(&title(a)));
+    let mut creators = creators(a);
+    set_publisher_and_date(&mut d, schema, a);
+    set_identity(&mut d, schema, a);
+    set_description(&mut d, schema, a);
+    set_container(&mut d, schema, a);
+    if let Some(r) =
+        list(a.get("relatedItems")).find(|r| str_of(r, "relationType") == Some("IsPublishedIn"))
+    {
+        set_published_in(&mut d, schema, r);
+        creators.extend(published_in_contributors(r));
+    }
+    for rel in list(a.get("relatedIdentifiers")) {
+        if let Some((kind, v)) = standard_number(rel, "relatedIdentifier") {
+            d.set_if_absent(schema, kind, v);
+        }
+    }
+    let mut seen: Vec<DraftCreator> = Vec::new();
+    for c in creators {
+        if !seen.contains(&c) {
+            seen.push(c.clone());
+            d.push_creator(schema, c);
+        }
+    }
+    d.set(schema, "libraryCatalog", "DataCite");
+    Ok(d)
+}
 
-    // Titles: untyped ones make the title, a subtitle is appended, else the first other.
+/// The entries of a JSON array (none when it is missing or not an array).
+fn list(v: Option<&Value>) -> impl Iterator<Item = &Value> {
+    v.and_then(Value::as_array).into_iter().flatten()
+}
+
+/// The title: untyped titles make it, a subtitle is appended, else the first other title.
+fn title(a: &Map<String, Value>) -> String {
     let mut title = String::new();
     let mut alternate = String::new();
-    for t in get("titles")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for t in list(a.get("titles")) {
         let Some(text) = str_of(t, "title") else {
             continue;
         };
@@ -122,26 +152,25 @@ pub fn from_datacite(answer: &Value) -> Result<ZoteroItemDraft, MappingError> {
             Some(_) => {}
         }
     }
-    let title = if title.is_empty() { alternate } else { title };
-    d.set(schema, "title", &clean_title(&title));
-
-    let mut creators: Vec<DraftCreator> = Vec::new();
-    for c in get("creators")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        creators.extend(person("author", c, true));
+    if title.is_empty() {
+        alternate
+    } else {
+        title
     }
-    for c in get("contributors")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        creators.extend(person(contributor_role(c), c, false));
-    }
+}
 
-    let publisher = match get("publisher") {
+/// The creators (authors), then the contributors by their role.
+fn creators(a: &Map<String, Value>) -> Vec<DraftCreator> {
+    let authors = list(a.get("creators")).filter_map(|c| person("author", c, true));
+    let contributors =
+        list(a.get("contributors")).filter_map(|c| person(contributor_role(c), c, false));
+    authors.chain(contributors).collect()
+}
+
+/// The publisher (a name or `{name}`), and the first of the Issued, Updated, Available,
+/// Accepted, Submitted, Created dates, else the publication year.
+fn set_publisher_and_date(d: &mut ZoteroItemDraft, schema: &Schema, a: &Map<String, Value>) {
+    let publisher = match a.get("publisher") {
         Some(Value::Object(p)) => p.get("name").and_then(Value::as_str),
         Some(Value::String(s)) => Some(s.as_str()),
         _ => None,
@@ -149,11 +178,7 @@ pub fn from_datacite(answer: &Value) -> Result<ZoteroItemDraft, MappingError> {
     if let Some(p) = publisher {
         d.set(schema, "publisher", p);
     }
-
-    let dates: Vec<(&str, &str)> = get("dates")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let dates: Vec<(&str, &str)> = list(a.get("dates"))
         .filter_map(|x| Some((str_of(x, "dateType")?, str_of(x, "date")?)))
         .collect();
     let date = [
@@ -171,12 +196,15 @@ pub fn from_datacite(answer: &Value) -> Result<ZoteroItemDraft, MappingError> {
             .find(|(t, _)| t == ty)
             .map(|(_, v)| (*v).to_owned())
     })
-    .or_else(|| scalar_str(get("publicationYear")));
+    .or_else(|| scalar_str(a.get("publicationYear")));
     if let Some(date) = date {
         d.set(schema, "date", &date);
     }
+}
 
-    if let Some(doi) = get("doi").and_then(Value::as_str).map(str::trim) {
+/// The DOI (in Extra when the type has no DOI field), the URL, the language, the version.
+fn set_identity(d: &mut ZoteroItemDraft, schema: &Schema, a: &Map<String, Value>) {
+    if let Some(doi) = a.get("doi").and_then(Value::as_str).map(str::trim) {
         d.set_or_extra(schema, "DOI", doi);
     }
     for (k, field) in [
@@ -184,28 +212,21 @@ pub fn from_datacite(answer: &Value) -> Result<ZoteroItemDraft, MappingError> {
         ("language", "language"),
         ("version", "versionNumber"),
     ] {
-        if let Some(v) = scalar_str(get(k)) {
+        if let Some(v) = scalar_str(a.get(k)) {
             d.set(schema, field, &v);
         }
     }
-    for s in get("subjects")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(subject) = str_of(s, "subject") {
-            if !d.tags.iter().any(|t| t == subject) {
-                d.tags.push(subject.to_owned());
-            }
+}
+
+/// The subjects as tags (each once), the formats, sizes and rights, the abstract.
+fn set_description(d: &mut ZoteroItemDraft, schema: &Schema, a: &Map<String, Value>) {
+    for subject in list(a.get("subjects")).filter_map(|s| str_of(s, "subject")) {
+        if !d.tags.iter().any(|t| t == subject) {
+            d.tags.push(subject.to_owned());
         }
     }
     let joined = |k: &str, sep: &str| {
-        let list: Vec<&str> = get(k)
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let list: Vec<&str> = list(a.get(k)).filter_map(Value::as_str).collect();
         (!list.is_empty()).then(|| list.join(sep))
     };
     if let Some(formats) = joined("formats", ",") {
@@ -215,132 +236,100 @@ pub fn from_datacite(answer: &Value) -> Result<ZoteroItemDraft, MappingError> {
         d.set(schema, "pages", &sizes);
         d.set(schema, "artworkSize", &sizes);
     }
-    let rights: Vec<&str> = get("rightsList")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
+    let rights: Vec<&str> = list(a.get("rightsList"))
         .filter_map(|r| str_of(r, "rights"))
         .collect();
     if !rights.is_empty() {
         d.set(schema, "rights", &rights.join(", "));
     }
-    for desc in get("descriptions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for desc in list(a.get("descriptions")) {
         if str_of(desc, "descriptionType") == Some("Abstract") {
             if let Some(text) = str_of(desc, "description") {
                 d.set(schema, "abstractNote", &clean_markup(text));
             }
         }
     }
+}
 
-    if let Some(container) = get("container").filter(|c| c.is_object()) {
-        if str_of(container, "type") == Some("Series") {
-            if let Some(t) = str_of(container, "title") {
-                d.set(schema, "publicationTitle", &trim_internal(t));
-            }
-            if let Some(v) = scalar_str(container.get("volume")) {
-                d.set(schema, "volume", &v);
-            }
-            if let Some(p) = pages(
-                scalar_str(container.get("firstPage")),
-                scalar_str(container.get("lastPage")),
-            ) {
-                d.set_if_absent(schema, "pages", &p);
-            }
-        }
-        if let (Some(id), Some(kind)) = (
-            str_of(container, "identifier"),
-            str_of(container, "identifierType"),
-        ) {
-            if kind == "ISSN" || kind == "ISBN" {
-                d.set(schema, kind, id);
-            }
-        }
-    }
-
-    let published_in = get("relatedItems")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .find(|r| str_of(r, "relationType") == Some("IsPublishedIn"));
-    if let Some(r) = published_in {
-        if let Some(v) = scalar_str(r.get("volume")) {
-            d.set(schema, "volume", &v);
-        }
-        let container_title = match r.get("titles") {
-            Some(Value::Array(ts)) => ts.first().and_then(|t| str_of(t, "title")),
-            Some(t @ Value::Object(_)) => str_of(t, "title"),
-            _ => None,
-        };
-        if let Some(t) = container_title {
+/// The container: a series' title, volume and pages (pages only when the sizes gave none),
+/// and its ISSN or ISBN.
+fn set_container(d: &mut ZoteroItemDraft, schema: &Schema, a: &Map<String, Value>) {
+    let Some(container) = a.get("container").filter(|c| c.is_object()) else {
+        return;
+    };
+    if str_of(container, "type") == Some("Series") {
+        if let Some(t) = str_of(container, "title") {
             d.set(schema, "publicationTitle", &trim_internal(t));
         }
-        if let Some(id) = r.get("relatedItemIdentifier") {
-            if let (Some(v), Some(kind)) = (
-                str_of(id, "relatedItemIdentifier"),
-                str_of(id, "relatedItemIdentifierType"),
-            ) {
-                if kind == "ISSN" || kind == "ISBN" {
-                    d.set(schema, kind, v);
-                }
-            }
-        }
-        if let Some(v) = scalar_str(r.get("issue")) {
-            d.set(schema, "issue", &v);
-        }
-        if let Some(y) = scalar_str(r.get("publicationYear")) {
-            d.set(schema, "date", &y);
+        if let Some(v) = scalar_str(container.get("volume")) {
+            d.set(schema, "volume", &v);
         }
         if let Some(p) = pages(
-            scalar_str(r.get("firstPage")),
-            scalar_str(r.get("lastPage")),
+            scalar_str(container.get("firstPage")),
+            scalar_str(container.get("lastPage")),
         ) {
-            d.set(schema, "pages", &p);
+            d.set_if_absent(schema, "pages", &p);
         }
-        if let Some(e) = scalar_str(r.get("edition")) {
-            d.set(schema, "edition", &e);
+    }
+    if let Some((kind, id)) = standard_number(container, "identifier") {
+        d.set(schema, kind, id);
+    }
+}
+
+/// An ISSN or ISBN given as `{<key>, <key>Type}`: its kind and value.
+fn standard_number<'a>(o: &'a Value, key: &str) -> Option<(&'a str, &'a str)> {
+    let v = str_of(o, key)?;
+    let kind = str_of(o, &format!("{key}Type"))?;
+    (kind == "ISSN" || kind == "ISBN").then_some((kind, v))
+}
+
+/// The `IsPublishedIn` related item: volume, title, ISSN/ISBN, issue, year, pages, edition.
+fn set_published_in(d: &mut ZoteroItemDraft, schema: &Schema, r: &Value) {
+    if let Some(v) = scalar_str(r.get("volume")) {
+        d.set(schema, "volume", &v);
+    }
+    let container_title = match r.get("titles") {
+        Some(Value::Array(ts)) => ts.first().and_then(|t| str_of(t, "title")),
+        Some(t @ Value::Object(_)) => str_of(t, "title"),
+        _ => None,
+    };
+    if let Some(t) = container_title {
+        d.set(schema, "publicationTitle", &trim_internal(t));
+    }
+    if let Some((kind, v)) = r
+        .get("relatedItemIdentifier")
+        .and_then(|id| standard_number(id, "relatedItemIdentifier"))
+    {
+        d.set(schema, kind, v);
+    }
+    for (k, field) in [("issue", "issue"), ("publicationYear", "date")] {
+        if let Some(v) = scalar_str(r.get(k)) {
+            d.set(schema, field, &v);
         }
-        for c in r
-            .get("contributor")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+    }
+    if let Some(p) = pages(
+        scalar_str(r.get("firstPage")),
+        scalar_str(r.get("lastPage")),
+    ) {
+        d.set(schema, "pages", &p);
+    }
+    if let Some(e) = scalar_str(r.get("edition")) {
+        d.set(schema, "edition", &e);
+    }
+}
+
+/// The related item's contributors: its editors as editors, the others as contributors.
+fn published_in_contributors(r: &Value) -> Vec<DraftCreator> {
+    list(r.get("contributor"))
+        .filter_map(|c| {
             let role = if str_of(c, "contributorType") == Some("Editor") {
                 "editor"
             } else {
                 "contributor"
             };
-            creators.extend(person(role, c, true));
-        }
-    }
-    for rel in get("relatedIdentifiers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let (Some(v), Some(kind)) = (
-            str_of(rel, "relatedIdentifier"),
-            str_of(rel, "relatedIdentifierType"),
-        ) {
-            if kind == "ISSN" || kind == "ISBN" {
-                d.set_if_absent(schema, kind, v);
-            }
-        }
-    }
-
-    let mut seen: Vec<DraftCreator> = Vec::new();
-    for c in creators {
-        if !seen.contains(&c) {
-            seen.push(c.clone());
-            d.push_creator(schema, c);
-        }
-    }
-    d.set(schema, "libraryCatalog", "DataCite");
-    Ok(d)
+            person(role, c, true)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -485,6 +474,73 @@ mod tests {
         assert_eq!(
             d.creators,
             vec![DraftCreator::split("author", "J. A.", "Doe")]
+        );
+    }
+
+    #[test]
+    fn a_chapter_in_a_series_takes_the_series_and_the_books_editors() {
+        let rec = json!({
+            "types": {"citeproc": "chapter", "resourceTypeGeneral": "BookChapter"},
+            "titles": [{"title": "A Chapter"}],
+            "container": {
+                "type": "Series", "title": "Lecture  Notes in Tests", "volume": "12",
+                "firstPage": "5", "lastPage": "9",
+                "identifier": "978-3-16-148410-0", "identifierType": "ISBN"
+            },
+            "relatedItems": [{
+                "relationType": "IsPublishedIn", "edition": "2",
+                "contributor": [
+                    {"name": "Roe, Ann", "nameType": "Personal", "contributorType": "Editor"},
+                    {"name": "Some Lab", "nameType": "Organizational", "contributorType": "Other"}
+                ]
+            }],
+            "relatedIdentifiers": [
+                {"relatedIdentifier": "0-306-40615-2", "relatedIdentifierType": "ISBN"}
+            ]
+        });
+        let d = from_datacite(&rec).unwrap();
+        assert_eq!(d.item_type, "bookSection");
+        assert_eq!(
+            d.fields,
+            fields(&[
+                ("ISBN", "978-3-16-148410-0"),
+                ("bookTitle", "Lecture Notes in Tests"),
+                ("edition", "2"),
+                ("libraryCatalog", "DataCite"),
+                ("pages", "5-9"),
+                ("title", "A Chapter"),
+                ("volume", "12"),
+            ])
+        );
+        assert_eq!(
+            d.creators,
+            vec![
+                DraftCreator::split("editor", "Ann", "Roe"),
+                DraftCreator::single("contributor", "Some Lab"),
+            ]
+        );
+    }
+
+    #[test]
+    fn sizes_are_the_pages_and_a_related_issn_fills_an_empty_one() {
+        let rec = json!({
+            "types": {"citeproc": "article-journal"},
+            "sizes": ["12 pages"],
+            "container": {"type": "Series", "firstPage": "1", "lastPage": "2"},
+            "relatedItems": [{"relationType": "References", "volume": "9"}],
+            "relatedIdentifiers": [
+                {"relatedIdentifier": "10.1/x", "relatedIdentifierType": "DOI"},
+                {"relatedIdentifier": "1234-5679", "relatedIdentifierType": "ISSN"}
+            ]
+        });
+        let d = from_datacite(&rec).unwrap();
+        assert_eq!(
+            d.fields,
+            fields(&[
+                ("ISSN", "1234-5679"),
+                ("libraryCatalog", "DataCite"),
+                ("pages", "12 pages"),
+            ])
         );
     }
 

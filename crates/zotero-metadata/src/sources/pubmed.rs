@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::{first_str, scalar_str};
 use crate::mapping_error::MappingError;
-use crate::schema::schema;
+use crate::schema::{schema, Schema};
 use crate::text::{clean_author, clean_title, decode_entities, str_to_iso, trim_internal};
 use crate::zotero_item::{DraftCreator, ZoteroItemDraft};
 
@@ -134,11 +134,11 @@ fn elocation_pii(rec: &Map<String, Value>) -> Option<String> {
 }
 
 /// Maps an esummary answer (or the record itself) for `pmid`. A PMID esummary does not
-/// know (`result.{pmid}.error`, or no record) is `MappingError::NotFound`.
+/// know (`result.{pmid}.error`, or no record) is `MappingError::NotFound`. Section by
+/// section in the order PubMed XML.js fills the item.
 pub fn from_pubmed_summary(answer: &Value, pmid: &str) -> Result<ZoteroItemDraft, MappingError> {
     let rec = record(answer, pmid)?;
     let schema = schema()?;
-    let s = |k: &str| scalar_str(rec.get(k)).map(|v| decode_entities(&v));
     let preprint = rec
         .get("pubtype")
         .and_then(Value::as_array)
@@ -148,13 +148,49 @@ pub fn from_pubmed_summary(answer: &Value, pmid: &str) -> Result<ZoteroItemDraft
     } else {
         "journalArticle"
     });
-
-    if let Some(title) = s("title") {
+    if let Some(title) = text(rec, "title") {
         let title = clean_title(&title);
         let title = title.strip_suffix('.').unwrap_or(&title);
         d.set(schema, "title", title);
     }
-    let pages = s("pages").map(|p| full_page_range(&p));
+    set_pages(&mut d, schema, rec, preprint);
+    if let Some(issn) = text(rec, "issn").or_else(|| text(rec, "essn")) {
+        d.set(schema, "ISSN", &issn);
+    }
+    set_journal(&mut d, schema, rec, preprint);
+    for k in ["volume", "issue"] {
+        if let Some(v) = text(rec, k) {
+            d.set(schema, k, &v);
+        }
+    }
+    if let Some(pubdate) = text(rec, "pubdate") {
+        let date = str_to_iso(&pubdate).unwrap_or(pubdate);
+        d.set(schema, "date", &date);
+    }
+    for a in rec
+        .get("authors")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(creator) = creator(a) {
+            d.push_creator(schema, creator);
+        }
+    }
+    set_identifiers(&mut d, schema, rec, pmid);
+    d.set(schema, "libraryCatalog", "PubMed");
+    Ok(d)
+}
+
+/// A text property of the record (a number written out), entities decoded.
+fn text(rec: &Map<String, Value>, k: &str) -> Option<String> {
+    scalar_str(rec.get(k)).map(|v| decode_entities(&v))
+}
+
+/// The pages with their ranges written out, else the `pii`; a preprint's `pii` is its
+/// archive id instead.
+fn set_pages(d: &mut ZoteroItemDraft, schema: &Schema, rec: &Map<String, Value>, preprint: bool) {
+    let pages = text(rec, "pages").map(|p| full_page_range(&p));
     let pii = article_id(rec, "pii")
         .map(str::to_owned)
         .or_else(|| elocation_pii(rec));
@@ -165,11 +201,14 @@ pub fn from_pubmed_summary(answer: &Value, pmid: &str) -> Result<ZoteroItemDraft
     } else if let Some(p) = pages.or(pii) {
         d.set(schema, "pages", &p);
     }
-    if let Some(issn) = s("issn").or_else(|| s("essn")) {
-        d.set(schema, "ISSN", &issn);
-    }
-    let abbreviation = s("source");
-    let mut journal = s("fulljournalname").map(|t| trim_internal(&t));
+}
+
+/// The journal: its full name (a trailing "(Place)" moved to the place), else the NLM
+/// abbreviation, as the publication title with the abbreviation beside it; a preprint's
+/// journal is its repository.
+fn set_journal(d: &mut ZoteroItemDraft, schema: &Schema, rec: &Map<String, Value>, preprint: bool) {
+    let abbreviation = text(rec, "source");
+    let mut journal = text(rec, "fulljournalname").map(|t| trim_internal(&t));
     if let Some(j) = journal.take() {
         // "Science (New York, N.Y.)": the place goes to the place field.
         let moved = j
@@ -197,60 +236,48 @@ pub fn from_pubmed_summary(answer: &Value, pmid: &str) -> Result<ZoteroItemDraft
             d.set(schema, "publicationTitle", j);
         }
     }
-    for k in ["volume", "issue"] {
-        if let Some(v) = s(k) {
-            d.set(schema, k, &v);
-        }
-    }
-    if let Some(pubdate) = s("pubdate") {
-        let date = str_to_iso(&pubdate).unwrap_or(pubdate);
-        d.set(schema, "date", &date);
-    }
+}
 
-    for a in rec
-        .get("authors")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let Some(name) = a.get("name").and_then(Value::as_str).map(str::trim) else {
-            continue;
-        };
-        if name.is_empty() {
-            continue;
+/// One of the record's authors: an editor or an author, "Kucsko G" split, a collective name
+/// or a name not ending in initials in one field; `None` without a name.
+fn creator(a: &Value) -> Option<DraftCreator> {
+    let name = a
+        .get("name")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|n| !n.is_empty())?;
+    let authtype = a
+        .get("authtype")
+        .and_then(Value::as_str)
+        .unwrap_or("Author");
+    let role = if authtype.eq_ignore_ascii_case("editor") {
+        "editor"
+    } else {
+        "author"
+    };
+    Some(match medline_name(name) {
+        Some((first, last)) if authtype != "CollectiveName" => {
+            DraftCreator::split(role, &first, &last)
         }
-        let authtype = a
-            .get("authtype")
-            .and_then(Value::as_str)
-            .unwrap_or("Author");
-        let role = if authtype.eq_ignore_ascii_case("editor") {
-            "editor"
-        } else {
-            "author"
-        };
-        let creator = match medline_name(name) {
-            Some((first, last)) if authtype != "CollectiveName" => {
-                DraftCreator::split(role, &first, &last)
-            }
-            _ => DraftCreator::single(role, name),
-        };
-        d.push_creator(schema, creator);
-    }
+        _ => DraftCreator::single(role, name),
+    })
+}
 
+/// The language, the DOI, the PMID (the record's own, else its uid, else the one asked
+/// for) and the PMCID, these two in Extra where the schema has no field for them.
+fn set_identifiers(d: &mut ZoteroItemDraft, schema: &Schema, rec: &Map<String, Value>, pmid: &str) {
     if let Some(lang) = first_str(rec.get("lang")) {
         d.set(schema, "language", lang);
     }
     if let Some(doi) = article_id(rec, "doi") {
         d.set(schema, "DOI", doi);
     }
-    let uid = s("uid").unwrap_or_else(|| pmid.to_owned());
+    let uid = text(rec, "uid").unwrap_or_else(|| pmid.to_owned());
     let pmid = article_id(rec, "pubmed").map(str::to_owned).unwrap_or(uid);
     d.set_or_extra(schema, "PMID", &pmid);
     if let Some(pmcid) = article_id(rec, "pmc") {
         d.set_or_extra(schema, "PMCID", pmcid);
     }
-    d.set(schema, "libraryCatalog", "PubMed");
-    Ok(d)
 }
 
 #[cfg(test)]
@@ -368,6 +395,27 @@ mod tests {
         .collect();
         assert_eq!(d.creators, names);
         assert!(d.extra_lines.is_empty());
+    }
+
+    #[test]
+    fn editors_are_editors_and_a_name_without_initials_is_one_field() {
+        let rec = json!({
+            "uid": "222",
+            "authors": [
+                {"name": "Roe AB", "authtype": "Editor"},
+                {"name": "Madonna", "authtype": "Author"},
+                {"name": "  ", "authtype": "Author"},
+                {"authtype": "Author"}
+            ]
+        });
+        let d = from_pubmed_summary(&rec, "222").unwrap();
+        assert_eq!(
+            d.creators,
+            vec![
+                DraftCreator::split("editor", "A. B.", "Roe"),
+                DraftCreator::single("author", "Madonna"),
+            ]
+        );
     }
 
     #[test]

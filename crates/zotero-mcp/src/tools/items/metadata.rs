@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 use zotero_api::metadata::ItemRecord;
-use zotero_api::model::{WireObject, ZoteroRetraction};
+use zotero_api::model::{not_field, NotField, WireObject, ZoteroRetraction};
 
 use crate::mcp::envelope::ToolError;
 use crate::tools::budget;
@@ -37,20 +37,17 @@ pub const MAX_BIBTEX_CHARS: usize = 16_000;
 /// The most characters (of JSON) of one part of a field read with `field`.
 pub const PART_CHARS: usize = budget::PAGE_CHARS - 2_000;
 
-/// The properties of an item's `data` that are not fields: they have places of their own.
-const STRUCTURAL: &[&str] = &[
-    "key",
-    "version",
-    "itemType",
-    "creators",
-    "tags",
-    "collections",
-    "relations",
-    "parentItem",
-    "dateAdded",
-    "dateModified",
-    "deleted",
-];
+/// Whether a key of the item's `data` is answered in a place of its own rather than among
+/// `fields`: the object's own keys, its lists, and `deleted` (`in_trash`). What else is not a
+/// field (a note's text, an attachment's file, an annotation's properties, `inPublications`)
+/// is listed with the fields: the answer has no other place for it.
+fn answered_apart(name: &str) -> bool {
+    match not_field(name) {
+        Some(NotField::Object | NotField::List) => true,
+        Some(NotField::Flag) => name == "deleted",
+        _ => false,
+    }
+}
 
 /// A tag and its type.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -236,7 +233,7 @@ pub(crate) fn metadata(
     let mut fields = BTreeMap::new();
     let mut fields_budget = MAX_FIELDS_CHARS;
     for (name, value) in d {
-        if STRUCTURAL.contains(&name.as_str()) || (!include_abstract && name == "abstractNote") {
+        if answered_apart(name) || (!include_abstract && name == "abstractNote") {
             continue;
         }
         let Some(text) = field_text(value) else {
@@ -425,7 +422,7 @@ pub(crate) fn field_part(
             let text = record
                 .data
                 .get(name)
-                .filter(|_| !STRUCTURAL.contains(&name))
+                .filter(|_| !answered_apart(name))
                 .and_then(field_text)
                 .ok_or_else(|| {
                     ToolError::invalid(

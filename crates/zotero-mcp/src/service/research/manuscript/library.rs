@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
-use zotero_api::model::WireObject;
+use zotero_api::model::{text, WireObject};
 
 use super::matching::{folded, similarity_at_least};
 use zotero_metadata::identifiers::fold_doi;
@@ -33,14 +33,6 @@ pub struct Entry {
     /// Its citation keys and DOIs, then its title, `folded` once for `closest`.
     folded_keys: Vec<Vec<char>>,
     folded_title: Vec<char>,
-}
-
-fn text(data: &Map<String, Value>, field: &str) -> Option<String> {
-    data.get(field)
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
 }
 
 /// The value of Extra's `label: value` lines (the label in any case).

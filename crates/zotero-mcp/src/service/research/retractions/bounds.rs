@@ -92,7 +92,6 @@ impl RetractionStatus {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
     use crate::service::research::retractions::RetractionState;

@@ -6,6 +6,8 @@
 mod latex;
 mod pandoc;
 
+use zotero_metadata::identifiers::fold_doi;
+
 use super::work::Work;
 
 /// How the draft is written.
@@ -289,7 +291,7 @@ fn dois(text: &str, work: &Work) -> Vec<Cite> {
             continue;
         }
         out.push(Cite {
-            key: text.get(at..end).unwrap_or("").to_lowercase(),
+            key: fold_doi(text.get(at..end).unwrap_or("")),
             kind: KeyKind::Doi,
             syntax: Syntax::Doi,
             start: at,
