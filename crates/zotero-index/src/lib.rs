@@ -22,7 +22,7 @@ pub mod store;
 mod sync;
 pub mod vcache;
 
-pub use chunk::{Chunk, ItemMeta, Matched};
+pub use chunk::{Chunk, ItemMeta, Matched, PageRef, PageText};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
 pub use error::{IndexError, Remedy, Result};
 pub use kwcache::KeywordCache;
@@ -30,7 +30,7 @@ pub use rank::{
     Coverage, Filters, Fusion, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, FUSION,
 };
 pub use store::{
-    check_dir, default_dir, Batch, DocKind, Document, EmbedPlan, Index, LibraryId, PendingChunk,
-    Status, UpdateLock, Updater,
+    check_dir, default_dir, Batch, DocKind, Document, EmbedPlan, FileDue, FileEntry, Index,
+    LibraryId, PendingChunk, Status, UpdateLock, Updater,
 };
 pub use vcache::VectorCache;
