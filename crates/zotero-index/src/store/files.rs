@@ -37,6 +37,8 @@ pub struct FileDue {
     pub source: String,
     /// What came of the last read (of an earlier state, or an outcome tried again).
     pub outcome: Option<String>,
+    /// Whether `outcome` is of the current state (an outcome tried again).
+    pub read: bool,
     /// A full text not read from the file (Zotero's own) is indexed for the attachment.
     pub other_text: bool,
     /// The full text indexed for the attachment was read from its file (in an earlier
@@ -69,26 +71,24 @@ impl Index {
             );
             let mut stmt = self.conn.prepare(&sql)?;
             let rows = stmt.query_map([], |r| {
-                Ok((
-                    FileDue {
-                        key: r.get(0)?,
-                        item_key: r.get(1)?,
-                        deleted: r.get(2)?,
-                        state: r.get(3)?,
-                        source: r.get(4)?,
-                        outcome: r.get(5)?,
-                        other_text: r.get(7)?,
-                        file_text: r.get(8)?,
-                    },
-                    r.get::<_, bool>(6)?,
-                ))
+                Ok(FileDue {
+                    key: r.get(0)?,
+                    item_key: r.get(1)?,
+                    deleted: r.get(2)?,
+                    state: r.get(3)?,
+                    source: r.get(4)?,
+                    outcome: r.get(5)?,
+                    read: r.get(6)?,
+                    other_text: r.get(7)?,
+                    file_text: r.get(8)?,
+                })
             })?;
             let mut out = Vec::new();
             for row in rows {
-                let (due, current) = row?;
+                let due = row?;
                 let outcome = due.outcome.as_deref().unwrap_or_default();
                 let textless = !due.other_text && !due.file_text;
-                if !current
+                if !due.read
                     || retry.contains(&outcome)
                     || (textless && retry_without_text.contains(&outcome))
                 {

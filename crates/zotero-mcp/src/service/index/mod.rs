@@ -39,6 +39,7 @@
 //! `clientDateModified` and the cached full texts' modification times, deletions by key.
 
 mod documents;
+mod files;
 mod freshness;
 mod run;
 mod settings;
@@ -54,7 +55,7 @@ use zotero_index::{Index, IndexError, LibraryId, Remedy};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 
 pub use freshness::{current_version, freshness, freshness_of, Freshness};
-pub use settings::{ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
+pub use settings::{IndexFiles, ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
 pub use source_db::{database_ahead, DbMarks};
 pub use sync::{update, update_with_model, SharedClient};
 pub use update::{

@@ -307,6 +307,9 @@ fn sync_fulltexts(
             let Some(Some(item)) = tops.map.get(&t.key) else {
                 continue;
             };
+            if up.index().file_text_current(&t.key)? {
+                continue; // read from its file, with pages: that text stays
+            }
             if let Some(text) = tops.db.cached_fulltext(&t.key).map_err(db_error)? {
                 run.report.fulltexts_read += 1;
                 docs.push(Document::fulltext(&t.key, item, t.version, &text));
@@ -337,17 +340,17 @@ fn drop_vanished_fulltexts(
     up: &mut Updater<'_>,
     changes: &ItemChanges,
 ) -> Result<(), UpdateError> {
-    let vanished: Vec<String> = up
-        .index()
-        .document_keys()?
-        .into_iter()
-        .filter(|(key, kind)| {
-            kind == DocKind::Fulltext.as_str()
-                && changes.keys.contains(key)
-                && !db.has_cached_fulltext(key)
-        })
-        .map(|(key, _)| key)
-        .collect();
+    let mut vanished = Vec::new();
+    for (key, kind) in up.index().document_keys()? {
+        if kind == DocKind::Fulltext.as_str()
+            && changes.keys.contains(&key)
+            && !db.has_cached_fulltext(&key)
+            // Read from its file: Zotero's cache is not its source.
+            && !up.index().file_text_current(&key)?
+        {
+            vanished.push(key);
+        }
+    }
     if vanished.is_empty() {
         return Ok(());
     }
