@@ -110,8 +110,8 @@ fn note_file(b: &mut Batch<'_>, o: &WireObject) -> Result<(), IndexError> {
         field(o, "linkMode").as_deref(),
         Some("imported_file" | "imported_url" | "linked_file")
     );
-    let document = field(o, "contentType")
-        .is_some_and(|t| DocumentKind::of(&t) != DocumentKind::Other);
+    let document =
+        field(o, "contentType").is_some_and(|t| DocumentKind::of(&t) != DocumentKind::Other);
     if !(stored && document) {
         return b.forget_file(&key);
     }

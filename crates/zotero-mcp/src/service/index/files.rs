@@ -51,10 +51,13 @@ const LOOK_AGAIN: [&str; 2] = ["missing", "not_downloaded"];
 /// What came of reading one file.
 enum Outcome {
     /// Its pages with text, as a document to index.
-    Text(Document),
+    Text(Box<Document>),
     /// No text: the outcome's name, and whether it is kept (not tried again until the file
     /// changes, or as [`LOOK_AGAIN`] says).
-    Failed { name: &'static str, keep: bool },
+    Failed {
+        name: &'static str,
+        keep: bool,
+    },
     Cancelled,
 }
 
@@ -128,7 +131,8 @@ fn read(run: &mut Run<'_>, files: &IndexFiles, file: &FileDue) -> Outcome {
 
 /// The document of a file's pages with text, or why there is none.
 fn document(file: &FileDue, version: u64, doc: &zotero_text::Document) -> Outcome {
-    let has_text = |p: &zotero_text::Page| p.status == PageStatus::Text && !p.text.trim().is_empty();
+    let has_text =
+        |p: &zotero_text::Page| p.status == PageStatus::Text && !p.text.trim().is_empty();
     let pages: Vec<PageText<'_>> = doc
         .pages
         .iter()
@@ -156,13 +160,13 @@ fn document(file: &FileDue, version: u64, doc: &zotero_text::Document) -> Outcom
             keep: true,
         };
     }
-    Outcome::Text(Document::file_text(
+    Outcome::Text(Box::new(Document::file_text(
         &file.key,
         &file.item_key,
         version,
         &pages,
         file.deleted,
-    ))
+    )))
 }
 
 /// Why a file gave no document, as an outcome.
@@ -180,6 +184,12 @@ fn failure(e: ReadError) -> Outcome {
             | FileUnavailable::LinkedOutsideRoots
             | FileUnavailable::NoFile => ("unreachable", true),
         },
+        // The storage has no such object: as lasting as Zotero's own 404.
+        ReadError::File(ZoteroError::Status { answer, .. })
+            if matches!(answer.status, 404 | 410) =>
+        {
+            ("unreachable", true)
+        }
         // A request that failed (the network, Zotero): tried again next time.
         ReadError::File(_) => ("unreachable", false),
         ReadError::Text { error, .. } => (text_error_reason(&error), true),
