@@ -1,8 +1,9 @@
 //! The sync's objects read from Zotero's own database instead of the API, sending no
 //! request: the items changed since the last update's mark (`zotero_db::ItemChanges`, by
 //! `clientDateModified`), 200 a transaction, each with the mark it completes; the cached
-//! full texts written since, 20 a transaction, and the indexed full texts whose cache file
-//! is gone while the attachment stays (dropped: no mark shows a removal); the items filed in
+//! full texts written since, 20 a transaction (not over a text read from the attachment's
+//! file), and the indexed full texts whose cache file is gone while the attachment stays
+//! (dropped: no mark shows a removal); the items filed in
 //! a collection erased since (which the stamps do not show); then the deletions, by
 //! comparing the index's keys with the library's. The same marks say whether the database
 //! holds what the next update would read (`database_ahead`), for the index's staleness. The documents are made exactly as from the API's objects (the

@@ -75,9 +75,8 @@ pub struct UpdateReport {
     pub fulltexts_read: u64,
     // Attachments' files due to be read for their text (new or changed)
     pub files_to_read: u64,
-    /// What came of the files read, by outcome: text (indexed, with pages), no_text_layer,
-    /// encrypted, damaged, too_large, timed_out, unsupported, unreachable, missing (not on
-    /// this machine), not_downloaded (see ZOTERO_INDEX_DOWNLOAD_FILES)
+    /// Files read, by outcome: text (indexed with pages), no_text_layer, encrypted, damaged,
+    /// too_large, timed_out, unsupported, unreachable, missing, not_downloaded
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub files: BTreeMap<String, u64>,
     // Objects removed (deleted in Zotero)

@@ -276,16 +276,14 @@ pub struct PassageOut {
     /// The passage (at most 400 characters)
     pub text: String,
     /// For full text: pass key as item_key and this as offset to zotero_get_item_fulltext
-    /// (with page as pages, when given) to read on from here
+    /// to read on from here
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fulltext_offset: Option<u64>,
-    /// For text read from the file: its printed page label
+    /// For text read from the attachment's file: its printed page label; to read on from
+    /// the passage, also pass it as pages (the default listing has room for the label only:
+    /// the page's index is in `zotero_get_item_fulltext`'s answer for it)
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 40))]
     pub page: Option<String>,
-    /// Its page's 0-based index in the file
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub page_index: Option<u32>,
 }
 
 /// The first 300 characters of JSON of a title or a creators line, "…" when cut.
@@ -422,8 +420,7 @@ impl From<LibraryHit> for HitOut {
                     key: ps.doc_key,
                     text: ps.text,
                     fulltext_offset: ps.fulltext_offset,
-                    page_index: ps.page.as_ref().map(|p| p.index),
-                    page: ps.page.map(|p| p.label.chars().take(40).collect()),
+                    page: ps.page.map(|p| p.label),
                 })
                 .collect(),
         }
