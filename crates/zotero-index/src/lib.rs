@@ -8,7 +8,10 @@
 //! the keyword signal's BM25 reads.
 //!
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
-//! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`.
+//! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`. Text
+//! read from an attachment's file is indexed page by page ([`Document::file_text`]: its
+//! chunks and hits name their [`PageRef`]); the index keeps which files are due to be read
+//! and what came of each ([`FileEntry`], [`FileDue`]).
 
 mod blob;
 mod cache_key;

@@ -114,6 +114,9 @@ fn files_are_due_when_new_changed_or_tried_again_and_go_with_their_item() {
         due(up.index(), &[], &[]),
         ["ATTACH01", "FILEATT1", "SCANNED1"]
     );
+    // A source that cannot say what was deleted compares these keys too.
+    let known = up.index().document_keys().unwrap();
+    assert!(known.contains(&("SCANNED1".to_string(), "file".to_string())));
     let found = up.index().files_due(&[], &[]).unwrap();
     assert!(found[0].other_text && !found[0].file_text);
     assert!(!found[1].other_text && !found[1].file_text);

@@ -278,6 +278,49 @@ async fn a_data_directory_s_files_are_read_by_page_once_until_they_change() {
     assert!(first_hit(&s, "thermometer").await.is_none());
 }
 
+/// Zotero downloads files on demand: a file not on this machine is looked for again at each
+/// update while its attachment has no text from Zotero (and found once it comes, the item
+/// unchanged), not where Zotero's text stands in; an erased attachment is forgotten.
+#[tokio::test]
+async fn a_missing_file_is_looked_for_until_it_comes_and_forgotten_with_its_attachment() {
+    let (data, b) = data_dir();
+    let storage = data.path().join("storage");
+    let parent = b
+        .item(
+            1,
+            "GNEITM55",
+            "journalArticle",
+            &[("title", "Gone")],
+            &[],
+            &[],
+        )
+        .unwrap();
+    b.attachment(1, "GNEPDF55", Some(parent), "PDF", "file.pdf", None)
+        .unwrap();
+    for att in ["PAGEPDF2", "PAGEPDF3", "GNEPDF55"] {
+        std::fs::remove_file(storage.join(att).join("file.pdf")).unwrap();
+    }
+    let index = tempfile::tempdir().unwrap();
+    let s = in_process(&db_env(data.path(), index.path())).await;
+    let r = update(&s).await;
+    assert_eq!(files(&r)["missing"], 3, "{r}");
+    // PAGEPDF3 has Zotero's text: not looked for again.
+    let r = update(&s).await;
+    assert_eq!(r["files_to_read"], 2, "{r}");
+    assert_eq!(files(&r), json!({"missing": 2}), "{r}");
+
+    // PAGEPDF2's file comes; GNEPDF55 is erased.
+    std::fs::write(storage.join("PAGEPDF2/file.pdf"), paper()).unwrap();
+    b.erase("GNEPDF55").unwrap();
+    let r = update(&s).await;
+    assert_eq!(r["files_to_read"], 1, "{r}");
+    assert_eq!(files(&r), json!({"text": 1}), "{r}");
+    let hit = first_hit(&s, "thermometer").await.expect("a hit");
+    check_page_hit(&s, &hit, "PAGEITM2", "PAGEPDF2").await;
+    let r = update(&s).await;
+    assert_eq!(r["files_to_read"], 0, "{r}");
+}
+
 #[tokio::test]
 async fn a_cancelled_update_stops_between_files_and_the_next_reads_the_rest() {
     let (data, _b) = data_dir();
