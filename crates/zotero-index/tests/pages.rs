@@ -160,8 +160,13 @@ fn files_are_due_when_new_changed_or_tried_again_and_go_with_their_item() {
     let mut b = up.batch().unwrap();
     b.delete_item("CANCER01").unwrap();
     b.commit().unwrap();
-    assert!(due(up.index(), &[], &[]).is_empty());
-    assert!(up.index().file_outcomes().unwrap().is_empty());
+    assert!(due(up.index(), &["text", "missing"], &[]).is_empty());
+    assert!(!up
+        .index()
+        .document_keys()
+        .unwrap()
+        .iter()
+        .any(|(_, kind)| kind == "file"));
 }
 
 #[test]

@@ -112,20 +112,6 @@ impl Index {
             .query_row(&sql, [key], |r| r.get(0))
             .map_err(|e| IndexError::from(e).at(&self.path))
     }
-
-    /// How many attachments' files are known, by the outcome of their last read (`None`:
-    /// never read).
-    pub fn file_outcomes(&self) -> Result<Vec<(Option<String>, u64)>> {
-        let run = || -> Result<Vec<(Option<String>, u64)>> {
-            let mut stmt = self
-                .conn
-                .prepare("SELECT outcome, count(*) FROM files GROUP BY outcome ORDER BY outcome")?;
-            let rows =
-                stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64)))?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
-        };
-        run().map_err(|e| e.at(&self.path))
-    }
 }
 
 impl Batch<'_> {
@@ -171,7 +157,7 @@ impl Batch<'_> {
     }
 
     /// Whether the full text indexed under `key` was read from its file.
-    pub fn file_text(&self, key: &str) -> Result<bool> {
+    fn file_text(&self, key: &str) -> Result<bool> {
         self.tx
             .query_row(&format!("SELECT {}", text_exists(true, "?1")), [key], |r| {
                 r.get(0)
