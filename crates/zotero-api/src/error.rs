@@ -47,6 +47,8 @@ pub enum FileUnavailable {
     TooLarge { limit: u64 },
     /// The bytes received are not the file Zotero describes (its `md5`).
     ChecksumMismatch,
+    /// Only Zotero's file storage has the file, and the caller did not allow downloading it.
+    NotDownloaded,
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -328,6 +330,9 @@ fn file_unavailable(key: &str, why: &FileUnavailable) -> String {
         ),
         FileUnavailable::ChecksumMismatch => format!(
             "the file received for attachment {key} does not match its MD5 in Zotero (changed or damaged on the way); try again"
+        ),
+        FileUnavailable::NotDownloaded => format!(
+            "the file of attachment {key} is not on this computer, only on Zotero's file storage, and downloading files to index them is off; set ZOTERO_INDEX_DOWNLOAD_FILES to download them"
         ),
     }
 }

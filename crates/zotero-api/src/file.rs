@@ -7,7 +7,8 @@
 //!   `…/storage/<KEY>/<name>` (inside the data directory when that is known);
 //! - the Web API: `/items/{k}/file` redirects to the storage host, asked without the key,
 //!   and the bytes must match the item's `md5`. A 404 there (a WebDAV user's file) is
-//!   [`FileUnavailable::NotOnZoteroStorage`].
+//!   [`FileUnavailable::NotOnZoteroStorage`]. The caller may forbid this download
+//!   ([`FileLimits::web`]: the search index downloads only when the user opts in).
 //!
 //! Local files are opened with `zotero_db::read_inside`: plain files only, no symlink out.
 
@@ -31,6 +32,9 @@ pub struct FileLimits {
     pub max_bytes: u64,
     /// The only directories a linked file may be read from (resolved); empty: none.
     pub linked_roots: Vec<PathBuf>,
+    /// Whether Zotero's file storage may be asked (through the Web API) when this machine
+    /// has no copy; without, such a file is [`FileUnavailable::NotDownloaded`].
+    pub web: bool,
 }
 
 /// An attachment's bytes and where they came from.
@@ -222,6 +226,7 @@ impl Library<'_> {
         match self.desktop_file(&key, limits, cancel).await? {
             Some(bytes) => return Ok(done(bytes, FileSource::Desktop)),
             None if !self.client.has_web() => return Err(unavailable(FileUnavailable::Missing)),
+            None if !limits.web => return Err(unavailable(FileUnavailable::NotDownloaded)),
             None => {}
         }
         let bytes = self.web_file(&key, limits, cancel).await?;

@@ -75,6 +75,7 @@ async fn read(web: &MockServer, item: &WireObject, max: u64) -> Result<Vec<u8>, 
     let limits = FileLimits {
         max_bytes: max,
         linked_roots: vec![],
+        web: true,
     };
     let f = c
         .library(LibraryRef::User)
@@ -102,6 +103,38 @@ async fn the_key_goes_to_the_api_never_to_the_storage_host() {
     assert!(to_storage[0].headers.get("zotero-api-key").is_none());
     assert!(to_storage[0].headers.get("zotero-api-version").is_none());
     assert!(to_storage[0].headers.get("authorization").is_none());
+}
+
+/// A caller that does not allow downloads (the search index, unless the user opts in)
+/// gets `NotDownloaded` and Zotero is not asked.
+#[tokio::test]
+async fn a_file_only_on_zotero_storage_is_not_downloaded_unless_allowed() {
+    let (web, storage) = servers(BYTES).await;
+    let c = ZoteroClient::new(&config(&web)).unwrap();
+    let limits = FileLimits {
+        max_bytes: 1000,
+        linked_roots: vec![],
+        web: false,
+    };
+    let e = c
+        .library(LibraryRef::User)
+        .unwrap()
+        .attachment_file(&attachment(None), &limits, &CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &e,
+            ZoteroError::FileUnavailable {
+                why: FileUnavailable::NotDownloaded,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("ZOTERO_INDEX_DOWNLOAD_FILES"), "{e}");
+    assert!(web.received_requests().await.unwrap().is_empty());
+    assert!(storage.received_requests().await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -188,6 +221,7 @@ async fn a_storage_host_the_address_guard_refuses_is_never_asked() {
     let limits = FileLimits {
         max_bytes: 1000,
         linked_roots: vec![],
+        web: true,
     };
     let e = c
         .library(LibraryRef::User)

@@ -12,7 +12,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use rusqlite::{params, Connection};
-use zotero_index::{Chunk, DocKind, Document, Index, ItemMeta, LibraryId, Matched};
+use zotero_index::{Chunk, DocKind, Document, Index, ItemMeta, LibraryId, Matched, PageRef};
 
 /// One source document with its chunks (ids in order) and their vectors.
 struct Source {
@@ -46,8 +46,8 @@ fn read_sources(conn: &Connection) -> Vec<Source> {
         .unwrap();
     let mut chunks = conn
         .prepare(
-            "SELECT id, matched, text, start_char, end_char FROM chunks WHERE doc_id = ?1
-             ORDER BY id",
+            "SELECT id, matched, text, start_char, end_char, page_index, page_label FROM chunks
+             WHERE doc_id = ?1 ORDER BY id",
         )
         .unwrap();
     let rows: Vec<(i64, Document)> = docs
@@ -93,6 +93,10 @@ fn read_sources(conn: &Connection) -> Vec<Source> {
                                 .unwrap_or(Matched::Fulltext),
                             text: r.get(2)?,
                             span,
+                            page: match (r.get::<_, Option<u32>>(5)?, r.get(6)?) {
+                                (Some(index), Some(label)) => Some(PageRef { index, label }),
+                                _ => None,
+                            },
                         },
                     ))
                 })

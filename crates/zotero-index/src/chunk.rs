@@ -5,6 +5,8 @@
 //!   (creators, year, venue, tags: who and where, found by words) and `abstract` chunks.
 //! - A note (as Markdown) gives `note` chunks, an annotation one `annotation` chunk of its
 //!   text and comment, a full text `fulltext` passages.
+//! - Text read from an attachment's file page by page gives `fulltext` passages per page
+//!   ([`page_chunks`]): no passage crosses a page, and each knows its page ([`PageRef`]).
 //!
 //! Long texts are cut into passages of at most [`PASSAGE_CHARS`] characters overlapping by
 //! at most [`OVERLAP_CHARS`], cut at a paragraph, sentence or word boundary when there is
@@ -74,6 +76,27 @@ pub struct Chunk {
     /// Character offsets `[start, end)` of `text` in its source text (a note's Markdown,
     /// an abstract, an attachment's full text); `None` for texts made up here (metadata).
     pub span: Option<(u64, u64)>,
+    /// The page of the file the text is on, for text read from a file page by page.
+    pub page: Option<PageRef>,
+}
+
+/// A page of a file: its 0-based index and its printed label (e.g. `iv`, `217`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageRef {
+    pub index: u32,
+    pub label: String,
+}
+
+/// One page of a file's text, to cut into passages.
+#[derive(Debug, Clone, Copy)]
+pub struct PageText<'a> {
+    pub index: u32,
+    pub label: &'a str,
+    pub text: &'a str,
+    /// Where the page's text starts, in characters, in the text a reader is given for this
+    /// page (after a page header, say); `None`: no reader addresses it by offset, and its
+    /// passages have no span.
+    pub offset: Option<u64>,
 }
 
 /// One passage of a text: character offsets `[start, end)` and the text between them.
@@ -140,6 +163,7 @@ fn passage_chunks(matched: Matched, text: &str) -> Vec<Chunk> {
             matched,
             text: p.text,
             span: Some((p.start as u64, p.end as u64)),
+            page: None,
         })
         .collect()
 }
@@ -168,6 +192,7 @@ pub fn item_chunks(meta: &ItemMeta) -> Vec<Chunk> {
             matched: Matched::Title,
             text: meta.title.trim().to_string(),
             span: None,
+            page: None,
         });
     }
     let year = meta.year.map(|y| y.to_string()).unwrap_or_default();
@@ -181,6 +206,7 @@ pub fn item_chunks(meta: &ItemMeta) -> Vec<Chunk> {
             matched: Matched::Metadata,
             text: parts.join(". "),
             span: None,
+            page: None,
         });
     }
     out.extend(passage_chunks(Matched::Abstract, &meta.abstract_note));
@@ -209,6 +235,31 @@ pub fn annotation_chunks(text: &str, comment: &str) -> Vec<Chunk> {
 /// An attachment's full text in passages; offsets are characters of `text`.
 pub fn fulltext_chunks(text: &str) -> Vec<Chunk> {
     passage_chunks(Matched::Fulltext, text)
+}
+
+/// A file's text in passages, page by page: no passage crosses a page, each names its page,
+/// and its offsets are characters of its page's text moved by the page's `offset`.
+pub fn page_chunks(pages: &[PageText<'_>]) -> Vec<Chunk> {
+    let mut out = Vec::new();
+    for p in pages {
+        let page = PageRef {
+            index: p.index,
+            label: p.label.to_string(),
+        };
+        out.extend(
+            passage_chunks(Matched::Fulltext, p.text)
+                .into_iter()
+                .map(|c| Chunk {
+                    span: p
+                        .offset
+                        .zip(c.span)
+                        .map(|(at, (start, end))| (at + start, at + end)),
+                    page: Some(page.clone()),
+                    ..c
+                }),
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -282,6 +333,65 @@ mod tests {
             [Matched::Title, Matched::Metadata, Matched::Abstract]
         );
         assert!(c[1].text.contains("1936") && c[1].text.contains("logic"));
+    }
+
+    #[test]
+    fn page_chunks_stay_on_their_page_and_name_it() {
+        let long = "Words on the second page. ".repeat(100);
+        let pages = [
+            PageText {
+                index: 0,
+                label: "iv",
+                text: "Short first page.",
+                offset: Some(18),
+            },
+            PageText {
+                index: 1,
+                label: "217",
+                text: &long,
+                offset: Some(19),
+            },
+            PageText {
+                index: 2,
+                label: "218",
+                text: "   ",
+                offset: Some(19),
+            },
+            PageText {
+                index: 3,
+                label: "219",
+                text: "Unaddressed.",
+                offset: None,
+            },
+        ];
+        let c = page_chunks(&pages);
+        assert_eq!(c[0].text, "Short first page.");
+        assert_eq!(c[0].span, Some((18, 35)));
+        assert_eq!(
+            c[0].page,
+            Some(PageRef {
+                index: 0,
+                label: "iv".into()
+            })
+        );
+        let second: Vec<&Chunk> = c
+            .iter()
+            .filter(|c| c.page.as_ref().unwrap().index == 1)
+            .collect();
+        assert!(second.len() > 2, "{}", second.len());
+        let chars: Vec<char> = long.chars().collect();
+        for ch in &second {
+            // Within the page: its text, where its span says (less the page's offset).
+            let (s, e) = ch.span.unwrap();
+            let exact: String = chars[(s - 19) as usize..(e - 19) as usize].iter().collect();
+            assert_eq!(ch.text, exact);
+            assert_eq!(ch.page.as_ref().unwrap().label, "217");
+        }
+        // A blank page has no chunk; a page without an offset has chunks without a span.
+        assert!(!c.iter().any(|c| c.page.as_ref().unwrap().index == 2));
+        let last = c.last().unwrap();
+        assert_eq!((last.text.as_str(), last.span), ("Unaddressed.", None));
+        assert_eq!(last.matched, Matched::Fulltext);
     }
 
     proptest! {

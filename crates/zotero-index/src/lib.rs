@@ -8,7 +8,10 @@
 //! the keyword signal's BM25 reads.
 //!
 //! The sync from Zotero feeds an [`Updater`]: per batch of changed objects, `upsert` or
-//! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`.
+//! `delete` their [`Document`]s, `set_sync_version`, `commit`; then `embed_pending`. Text
+//! read from an attachment's file is indexed page by page ([`Document::file_text`]: its
+//! chunks and hits name their [`PageRef`]); the index keeps which files are due to be read
+//! and what came of each ([`FileEntry`], [`FileDue`]).
 
 mod blob;
 mod cache_key;
@@ -22,7 +25,7 @@ pub mod store;
 mod sync;
 pub mod vcache;
 
-pub use chunk::{Chunk, ItemMeta, Matched};
+pub use chunk::{Chunk, ItemMeta, Matched, PageRef, PageText};
 pub use encoder::{EncodeError, Encoder, ModelIdentity, SynonymEncoder};
 pub use error::{IndexError, Remedy, Result};
 pub use kwcache::KeywordCache;
@@ -30,7 +33,7 @@ pub use rank::{
     Coverage, Filters, Fusion, Hit, HitPassage, Mode, SearchAnswer, SearchQuery, FUSION,
 };
 pub use store::{
-    check_dir, default_dir, Batch, DocKind, Document, EmbedPlan, Index, LibraryId, PendingChunk,
-    Status, UpdateLock, Updater,
+    check_dir, default_dir, Batch, DocKind, Document, EmbedPlan, FileDue, FileEntry, Index,
+    LibraryId, PendingChunk, Status, UpdateLock, Updater,
 };
 pub use vcache::VectorCache;

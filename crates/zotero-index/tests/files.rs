@@ -121,7 +121,7 @@ fn foreign_and_damaged_files_are_refused_not_wiped() {
         let c = rusqlite::Connection::open(&file).unwrap();
         c.execute_batch("PRAGMA user_version = 1;").unwrap();
     }
-    assert_eq!(zotero_index::store::SCHEMA_VERSION, 3);
+    assert_eq!(zotero_index::store::SCHEMA_VERSION, 4);
     refused(dir.path(), &fs::read(&file).unwrap(), "an older zotero-mcp");
     refused(dir.path(), &fs::read(&file).unwrap(), "schema version 1,");
     // Version 2: its keyword index holds text not folded as Zotero folds it for search.
@@ -151,6 +151,45 @@ fn foreign_and_damaged_files_are_refused_not_wiped() {
     fs::write(dir.path().join("user.sqlite"), &good).unwrap();
     let index = common::open(dir.path());
     assert_eq!(index.sync_version("items").unwrap(), Some(42));
+}
+
+/// An index of version 3 (before pages and `files`) is brought to version 4 in place: its
+/// documents and vectors stay, and its items are read again by the next update (which
+/// learns the attachments' files), every source's mark forgotten.
+#[test]
+fn a_version_3_index_is_migrated_in_place_keeping_its_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let before = common::filled(dir.path()).status().unwrap();
+    assert!(before.chunks_with_vectors > 0);
+    let file = dir.path().join("user.sqlite");
+    {
+        // What version 3 was: no page columns, no `files`.
+        let c = rusqlite::Connection::open(&file).unwrap();
+        c.execute_batch(
+            "DROP TABLE files;
+             ALTER TABLE chunks DROP COLUMN page_index;
+             ALTER TABLE chunks DROP COLUMN page_label;
+             INSERT INTO meta (key, value) VALUES ('mark:db-items', '2024-01-01 00:00:00');
+             PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let index = common::open(dir.path());
+    let after = index.status().unwrap();
+    assert_eq!(after.documents, before.documents);
+    assert_eq!(after.chunks, before.chunks);
+    assert_eq!(after.chunks_with_vectors, before.chunks_with_vectors);
+    assert_eq!(index.sync_version("items").unwrap(), Some(0));
+    assert_eq!(index.source_mark("db-items").unwrap(), None);
+    assert!(index.files_due(&[], &[]).unwrap().is_empty());
+    let version: i32 = rusqlite::Connection::open(&file)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, 4);
+    // Searches work on it at once.
+    let a = index.search(None, &SearchQuery::new("carcinoma")).unwrap();
+    assert_eq!(a.hits[0].item_key, "CANCER01");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use rusqlite::OptionalExtension;
 
-use crate::chunk::Matched;
+use crate::chunk::{Matched, PageRef};
 use crate::error::Result;
 use crate::store::Index;
 
@@ -29,8 +29,8 @@ impl Index {
             .optional()?;
         let (title, creators, year, item_type) = meta.unwrap_or_default();
         let mut chunk_stmt = self.conn.prepare_cached(
-            "SELECT c.matched, c.text, c.start_char, d.key FROM chunks c
-             JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
+            "SELECT c.matched, c.text, c.start_char, d.key, c.page_index, c.page_label
+             FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id = ?1",
         )?;
         let mut matched = Vec::new();
         let mut passages = Vec::new();
@@ -41,6 +41,10 @@ impl Index {
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<i64>>(2)?,
                     r.get::<_, String>(3)?,
+                    match (r.get::<_, Option<u32>>(4)?, r.get::<_, Option<String>>(5)?) {
+                        (Some(index), Some(label)) => Some(PageRef { index, label }),
+                        _ => None,
+                    },
                 ))
             };
             // Every chunk's kind counts in `matched`; only the best few are read whole.
@@ -52,7 +56,7 @@ impl Index {
                 matched.extend(Matched::parse(&kind));
                 continue;
             }
-            let (kind, text, start, doc_key) = chunk_stmt.query_row([f.chunk_id], get)?;
+            let (kind, text, start, doc_key, page) = chunk_stmt.query_row([f.chunk_id], get)?;
             let kind = Matched::parse(&kind).unwrap_or(Matched::Fulltext);
             matched.push(kind);
             let (at, text) = window(&text, terms, PASSAGE_MAX_CHARS);
@@ -63,6 +67,7 @@ impl Index {
                 text,
                 source_offset,
                 fulltext_offset: source_offset.filter(|_| kind == Matched::Fulltext),
+                page,
                 score: f.score,
             });
         }

@@ -1,7 +1,7 @@
 //! The question and the answer: a [`SearchQuery`] (text, mode, filters, limit) and the
 //! [`SearchAnswer`] with its [`Hit`]s and their passages, and the bounds they are read with.
 
-use crate::chunk::Matched;
+use crate::chunk::{Matched, PageRef};
 
 use super::fuse::Fusion;
 
@@ -122,7 +122,10 @@ pub struct HitPassage {
     /// Where `text` starts, in characters of the source (a note's Markdown, an attachment's
     /// full text), when the chunk has offsets.
     pub source_offset: Option<u64>,
-    /// For full text: the `offset` to give `zotero_get_item_fulltext` with `doc_key`.
+    /// For full text: the `offset` to give `zotero_get_item_fulltext` with `doc_key` (and
+    /// with `page`'s label as `pages` when there is a page).
     pub fulltext_offset: Option<u64>,
+    /// For text read from a file page by page: the page it is on.
+    pub page: Option<PageRef>,
     pub score: f64,
 }

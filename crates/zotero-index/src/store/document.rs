@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::chunk::{self, Chunk, ItemMeta, Matched};
+use crate::chunk::{self, Chunk, ItemMeta, Matched, PageText};
 use crate::encoder::ModelIdentity;
 use crate::error::{IndexError, Result};
 
@@ -171,6 +171,23 @@ impl Document {
             meta: ItemMeta::default(),
             deleted: false,
             chunks: chunk::fulltext_chunks(text),
+        }
+    }
+
+    /// The text of the attachment `attachment_key` as read from its file, page by page: a
+    /// full text whose chunks name their page (see [`chunk::page_chunks`]). It takes the
+    /// place of any other full text indexed for the attachment.
+    pub fn file_text(
+        attachment_key: &str,
+        item_key: &str,
+        version: u64,
+        pages: &[PageText<'_>],
+        deleted: bool,
+    ) -> Self {
+        Document {
+            chunks: chunk::page_chunks(pages),
+            deleted,
+            ..Self::fulltext(attachment_key, item_key, version, "")
         }
     }
 }

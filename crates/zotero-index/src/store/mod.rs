@@ -24,7 +24,14 @@
 //! - `chunks`: the searchable pieces (see [`crate::chunk`]): `matched` (title, metadata,
 //!   abstract, note, annotation, fulltext), the text, `start_char`/`end_char` (character
 //!   offsets into the source text, when it has some), `priority` (the order vectors are
-//!   computed in) and `embedded` (whether its vector is stored).
+//!   computed in), `embedded` (whether its vector is stored), and for text read from a
+//!   file page by page `page_index` (0-based) and `page_label` (printed): no such chunk
+//!   crosses a page.
+//! - `files`: the attachments whose files an update reads for their text: the
+//!   attachment's top-level item and trash flag, what identifies its file's bytes (`state`,
+//!   the caller's: an MD5, a version), what reading it needs (`source`, the caller's), and
+//!   what came of the last read (`read_state`, `outcome`). A full text read from a file is
+//!   an attachment's `fulltext` document like Zotero's, told apart by its chunks' pages.
 //! - `vectors(chunk_id, doc_id, vector)`: each chunk's vector, `dims` f32 little-endian.
 //!   A table of its own rather than a column of `chunks`, so that a semantic search scans
 //!   vectors without reading text (2.7× faster on 114,000 chunks: 283 → 105 ms) and
@@ -64,13 +71,16 @@
 //!
 //! # The parts
 //!
-//! From the bottom: `schema` (the tables, the checks of a file) and `document`
-//! (what is indexed); `open` makes an [`Index`]; `read` and `sync` answer from it; `update`
-//! takes the lock and gives an [`Updater`], whose [`Batch`]es (`write`) write documents and
-//! chunks and whose `vectors` computes and stores vectors; `fts` makes the text FTS5 sees.
+//! From the bottom: `schema` (the tables, the checks of a file, the migration from version
+//! 3) and `document` (what is indexed); `open` makes an [`Index`]; `read` and `sync` answer
+//! from it; `update` takes the lock and gives an [`Updater`], whose [`Batch`]es (`write`)
+//! write documents and chunks and whose `vectors` computes and stores vectors; `files`
+//! keeps the attachments' files to read and what came of each; `fts` makes the text FTS5
+//! sees.
 
 mod document;
 mod embed;
+mod files;
 mod fts;
 mod open;
 mod read;
@@ -82,6 +92,7 @@ mod write;
 
 pub use document::{default_dir, DocKind, Document, LibraryId, PendingChunk, Status};
 pub use embed::EmbedPlan;
+pub use files::{FileDue, FileEntry};
 pub(crate) use fts::fts_pieces;
 pub use fts::STOP_WORDS;
 pub use open::Index;

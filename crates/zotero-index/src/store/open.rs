@@ -10,8 +10,8 @@ use crate::error::{IndexError, Remedy, Result};
 
 use super::document::LibraryId;
 use super::schema::{
-    check_header, private_dir, sibling, tighten, APPLICATION_ID, BUSY_TIMEOUT, SCHEMA,
-    SCHEMA_VERSION, TABLES,
+    check_header, private_dir, sibling, tighten, APPLICATION_ID, BUSY_TIMEOUT, FILES_TABLE,
+    MIGRATE_FROM_3, SCHEMA, SCHEMA_VERSION, TABLES,
 };
 use crate::cache_key::file_id;
 
@@ -105,6 +105,7 @@ impl Index {
             };
             if a == 0 && v == 0 && o == 0 {
                 tx.execute_batch(SCHEMA)?;
+                tx.execute_batch(FILES_TABLE)?;
                 tx.execute_batch(&format!(
                     "PRAGMA application_id = {APPLICATION_ID}; PRAGMA user_version = {SCHEMA_VERSION};"
                 ))?;
@@ -116,6 +117,15 @@ impl Index {
             return Err(self.corrupt(format!(
                 "it is an SQLite database of another application (application_id {app:#x})"
             )));
+        }
+        if version == 3 {
+            version = self.migrate_from_3().map_err(|e| match e {
+                IndexError::Sqlite(e) => self.corrupt(format!(
+                    "it was made by an older zotero-mcp (schema version 3) and could not be \
+                     brought to version {SCHEMA_VERSION}: {e}"
+                )),
+                e => e,
+            })?;
         }
         if version != SCHEMA_VERSION {
             let made_by = if (1..SCHEMA_VERSION).contains(&version) {
@@ -142,7 +152,7 @@ impl Index {
             }
         }
         // Reading each table's first page finds a damaged file now rather than mid-search.
-        for table in ["meta", "sync", "documents", "chunks", "vectors"] {
+        for table in ["meta", "sync", "documents", "chunks", "vectors", "files"] {
             self.conn.query_row(
                 &format!("SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT 1)"),
                 [],
@@ -155,6 +165,23 @@ impl Index {
             tighten(&sibling(&self.path, suffix), 0o600, Remedy::File)?;
         }
         Ok(())
+    }
+
+    /// Brings a version 3 file to this version in place ([`MIGRATE_FROM_3`]), checked again
+    /// inside the transaction against another process migrating it; answers the version
+    /// the file has now.
+    fn migrate_from_3(&mut self) -> Result<i32> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i32 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version == 3 {
+            tx.execute_batch(FILES_TABLE)?;
+            tx.execute_batch(MIGRATE_FROM_3)?;
+        }
+        tx.commit()?;
+        let (_, version, _) = self.identity()?;
+        Ok(version)
     }
 
     pub fn path(&self) -> &Path {

@@ -40,11 +40,14 @@ impl Index {
             .map_err(|e| IndexError::from(e).at(&self.path))
     }
 
-    /// Every indexed document as (key, kind): for reconciling with a library that cannot
-    /// say what was deleted.
+    /// Every indexed document as (key, kind), and every attachment whose file the index
+    /// knows as (key, `file`): for reconciling with a library that cannot say what was
+    /// deleted.
     pub fn document_keys(&self) -> Result<Vec<(String, String)>> {
         let run = || -> Result<Vec<(String, String)>> {
-            let mut stmt = self.conn.prepare("SELECT key, kind FROM documents")?;
+            let mut stmt = self.conn.prepare(
+                "SELECT key, kind FROM documents UNION ALL SELECT key, 'file' FROM files",
+            )?;
             let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
             Ok(rows.collect::<rusqlite::Result<_>>()?)
         };

@@ -19,8 +19,11 @@ pub const APPLICATION_ID: i32 = 0x5a4d_4350;
 /// stems (`porter`) and holds one row per item (title, metadata, abstract in columns)
 /// where version 1 held one per chunk. Version 3: the keyword index is given text folded
 /// as Zotero folds it for search (`zotero_db::fold_for_search`: ø, ß, æ, ligatures…), so a
-/// version 2 file's terms differ from the queries' and it must be rebuilt.
-pub const SCHEMA_VERSION: i32 = 3;
+/// version 2 file's terms differ from the queries' and it must be rebuilt. Version 4: a
+/// chunk names the page of the file its text is on (`page_index`, `page_label`) and `files`
+/// records the attachments whose files are read for their text; a version 3 file is
+/// brought to it in place ([`MIGRATE_FROM_3`]), its vectors kept.
+pub const SCHEMA_VERSION: i32 = 4;
 
 pub(crate) const TABLES: &[&str] = &[
     "meta",
@@ -29,6 +32,7 @@ pub(crate) const TABLES: &[&str] = &[
     "chunks",
     "vectors",
     "chunks_fts",
+    "files",
 ];
 
 pub(crate) const SCHEMA: &str = "
@@ -61,7 +65,9 @@ CREATE TABLE chunks (
     start_char INTEGER,
     end_char INTEGER,
     priority INTEGER NOT NULL,
-    embedded INTEGER NOT NULL DEFAULT 0
+    embedded INTEGER NOT NULL DEFAULT 0,
+    page_index INTEGER,
+    page_label TEXT
 );
 CREATE INDEX chunks_doc ON chunks (doc_id);
 CREATE INDEX chunks_pending ON chunks (priority, id) WHERE embedded = 0;
@@ -74,6 +80,34 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5 (
     title, meta, body, content = '', contentless_delete = 1,
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+";
+
+/// The attachments whose files are read for their text (see the store's notes), made with
+/// [`SCHEMA`] and by [`MIGRATE_FROM_3`].
+pub(crate) const FILES_TABLE: &str = "
+CREATE TABLE files (
+    key TEXT PRIMARY KEY,
+    item_key TEXT NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL,
+    source TEXT NOT NULL,
+    read_state TEXT,
+    outcome TEXT
+) WITHOUT ROWID;
+CREATE INDEX files_item ON files (item_key);
+";
+
+/// Brings a version 3 file to version 4, in one transaction with [`FILES_TABLE`]: the page
+/// columns and the `files` table added, nothing else changed (the vectors stay). Every object is read again
+/// by the next update (the items' sync version back to 0, every source's mark forgotten),
+/// so that it learns the attachments whose files it reads; a chunk whose text is unchanged
+/// keeps its vector, so that costs requests (or reads of Zotero's database), not encoding.
+pub(crate) const MIGRATE_FROM_3: &str = "
+ALTER TABLE chunks ADD COLUMN page_index INTEGER;
+ALTER TABLE chunks ADD COLUMN page_label TEXT;
+UPDATE sync SET version = 0 WHERE kind = 'items';
+DELETE FROM meta WHERE key LIKE 'mark:%';
+PRAGMA user_version = 4;
 ";
 
 /// How long a statement waits for SQLite's own locks (a checkpoint, a commit) before

@@ -100,8 +100,9 @@ impl Batch<'_> {
             |r| r.get(0),
         )?;
         let mut insert = tx.prepare(
-            "INSERT INTO chunks (doc_id, item_key, matched, text, start_char, end_char, priority, embedded)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            "INSERT INTO chunks (doc_id, item_key, matched, text, start_char, end_char, priority,
+                                 embedded, page_index, page_label)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?;
         let mut keep =
             tx.prepare("INSERT INTO vectors (chunk_id, doc_id, vector) VALUES (?1, ?2, ?3)")?;
@@ -126,6 +127,8 @@ impl Batch<'_> {
                 end,
                 c.matched.priority(),
                 kept.contains_key(&c.text),
+                c.page.as_ref().map(|p| p.index),
+                c.page.as_ref().map(|p| p.label.as_str()),
             ])?;
             let id = tx.last_insert_rowid();
             if let Some(v) = kept.get(&c.text) {
@@ -150,6 +153,7 @@ impl Batch<'_> {
     /// Removes the objects with this key (of any kind) and their chunks; answers how many
     /// documents went.
     pub fn delete(&mut self, key: &str) -> Result<usize> {
+        self.forget_files("key = ?1", key)?;
         self.delete_where("key = ?1", key)
             .map_err(|e| e.at(&self.path))
     }
@@ -157,6 +161,7 @@ impl Batch<'_> {
     /// Removes an item and everything indexed under it: its notes, annotations and full
     /// texts (by `item_key` or `parent_key`).
     pub fn delete_item(&mut self, key: &str) -> Result<usize> {
+        self.forget_files("key = ?1 OR item_key = ?1", key)?;
         self.delete_where("key = ?1 OR item_key = ?1 OR parent_key = ?1", key)
             .map_err(|e| e.at(&self.path))
     }
@@ -165,6 +170,7 @@ impl Batch<'_> {
     /// attachment's own document, when it stands alone, and its annotations stay);
     /// answers how many documents went (0 or 1).
     pub fn delete_fulltext(&mut self, attachment_key: &str) -> Result<usize> {
+        self.unread_files(Some(attachment_key))?;
         self.delete_where("key = ?1 AND kind = 'fulltext'", attachment_key)
             .map_err(|e| e.at(&self.path))
     }
@@ -198,6 +204,10 @@ impl Batch<'_> {
                 ),
                 params![attachment, item_key],
             )?;
+            tx.execute(
+                "UPDATE files SET item_key = ?2, deleted = ?3 WHERE key = ?1",
+                params![attachment, item_key, deleted],
+            )?;
             Ok(tx.execute(
                 &format!(
                     "UPDATE documents SET item_key = ?2, deleted = ?3
@@ -212,6 +222,10 @@ impl Batch<'_> {
     /// Removes every document of one kind (e.g. the full texts, when they are no longer
     /// wanted); answers how many went.
     pub fn delete_kind(&mut self, kind: DocKind) -> Result<usize> {
+        if kind == DocKind::Fulltext {
+            // Every file is read again when full texts are wanted again.
+            self.unread_files(None)?;
+        }
         self.delete_where("kind = ?1", kind.as_str())
             .map_err(|e| e.at(&self.path))
     }

@@ -76,10 +76,10 @@ fn progress_printer() -> ProgressCallback {
             p.phase.name(),
             p.done,
             p.total,
-            if p.phase == Phase::Vectors {
-                "chunks"
-            } else {
-                "objects"
+            match p.phase {
+                Phase::Vectors => "chunks",
+                Phase::Files => "files",
+                _ => "objects",
             },
             p.chunks,
             rate,
@@ -165,6 +165,16 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
                 r.requests,
                 r.seconds
             );
+            if let Some(line) = files_line(&r) {
+                println!("{line}");
+            }
+            if r.files.contains_key("not_downloaded") {
+                eprintln!(
+                    "zotero-mcp: some attachments' files are only on zotero.org and were not \
+                     downloaded; ZOTERO_INDEX_DOWNLOAD_FILES=missing (or all) downloads them to \
+                     index their text (see docs/configuration.md for what it costs)"
+                );
+            }
             if r.cancelled {
                 eprintln!("zotero-mcp: cancelled; run update-db again to resume");
                 ExitCode::FAILURE
@@ -192,6 +202,21 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
             }
         }
     }
+}
+
+/// The files read for their text, by outcome: `files: 3 due; text 2, damaged 1`.
+fn files_line(r: &search_index::UpdateReport) -> Option<String> {
+    if r.files_to_read == 0 && r.files.is_empty() {
+        return None;
+    }
+    let outcomes: Vec<String> = r.files.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    Some(format!(
+        "{}: {} attachment files due{}{}",
+        r.library,
+        r.files_to_read,
+        if outcomes.is_empty() { "" } else { "; " },
+        outcomes.join(", ")
+    ))
 }
 
 pub async fn db_status(config: Config, library: Option<String>, json: bool) -> ExitCode {

@@ -1,6 +1,7 @@
-//! The search index: where it lives and its sentence model (`ZOTERO_INDEX_DIR`,
-//! `ZOTERO_EMBEDDING_MODEL`, `HF_*`). The model source is defined here, below the index sync,
-//! so that the configuration does not import the service.
+//! The search index: where it lives, its sentence model (`ZOTERO_INDEX_DIR`,
+//! `ZOTERO_EMBEDDING_MODEL`, `HF_*`) and whether an update downloads attachments' files from
+//! zotero.org to read their text (`ZOTERO_INDEX_DOWNLOAD_FILES`). The model source is
+//! defined here, below the index sync, so that the configuration does not import the service.
 
 use std::path::PathBuf;
 
@@ -27,6 +28,44 @@ pub struct IndexConfig {
     /// all-MiniLM-L6-v2 at a pinned commit) and where it is fetched from and cached (`HF_*`);
     /// `None` with `ZOTERO_EMBEDDING_MODEL=none`.
     pub embedding: Option<ModelSource>,
+    /// Which attachments' files an update downloads from Zotero's file storage to read their
+    /// text (`ZOTERO_INDEX_DOWNLOAD_FILES`); files on this machine are read regardless.
+    pub download_files: DownloadFiles,
+}
+
+/// Which attachments' files an update of the index downloads from zotero.org (files on this
+/// machine, in the data directory or through the desktop app, are read in any case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DownloadFiles {
+    /// None (the default): a web-only library is searched by Zotero's own full texts.
+    #[default]
+    Never,
+    /// Those of attachments Zotero has no full text for: what makes them searchable at all.
+    Missing,
+    /// Every attachment's with a document file (PDF, EPUB, HTML, text): every full-text hit
+    /// names its page.
+    All,
+}
+
+impl DownloadFiles {
+    fn parse(get: Vars) -> Result<Self, ConfigError> {
+        const VAR: &str = "ZOTERO_INDEX_DOWNLOAD_FILES";
+        let Some(v) = get(VAR) else {
+            return Ok(Self::Never);
+        };
+        match v.trim().to_ascii_lowercase().as_str() {
+            "0" | "false" | "no" | "off" | "never" | "none" => Ok(Self::Never),
+            "missing" => Ok(Self::Missing),
+            "1" | "true" | "yes" | "on" | "all" => Ok(Self::All),
+            _ => Err(ConfigError {
+                var: VAR,
+                value: v,
+                expected: "all (or 1) to download every attachment's file, missing for those \
+                           Zotero has no full text of, or 0 (the default) for none"
+                    .into(),
+            }),
+        }
+    }
 }
 
 impl IndexConfig {
@@ -59,6 +98,7 @@ impl IndexConfig {
             dir,
             embedding_model,
             embedding,
+            download_files: DownloadFiles::parse(get)?,
         })
     }
 }
@@ -77,5 +117,34 @@ impl std::fmt::Debug for ModelSource {
             .field("spec", &self.spec)
             .field("hub", &self.hub)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(value: Option<&str>) -> Result<DownloadFiles, ConfigError> {
+        let get = |k: &str| {
+            (k == "ZOTERO_INDEX_DOWNLOAD_FILES")
+                .then(|| value.map(str::to_string))
+                .flatten()
+        };
+        DownloadFiles::parse(&get)
+    }
+
+    #[test]
+    fn downloads_are_off_unless_asked_for() {
+        assert_eq!(parse(None).ok(), Some(DownloadFiles::Never));
+        assert_eq!(parse(Some("0")).ok(), Some(DownloadFiles::Never));
+        assert_eq!(parse(Some("Missing")).ok(), Some(DownloadFiles::Missing));
+        assert_eq!(parse(Some("1")).ok(), Some(DownloadFiles::All));
+        assert_eq!(parse(Some("all")).ok(), Some(DownloadFiles::All));
+        let e = parse(Some("sometimes")).err().map(|e| e.to_string());
+        assert!(
+            e.as_deref()
+                .is_some_and(|e| e.contains("ZOTERO_INDEX_DOWNLOAD_FILES")),
+            "{e:?}"
+        );
     }
 }

@@ -22,7 +22,7 @@ mod zotero;
 
 pub use database::DatabaseConfig;
 pub use http::{HttpConfig, HttpToken, MIN_HTTP_BUFFERED_BYTES, MIN_HTTP_TOKEN_CHARS};
-pub use index::{IndexConfig, ModelSource, NoIndexDir};
+pub use index::{DownloadFiles, IndexConfig, ModelSource, NoIndexDir};
 pub use log::LogConfig;
 pub use metadata::MetadataConfig;
 pub use net::{NetConfig, RetryConfig};

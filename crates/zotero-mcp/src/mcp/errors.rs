@@ -48,9 +48,11 @@ pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
             match why {
                 F::TooLarge { .. } | F::NoFile => ErrorCode::Validation,
                 F::ChecksumMismatch => ErrorCode::Upstream,
-                F::NotOnZoteroStorage | F::Missing | F::LinkedOutsideRoots | F::OutsideStorage => {
-                    ErrorCode::NotFound
-                }
+                F::NotOnZoteroStorage
+                | F::Missing
+                | F::LinkedOutsideRoots
+                | F::OutsideStorage
+                | F::NotDownloaded => ErrorCode::NotFound,
             }
         }
         ZoteroError::Rejected { code, .. } => ErrorCode::for_status(*code),
@@ -218,6 +220,7 @@ impl From<ZoteroError> for ToolError {
                         "too_large"
                     }
                     F::ChecksumMismatch => "md5_mismatch",
+                    F::NotDownloaded => "not_downloaded",
                 };
                 e.details.insert("reason".into(), json!(reason));
             }

@@ -75,20 +75,31 @@ impl ZoteroService {
         config: &Config,
         encoder: crate::service::index::SharedEncoder,
     ) -> Result<Self, SetupError> {
+        let file_cache = config
+            .index
+            .dir
+            .as_ref()
+            .ok()
+            .map(|dir| fulltext::cache::DocCache::new(dir, config.text.cache_max_bytes));
+        let files = crate::service::index::IndexFiles {
+            reader: fulltext::FileReader {
+                extract: config.text.extract,
+                max_file_bytes: config.text.max_file_bytes,
+                linked_roots: config.uploads.roots.clone(),
+                cache: file_cache.clone(),
+            },
+            download: config.index.download_files,
+        };
         Ok(Self {
             text: config.text.clone(),
-            file_cache: config
-                .index
-                .dir
-                .as_ref()
-                .ok()
-                .map(|dir| fulltext::cache::DocCache::new(dir, config.text.cache_max_bytes)),
+            file_cache,
             linked_roots: config.uploads.roots.clone(),
             search: crate::service::index::SearchSettings::new(
                 config.index.dir.clone(),
                 encoder,
                 config.index.embedding_model.clone(),
                 config.index.embedding.clone(),
+                files,
             ),
             client: client(config)?,
             fetcher: Fetcher::new(&config.sources()).map_err(SetupError::Fetcher)?,

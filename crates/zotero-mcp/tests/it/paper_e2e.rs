@@ -4,18 +4,14 @@
 //! label, and highlighted on exactly those words: the stored annotation carries the label,
 //! the page index and the glyph boxes the PDF placed for those words.
 //!
-//! The PDF writer is a copy of the minimal part of `zotero-text`'s test support
-//! (`crates/zotero-text/tests/support/mod.rs`): that module belongs to another crate's
-//! test binaries, and including it by path would pull its `flate2` helper into this crate's
-//! dev-dependencies for nothing used here.
-
-use std::fmt::Write as _;
+//! The PDF is written by [`crate::pdf_fixture`].
 
 use serde_json::{json, Value};
 use zotero_emulator::testing::{get, lib};
 use zotero_emulator::{Emulator, HostedFile, API_KEY, USER_ID};
 
 use crate::common::{env_for, in_process, Server};
+use crate::pdf_fixture::{add_pages, finish, head};
 
 const DOI: &str = "10.5555/pages.2026.36";
 /// The font size of every line; the test font's glyphs are half an em wide, from 0.2 em
@@ -29,30 +25,6 @@ const PAGE3: [(&str, f64); 2] = [
 ];
 const QUOTE: &str = "resolves one tenth of a kelvin";
 
-/// A PDF's bytes: numbered objects, a cross-reference table and a trailer.
-fn finish(objects: &[String], root: usize) -> Vec<u8> {
-    let mut out = b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", i + 1).as_bytes());
-    }
-    let xref = out.len();
-    let mut table = format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1);
-    for off in offsets {
-        writeln!(table, "{off:010} 00000 n ").unwrap();
-    }
-    out.extend_from_slice(table.as_bytes());
-    out.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root {root} 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    out
-}
-
 /// Five pages of lines in a Type 1 font whose every code is 500/1000 em wide; the catalog's
 /// `/PageLabels` numbers them from 215.
 fn paper() -> Vec<u8> {
@@ -65,42 +37,17 @@ fn paper() -> Vec<u8> {
             }
         })
         .collect();
-    // 1 catalog, 2 page tree, 3 font descriptor, 4 font, then (content, page) per page.
-    let widths = vec!["500"; 256].join(" ");
-    let mut objects = vec![
-        "<< /Type /Catalog /Pages 2 0 R /PageLabels << /Nums [0 << /S /D /St 215 >>] >> >>"
-            .to_string(),
-        String::new(),
-        "<< /Type /FontDescriptor /FontName /TestSans /Flags 32 /FontBBox [0 -200 500 800] \
-         /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 >>"
-            .to_string(),
-        format!(
-            "<< /Type /Font /Subtype /Type1 /BaseFont /TestSans /FirstChar 0 /LastChar 255 \
-             /Widths [{widths}] /FontDescriptor 3 0 R /Encoding /WinAnsiEncoding >>"
-        ),
-    ];
-    let mut kids = Vec::new();
-    for lines in &pages {
-        let content: String = lines
-            .iter()
-            .map(|(t, y)| format!("BT /F1 {SIZE} Tf {LEFT} {y} Td ({t}) Tj ET\n"))
-            .collect();
-        objects.push(format!(
-            "<< /Length {} >>\nstream\n{content}\nendstream",
-            content.len()
-        ));
-        let content_id = objects.len();
-        objects.push(format!(
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {content_id} 0 R \
-             /Resources << /Font << /F1 4 0 R >> >> >>"
-        ));
-        kids.push(format!("{} 0 R", objects.len()));
-    }
-    objects[1] = format!(
-        "<< /Type /Pages /Kids [{}] /Count {} >>",
-        kids.join(" "),
-        kids.len()
-    );
+    let mut objects = head(215);
+    let contents: Vec<String> = pages
+        .iter()
+        .map(|lines| {
+            lines
+                .iter()
+                .map(|(t, y)| format!("BT /F1 {SIZE} Tf {LEFT} {y} Td ({t}) Tj ET\n"))
+                .collect()
+        })
+        .collect();
+    add_pages(&mut objects, &contents);
     finish(&objects, 1)
 }
 

@@ -2,31 +2,29 @@
 //! absent) as it always did; the attachment's file is read and extracted page by page when
 //! `pages` is asked for, or when Zotero has no indexed text (a paper just added with its PDF).
 //! An extracted document is cached on disk ([`cache`]), so reading it again neither downloads
-//! nor extracts it. The extraction itself is [`crate::config::TextConfig::extract`]
-//! (`zotero_text::extract`; tests hand in their own).
+//! nor extracts it; [`reader`] reads and caches it, for the search index's update too. The
+//! extraction itself is [`crate::config::TextConfig::extract`] (`zotero_text::extract`;
+//! tests hand in their own).
 
 pub mod cache;
 pub mod pages;
-
-use std::sync::Arc;
+pub mod reader;
 
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 use zotero_api::error::NoFullText;
-use zotero_api::file::FileLimits;
 use zotero_api::fulltext::{DocumentKind, FullTextPage, PageRequest, Paged, Pager};
 use zotero_api::model::WireObject;
 use zotero_api::{Library, ObjectKey, ZoteroError};
-use zotero_text::{Document, PageStatus, TextError};
+use zotero_text::{Document, PageStatus};
 
-use self::cache::{status_name, CacheKey};
+use self::cache::status_name;
+pub use self::reader::FileReader;
 use crate::mcp::envelope::{ErrorCode, ToolError};
 use crate::service::ZoteroService;
 
 /// The most attachments of one item whose files are tried, in reading order.
 const MAX_FILES_TRIED: usize = 3;
-/// The longest page label a page header repeats.
-const LABEL_CHARS: usize = 40;
 
 /// One page of an item's text: Zotero's index, or a file read page by page.
 pub enum ItemText {
@@ -72,34 +70,6 @@ fn field<'a>(o: &'a WireObject, name: &str) -> Option<&'a str> {
         .get(name)
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-}
-
-/// Why a file gave no document, as a tool error.
-fn text_error(key: &str, e: TextError) -> ToolError {
-    let (code, reason) = match e {
-        TextError::TooLarge { .. }
-        | TextError::DecodedTooLarge { .. }
-        | TextError::TooManyPages { .. } => (ErrorCode::Validation, "too_large"),
-        TextError::TimedOut { .. } => (ErrorCode::Upstream, "timed_out"),
-        TextError::Encrypted => (ErrorCode::NotFound, "encrypted"),
-        TextError::Damaged { .. } => (ErrorCode::NotFound, "damaged"),
-        TextError::Unsupported => (ErrorCode::NotFound, "unsupported"),
-    };
-    ToolError::new(code, format!("attachment {key}: {e}"))
-        .with_detail("attachment_key", key)
-        .with_detail("reason", reason)
-}
-
-/// The extractor's kind for an attachment: by its content type, else sniffed.
-fn extract_kind(content_type: Option<&str>, bytes: &[u8]) -> Option<zotero_text::DocumentKind> {
-    use zotero_text::DocumentKind as K;
-    match content_type.map_or(DocumentKind::Other, DocumentKind::of) {
-        DocumentKind::Pdf => Some(K::Pdf),
-        DocumentKind::Epub => Some(K::Epub),
-        DocumentKind::Html => Some(K::Html),
-        DocumentKind::Text => Some(K::Text),
-        DocumentKind::Other => bytes.starts_with(b"%PDF-").then_some(K::Pdf),
-    }
 }
 
 impl ZoteroService {
@@ -192,58 +162,18 @@ impl ZoteroService {
         att: &WireObject,
         cancel: &CancellationToken,
     ) -> Result<Document, ToolError> {
-        let key = CacheKey {
-            library: lib.name().to_string(),
-            key: att.key(),
-            md5: field(att, "md5").map(str::to_ascii_lowercase),
-            version: att.version(),
-        };
-        let cache = self.file_cache.clone();
-        if let Some(cache) = cache.clone() {
-            let k = key.clone();
-            if let Ok(Some(doc)) = tokio::task::spawn_blocking(move || cache.get(&k)).await {
-                return Ok(doc);
-            }
-        }
-        let limits = FileLimits {
-            max_bytes: self.text.max_file_bytes,
-            linked_roots: self.linked_roots.clone(),
-        };
-        let file = lib.attachment_file(att, &limits, cancel).await?;
-        let Some(kind) = extract_kind(field(att, "contentType"), &file.bytes) else {
-            return Err(text_error(&key.key, TextError::Unsupported));
-        };
-        let extract = self.text.extract;
-        let text_limits = zotero_text::Limits {
-            max_input_bytes: usize::try_from(self.text.max_file_bytes).unwrap_or(usize::MAX),
-            ..zotero_text::Limits::default()
-        };
-        let bytes = Arc::new(file.bytes);
-        let doc = tokio::task::spawn_blocking(move || extract(&bytes, kind, &text_limits))
-            .await
-            .map_err(|e| {
-                ToolError::new(
-                    ErrorCode::Internal,
-                    format!("reading the file's text stopped: {e}"),
-                )
-            })?
-            .map_err(|e| text_error(&key.key, e))?;
-        if let Some(cache) = cache {
-            let (k, d) = (key, doc.clone());
-            let _ = tokio::task::spawn_blocking(move || cache.put(&k, &d)).await;
-        }
-        Ok(doc)
+        Ok(self.file_reader().read(lib, att, true, cancel).await?)
     }
-}
 
-/// The header line of a page's part of the text.
-fn header(label: &str) -> String {
-    let clean: String = label
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(LABEL_CHARS)
-        .collect();
-    format!("=== Page {clean} ===\n\n")
+    /// How this server reads attachments' files.
+    pub fn file_reader(&self) -> FileReader {
+        FileReader {
+            extract: self.text.extract,
+            max_file_bytes: self.text.max_file_bytes,
+            linked_roots: self.linked_roots.clone(),
+            cache: self.file_cache.clone(),
+        }
+    }
 }
 
 /// The selected pages of `doc` as one text, paged; each under its label, a page without
@@ -289,7 +219,7 @@ fn assemble(
             pager.push("\n\n");
         }
         let offset = pager.position();
-        pager.push(&header(&p.label));
+        pager.push(&pages::header(&p.label));
         let status = if has_text(p) {
             pager.push(&p.text);
             "text"

@@ -2,8 +2,23 @@
 //! names a page by its printed label or by its 1-based position; when a part could be both
 //! (`"3"` where the third page is labelled `1` and another page `3`), the LABEL wins, since it
 //! is what a citation names. A range takes every page between its two ends in document order.
+//! Each selected page's part of the text opens with its [`header`].
 
 use zotero_text::Page;
+
+/// The longest page label a page header repeats.
+const LABEL_CHARS: usize = 40;
+
+/// The header line of a page's part of the text (what the search index counts a page's
+/// offsets after).
+pub fn header(label: &str) -> String {
+    let clean: String = label
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(LABEL_CHARS)
+        .collect();
+    format!("=== Page {clean} ===\n\n")
+}
 
 /// The longest `pages` accepted, and the most parts in it.
 pub const MAX_SPEC_CHARS: usize = 200;

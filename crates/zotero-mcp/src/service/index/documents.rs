@@ -1,12 +1,26 @@
 //! Zotero objects as the index's documents: an item with its metadata, a note as Markdown,
-//! an annotation under its attachment's top-level item. Chunking is the index's
-//! (`Document::item` and the others cut the text).
+//! an annotation under its attachment's top-level item; and an attachment with a document
+//! file as a file to read (`super::files`). Chunking is the index's (`Document::item` and
+//! the others cut the text).
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use zotero_api::fulltext::DocumentKind;
 use zotero_api::model::WireObject;
-use zotero_index::{Batch, Document, IndexError, ItemMeta};
+use zotero_index::{Batch, Document, FileEntry, IndexError, ItemMeta};
+
+/// The fields of an attachment that reading its file needs (where it is, what it is, its
+/// MD5), kept with it in the index.
+const FILE_FIELDS: [&str; 5] = ["linkMode", "contentType", "filename", "path", "md5"];
+
+/// What the index keeps of an attachment to read its file later (`files.source`).
+#[derive(Debug, Serialize, Deserialize)]
+struct StoredAttachment {
+    version: u64,
+    data: Map<String, Value>,
+}
 
 /// The document an object is indexed as; `None` for what is not indexed (attachments with
 /// a parent: their text comes as full text, their annotations on their own). An
@@ -74,6 +88,9 @@ pub(super) fn write_object(
     parents: &HashMap<String, Option<String>>,
     o: &WireObject,
 ) -> Result<u64, IndexError> {
+    if o.item_type() == "attachment" {
+        note_file(b, o)?;
+    }
     if let Some(doc) = document(parents, o) {
         b.upsert(&doc)?;
         return Ok(doc.chunks.len() as u64);
@@ -82,6 +99,55 @@ pub(super) fn write_object(
         b.reattach(&o.key(), &top_of(o), is_deleted(o))?;
     }
     Ok(0)
+}
+
+/// Records an attachment whose file may hold text (a stored or linked file of a document
+/// type: PDF, EPUB, HTML, text), with what identifies its bytes (its MD5, else its version);
+/// any other attachment is forgotten.
+fn note_file(b: &mut Batch<'_>, o: &WireObject) -> Result<(), IndexError> {
+    let key = o.key();
+    let stored = matches!(
+        field(o, "linkMode").as_deref(),
+        Some("imported_file" | "imported_url" | "linked_file")
+    );
+    let document =
+        field(o, "contentType").is_some_and(|t| DocumentKind::of(&t) != DocumentKind::Other);
+    if !(stored && document) {
+        return b.forget_file(&key);
+    }
+    let data: Map<String, Value> = FILE_FIELDS
+        .iter()
+        .filter_map(|f| Some((f.to_string(), o.data.get(*f)?.clone())))
+        .collect();
+    let source = StoredAttachment {
+        version: o.version(),
+        data,
+    };
+    let state = field(o, "md5")
+        .map(|m| m.to_ascii_lowercase())
+        .unwrap_or_else(|| format!("v{}", o.version()));
+    let source = serde_json::to_string(&source).unwrap_or_default();
+    b.note_file(&FileEntry {
+        key: &key,
+        item_key: &top_of(o),
+        deleted: is_deleted(o),
+        state: &state,
+        source: &source,
+    })
+}
+
+/// The attachment `key` as the index kept it ([`note_file`]): enough of its wire JSON to
+/// read its file and key its cached document.
+pub(super) fn stored_attachment(key: &str, source: &str) -> Option<WireObject> {
+    let stored: StoredAttachment = serde_json::from_str(source).ok()?;
+    let mut data = stored.data;
+    data.insert("itemType".into(), Value::from("attachment"));
+    Some(WireObject {
+        key: Some(key.to_string()),
+        version: Some(stored.version),
+        data,
+        ..WireObject::default()
+    })
 }
 
 /// Whether an object is in the trash.

@@ -10,7 +10,7 @@
 //! - `settings`: where indexes live and which encoder makes vectors (loaded once);
 //! - `sync`: an update as the tools and the CLI ask for it; `update` holds its options,
 //!   progress, report and errors, `run` its phases, `documents` turns Zotero objects into
-//!   index documents;
+//!   index documents, `files` reads attachments' files into page-true full texts;
 //! - `freshness`: how far behind the library an index is;
 //! - here: the index files of a directory and the index errors as tool errors.
 //!
@@ -31,14 +31,20 @@
 //! 3. deletions: `/deleted?since=`; the desktop's local API has no `/deleted`, so there
 //!    the keys of the whole library (one `format=versions` request) are compared with the
 //!    index instead.
-//! 4. vectors, when an encoder is given: the chunks still without one, metadata, notes and
+//! 4. attachments' files (with full texts included): each file new or changed since it was
+//!    last read (the index keeps the attachments step 1 saw, `files`) read where the library
+//!    keeps it (this machine; zotero.org only as `ZOTERO_INDEX_DOWNLOAD_FILES` allows) and
+//!    indexed page by page in place of Zotero's text, one committed transaction a file.
+//! 5. vectors, when an encoder is given: the chunks still without one, metadata, notes and
 //!    annotations first, committed in batches.
 //!
 //! With Zotero's own database configured (`ZOTERO_DATA_DIR`), steps 1 to 3 read it instead
 //! and send no request (`source_db`): what changed since the last update by the items'
-//! `clientDateModified` and the cached full texts' modification times, deletions by key.
+//! `clientDateModified` and the cached full texts' modification times, deletions by key;
+//! step 4 reads the files in its `storage/`.
 
 mod documents;
+mod files;
 mod freshness;
 mod run;
 mod settings;
@@ -54,7 +60,7 @@ use zotero_index::{Index, IndexError, LibraryId, Remedy};
 use crate::mcp::envelope::{ErrorCode, ToolError};
 
 pub use freshness::{current_version, freshness, freshness_of, Freshness};
-pub use settings::{ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
+pub use settings::{IndexFiles, ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
 pub use source_db::{database_ahead, DbMarks};
 pub use sync::{update, update_with_model, SharedClient};
 pub use update::{

@@ -28,9 +28,9 @@ pub(super) enum Flow {
 }
 
 pub(super) struct Run<'a> {
-    lib: Library<'a>,
-    handle: tokio::runtime::Handle,
-    cancel: CancellationToken,
+    pub(super) lib: Library<'a>,
+    pub(super) handle: tokio::runtime::Handle,
+    pub(super) cancel: CancellationToken,
     progress: Option<ProgressCallback>,
     pub(super) report: UpdateReport,
     /// Attachment → its top-level item, learnt in this run.
@@ -316,6 +316,9 @@ impl<'a> Run<'a> {
             let Some(Some(item)) = self.parents.get(key).cloned() else {
                 continue; // the attachment is gone
             };
+            if index.file_text_current(key)? {
+                continue; // read from its file, with pages: that text stays
+            }
             if let Some(text) = self.block(lib.fulltext_content(key, &cancel))? {
                 self.report.fulltexts_read += 1;
                 docs.push(Document::fulltext(key, &item, *version, &text));

@@ -18,7 +18,16 @@ use crate::mcp::envelope::{ErrorCode, ToolError};
 pub type SharedEncoder = Option<Arc<dyn Encoder>>;
 
 pub use crate::config::ModelSource;
-use crate::config::NoIndexDir;
+use crate::config::{DownloadFiles, NoIndexDir};
+use crate::service::fulltext::reader::FileReader;
+
+/// How an update reads attachments' files for their text: the reader the tools use (its
+/// cache shared), and which files it may download from zotero.org.
+#[derive(Debug, Clone)]
+pub struct IndexFiles {
+    pub reader: FileReader,
+    pub download: DownloadFiles,
+}
 
 /// Why a search or an update has no sentence model, and what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +68,8 @@ pub struct SearchSettings {
     pub embedding_model: Option<String>,
     /// The configured model (`None`: words only).
     pub model: Option<ModelSource>,
+    /// How an update reads attachments' files.
+    pub files: IndexFiles,
     /// The configured model once loaded: loaded on the first update or search that needs
     /// it, then kept for the process.
     loaded: Arc<tokio::sync::Mutex<SharedEncoder>>,
@@ -76,6 +87,7 @@ impl std::fmt::Debug for SearchSettings {
             .field("encoder", &self.encoder.as_ref().map(|e| e.identity().id))
             .field("embedding_model", &self.embedding_model)
             .field("model", &self.model)
+            .field("files", &self.files)
             .finish()
     }
 }
@@ -86,12 +98,14 @@ impl SearchSettings {
         encoder: SharedEncoder,
         embedding_model: Option<String>,
         model: Option<ModelSource>,
+        files: IndexFiles,
     ) -> Self {
         SearchSettings {
             dir,
             encoder,
             embedding_model,
             model,
+            files,
             loaded: Arc::default(),
             vectors: VectorCache::default(),
         }

@@ -1,8 +1,9 @@
 //! The sync's objects read from Zotero's own database instead of the API, sending no
 //! request: the items changed since the last update's mark (`zotero_db::ItemChanges`, by
 //! `clientDateModified`), 200 a transaction, each with the mark it completes; the cached
-//! full texts written since, 20 a transaction, and the indexed full texts whose cache file
-//! is gone while the attachment stays (dropped: no mark shows a removal); the items filed in
+//! full texts written since, 20 a transaction (not over a text read from the attachment's
+//! file), and the indexed full texts whose cache file is gone while the attachment stays
+//! (dropped: no mark shows a removal); the items filed in
 //! a collection erased since (which the stamps do not show); then the deletions, by
 //! comparing the index's keys with the library's. The same marks say whether the database
 //! holds what the next update would read (`database_ahead`), for the index's staleness. The documents are made exactly as from the API's objects (the
@@ -307,6 +308,9 @@ fn sync_fulltexts(
             let Some(Some(item)) = tops.map.get(&t.key) else {
                 continue;
             };
+            if up.index().file_text_current(&t.key)? {
+                continue; // read from its file, with pages: that text stays
+            }
             if let Some(text) = tops.db.cached_fulltext(&t.key).map_err(db_error)? {
                 run.report.fulltexts_read += 1;
                 docs.push(Document::fulltext(&t.key, item, t.version, &text));
@@ -337,17 +341,17 @@ fn drop_vanished_fulltexts(
     up: &mut Updater<'_>,
     changes: &ItemChanges,
 ) -> Result<(), UpdateError> {
-    let vanished: Vec<String> = up
-        .index()
-        .document_keys()?
-        .into_iter()
-        .filter(|(key, kind)| {
-            kind == DocKind::Fulltext.as_str()
-                && changes.keys.contains(key)
-                && !db.has_cached_fulltext(key)
-        })
-        .map(|(key, _)| key)
-        .collect();
+    let mut vanished = Vec::new();
+    for (key, kind) in up.index().document_keys()? {
+        if kind == DocKind::Fulltext.as_str()
+            && changes.keys.contains(&key)
+            && !db.has_cached_fulltext(&key)
+            // Read from its file: Zotero's cache is not its source.
+            && !up.index().file_text_current(&key)?
+        {
+            vanished.push(key);
+        }
+    }
     if vanished.is_empty() {
         return Ok(());
     }

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::{LibraryRef, ZoteroClient};
 use zotero_hub::Progress as ModelProgress;
 
+use super::files::{self, FilesPass};
 use super::run::Run;
 use super::settings::{SearchSettings, SharedEncoder};
 use super::source_db;
@@ -34,6 +35,10 @@ pub async fn update_with_model(
     cancel: CancellationToken,
 ) -> Result<UpdateReport, UpdateError> {
     let ready = search.encoder_if_loaded();
+    let files = |retry| FilesPass {
+        files: search.files.clone(),
+        retry,
+    };
     if ready.is_some() || search.model.is_none() {
         let mut report = update(
             client.clone(),
@@ -41,6 +46,7 @@ pub async fn update_with_model(
             dir,
             ready.clone(),
             options,
+            files(true),
             progress,
             cancel,
         )
@@ -60,6 +66,7 @@ pub async fn update_with_model(
         dir.clone(),
         None,
         options,
+        files(true),
         progress.clone(),
         cancel.clone(),
     )
@@ -96,6 +103,8 @@ pub async fn update_with_model(
                     full: false,
                     ..options
                 },
+                // The files the first pass could not have are not looked for again.
+                files(false),
                 progress,
                 cancel,
             )
@@ -112,7 +121,8 @@ pub async fn update_with_model(
 }
 
 /// Updates (or with `full` rebuilds) the index of `library` in `dir`: the blocking work
-/// (SQLite, encoding) on a blocking thread, which drives the requests on `handle`.
+/// (SQLite, encoding) on a blocking thread, which drives the requests (and the reading of
+/// files) on `handle`.
 #[allow(clippy::too_many_arguments)]
 pub async fn update(
     client: SharedClient,
@@ -120,6 +130,7 @@ pub async fn update(
     dir: PathBuf,
     encoder: SharedEncoder,
     options: UpdateOptions,
+    files: FilesPass,
     progress: Option<ProgressCallback>,
     cancel: CancellationToken,
 ) -> Result<UpdateReport, UpdateError> {
@@ -130,12 +141,15 @@ pub async fn update(
         let lib = zotero.library(library)?;
         let mut run = Run::new(lib, handle, cancel, progress, library, options);
         // Zotero's own database, when configured, is the source of the objects: no request.
+        // Then the attachments' files, once the full texts they may replace are read.
         match zotero.database().cloned() {
             Some(db) => run.update(&dir, library, encoder.as_deref(), options, |run, up| {
-                source_db::sync(run, &db, library, up, options)
+                let flow = source_db::sync(run, &db, library, up, options)?;
+                files::sync(run, up, options, &files, flow)
             })?,
             None => run.update(&dir, library, encoder.as_deref(), options, |run, up| {
-                run.sync_from_api(up, options)
+                let flow = run.sync_from_api(up, options)?;
+                files::sync(run, up, options, &files, flow)
             })?,
         }
         let mut report = run.into_report();

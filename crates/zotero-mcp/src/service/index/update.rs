@@ -2,6 +2,7 @@
 //! progress it reports on the way, its report at the end and why it stops. A leaf below the
 //! update itself (`sync`) and its phases (`run`), which both speak these types.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -19,6 +20,8 @@ pub enum Phase {
     Items,
     Fulltext,
     Deleted,
+    /// Attachments' files read for their text: `done` and `total` are files.
+    Files,
     /// The sentence model's download: `done` and `total` are bytes.
     Model,
     Vectors,
@@ -30,6 +33,7 @@ impl Phase {
             Phase::Items => "items",
             Phase::Fulltext => "fulltext",
             Phase::Deleted => "deleted",
+            Phase::Files => "files",
             Phase::Model => "model",
             Phase::Vectors => "vectors",
         }
@@ -69,6 +73,12 @@ pub struct UpdateReport {
     pub objects_read: u64,
     // Full texts read because they changed
     pub fulltexts_read: u64,
+    // Attachments' files due to be read for their text (new or changed)
+    pub files_to_read: u64,
+    /// Files read, by outcome: text (indexed with pages), no_text_layer, encrypted, damaged,
+    /// too_large, timed_out, unsupported, unreachable, missing, not_downloaded
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, u64>,
     // Objects removed (deleted in Zotero)
     pub removed: u64,
     // Chunks written (keyword index)
@@ -97,6 +107,10 @@ impl UpdateReport {
         self.cancelled = later.cancelled;
         self.objects_read += later.objects_read;
         self.fulltexts_read += later.fulltexts_read;
+        self.files_to_read += later.files_to_read;
+        for (outcome, n) in later.files {
+            *self.files.entry(outcome).or_default() += n;
+        }
         self.removed += later.removed;
         self.chunks_written += later.chunks_written;
         self.vectors_added += later.vectors_added;

@@ -279,6 +279,11 @@ pub struct PassageOut {
     /// to read on from here
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fulltext_offset: Option<u64>,
+    /// For text read from the attachment's file: its printed page label; to read on from
+    /// the passage, also pass it as pages (the default listing has room for the label only:
+    /// the page's index is in `zotero_get_item_fulltext`'s answer for it)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page: Option<String>,
 }
 
 /// The first 300 characters of JSON of a title or a creators line, "…" when cut.
@@ -415,6 +420,7 @@ impl From<LibraryHit> for HitOut {
                     key: ps.doc_key,
                     text: ps.text,
                     fulltext_offset: ps.fulltext_offset,
+                    page: ps.page.map(|p| p.label),
                 })
                 .collect(),
         }

@@ -1,0 +1,190 @@
+//! An attachment's file read as a document, for the tools and the search index alike: from
+//! the cache of extracted documents ([`super::cache`]), else the file read from wherever the
+//! library keeps it (Zotero's file storage only when the caller allows it) and extracted on
+//! a blocking thread, then cached, so that an extraction one made serves the other. A
+//! cancelled caller stops waiting at once; an extraction it leaves behind is bounded in time
+//! (`zotero_text::Limits`) and its result dropped.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+use zotero_api::file::{FileLimits, FileSource};
+use zotero_api::fulltext::DocumentKind;
+use zotero_api::model::WireObject;
+use zotero_api::{Library, ZoteroError};
+use zotero_text::{Document, TextError};
+
+use super::cache::{CacheKey, DocCache};
+use crate::config::ExtractFn;
+use crate::mcp::envelope::{ErrorCode, ToolError};
+
+/// How attachments' files are read for their text.
+#[derive(Clone)]
+pub struct FileReader {
+    pub extract: ExtractFn,
+    /// The largest file read, in bytes (and the extractor's input bound).
+    pub max_file_bytes: u64,
+    /// The only directories a linked file is read from (`ZOTERO_UPLOAD_ROOTS`).
+    pub linked_roots: Vec<PathBuf>,
+    /// Extracted documents on disk, when there is an index directory.
+    pub cache: Option<DocCache>,
+}
+
+impl std::fmt::Debug for FileReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileReader")
+            .field("max_file_bytes", &self.max_file_bytes)
+            .field("cache", &self.cache.is_some())
+            .finish()
+    }
+}
+
+/// Why a file gave no document.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The file could not be had (not on this machine, not allowed, too large, a request
+    /// failed, cancelled).
+    #[error(transparent)]
+    File(#[from] ZoteroError),
+    /// The file was read, and the extractor refused it.
+    #[error("attachment {key}: {error}")]
+    Text { key: String, error: TextError },
+    /// The extraction's thread ended abnormally (a defect).
+    #[error("reading the file's text stopped: {0}")]
+    Stopped(String),
+}
+
+impl From<ReadError> for ToolError {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::File(e) => e.into(),
+            ReadError::Text { key, error } => text_error(&key, error),
+            e @ ReadError::Stopped(_) => ToolError::new(ErrorCode::Internal, e.to_string()),
+        }
+    }
+}
+
+/// The name of an extractor's refusal, as the tools and the index's report give it.
+pub fn text_error_reason(e: &TextError) -> &'static str {
+    match e {
+        TextError::TooLarge { .. }
+        | TextError::DecodedTooLarge { .. }
+        | TextError::TooManyPages { .. } => "too_large",
+        TextError::TimedOut { .. } => "timed_out",
+        TextError::Encrypted => "encrypted",
+        TextError::Damaged { .. } => "damaged",
+        TextError::Unsupported => "unsupported",
+    }
+}
+
+/// Why a file gave no document, as a tool error.
+pub fn text_error(key: &str, e: TextError) -> ToolError {
+    let reason = text_error_reason(&e);
+    let code = match e {
+        TextError::TooLarge { .. }
+        | TextError::DecodedTooLarge { .. }
+        | TextError::TooManyPages { .. } => ErrorCode::Validation,
+        TextError::TimedOut { .. } => ErrorCode::Upstream,
+        TextError::Encrypted | TextError::Damaged { .. } | TextError::Unsupported => {
+            ErrorCode::NotFound
+        }
+    };
+    ToolError::new(code, format!("attachment {key}: {e}"))
+        .with_detail("attachment_key", key)
+        .with_detail("reason", reason)
+}
+
+fn field<'a>(o: &'a WireObject, name: &str) -> Option<&'a str> {
+    o.data
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+/// The extractor's kind for an attachment: by its content type, else sniffed.
+fn extract_kind(content_type: Option<&str>, bytes: &[u8]) -> Option<zotero_text::DocumentKind> {
+    use zotero_text::DocumentKind as K;
+    match content_type.map_or(DocumentKind::Other, DocumentKind::of) {
+        DocumentKind::Pdf => Some(K::Pdf),
+        DocumentKind::Epub => Some(K::Epub),
+        DocumentKind::Html => Some(K::Html),
+        DocumentKind::Text => Some(K::Text),
+        DocumentKind::Other => bytes.starts_with(b"%PDF-").then_some(K::Pdf),
+    }
+}
+
+impl FileReader {
+    /// The cache's key of attachment `att` in `lib`: its library, key, md5 and version.
+    pub fn cache_key(lib: &Library<'_>, att: &WireObject) -> CacheKey {
+        CacheKey {
+            library: lib.name().to_string(),
+            key: att.key(),
+            md5: field(att, "md5").map(str::to_ascii_lowercase),
+            version: att.version(),
+        }
+    }
+
+    /// The document of attachment `att` (its wire JSON): from the cache, else its file read
+    /// (downloaded from Zotero's file storage only with `web`) and extracted, then cached.
+    pub async fn read(
+        &self,
+        lib: &Library<'_>,
+        att: &WireObject,
+        web: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Document, ReadError> {
+        Ok(self.read_from(lib, att, web, cancel).await?.0)
+    }
+
+    /// [`FileReader::read`], saying where the file was read (`None`: the cache had it).
+    pub async fn read_from(
+        &self,
+        lib: &Library<'_>,
+        att: &WireObject,
+        web: bool,
+        cancel: &CancellationToken,
+    ) -> Result<(Document, Option<FileSource>), ReadError> {
+        let key = Self::cache_key(lib, att);
+        if let Some(cache) = self.cache.clone() {
+            let k = key.clone();
+            if let Ok(Some(doc)) = tokio::task::spawn_blocking(move || cache.get(&k)).await {
+                return Ok((doc, None));
+            }
+        }
+        let limits = FileLimits {
+            max_bytes: self.max_file_bytes,
+            linked_roots: self.linked_roots.clone(),
+            web,
+        };
+        let file = lib.attachment_file(att, &limits, cancel).await?;
+        let from = file.from;
+        let Some(kind) = extract_kind(field(att, "contentType"), &file.bytes) else {
+            return Err(ReadError::Text {
+                key: key.key,
+                error: TextError::Unsupported,
+            });
+        };
+        let extract = self.extract;
+        let text_limits = zotero_text::Limits {
+            max_input_bytes: usize::try_from(self.max_file_bytes).unwrap_or(usize::MAX),
+            ..zotero_text::Limits::default()
+        };
+        let bytes = Arc::new(file.bytes);
+        let job = tokio::task::spawn_blocking(move || extract(&bytes, kind, &text_limits));
+        let doc = tokio::select! {
+            done = job => done.map_err(|e| ReadError::Stopped(e.to_string()))?,
+            () = cancel.cancelled() => return Err(ReadError::File(ZoteroError::Cancelled)),
+        }
+        .map_err(|error| ReadError::Text {
+            key: key.key.clone(),
+            error,
+        })?;
+        if let Some(cache) = self.cache.clone() {
+            let d = doc.clone();
+            let _ = tokio::task::spawn_blocking(move || cache.put(&key, &d)).await;
+        }
+        Ok((doc, Some(from)))
+    }
+}
