@@ -16,8 +16,8 @@ use crate::service::index::{
     self as search_index, Phase, Progress, ProgressCallback, UpdateOptions,
 };
 use crate::service::ZoteroService;
-use crate::tools::search_database_status::{statuses, SearchDatabaseStatusData};
-use crate::tools::semantic_search::SearchLibrary;
+use crate::tools::index::search_database_status::{statuses, SearchDatabaseStatusData};
+use crate::tools::index::semantic_search::SearchLibrary;
 
 /// Arguments of `update-db`.
 pub struct UpdateDb {

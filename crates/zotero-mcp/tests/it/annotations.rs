@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::{Library, ObjectKey};
 use zotero_emulator::testing::{get, lib};
 use zotero_emulator::{Emulator, Fault, FaultKind};
-use zotero_mcp::mcp::envelope::{ErrorCode, ToolError};
+use zotero_mcp::error::{ErrorCode, ToolError};
 use zotero_mcp::service::annotations::{DocumentFuture, DocumentSource};
 use zotero_text::{Document, DocumentKind, Glyph, Page, PageStatus};
 
