@@ -1,8 +1,10 @@
 //! zotero-mcp: an MCP server giving AI agents safe, structured access to a Zotero library.
 
 pub mod alloc;
+pub mod budget;
 pub mod cli;
 pub mod config;
+pub mod error;
 pub mod log;
 pub mod mcp;
 pub mod notes;

@@ -16,8 +16,8 @@ use crate::service::index::{
     self as search_index, Phase, Progress, ProgressCallback, UpdateOptions,
 };
 use crate::service::ZoteroService;
-use crate::tools::search_database_status::{statuses, SearchDatabaseStatusData};
-use crate::tools::semantic_search::SearchLibrary;
+use crate::tools::index::search_database_status::{statuses, SearchDatabaseStatusData};
+use crate::tools::index::semantic_search::SearchLibrary;
 
 /// Arguments of `update-db`.
 pub struct UpdateDb {
@@ -147,6 +147,11 @@ pub async fn update_db(config: Config, args: UpdateDb) -> ExitCode {
         cancel,
     )
     .await;
+    report(result)
+}
+
+/// What `update-db` prints of its outcome, and its exit code.
+fn report(result: Result<search_index::UpdateReport, search_index::UpdateError>) -> ExitCode {
     match result {
         Ok(r) => {
             if let Some(note) = &r.note {

@@ -5,9 +5,10 @@
 use serde_json::{json, Value};
 use zotero_api::error::UpstreamAnswer;
 use zotero_api::ZoteroError;
+use zotero_metadata::services::ServiceError;
 use zotero_sources::{Blame, SourceError};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 
 /// The public code of a Zotero error.
 pub fn zotero_code(err: &ZoteroError) -> ErrorCode {
@@ -257,6 +258,26 @@ impl From<ZoteroError> for ToolError {
     }
 }
 
+/// A metadata service's failure (its text already cleaned of secrets by the service, which
+/// builds every such text through `MetadataServices::clean`).
+impl From<ServiceError> for ToolError {
+    fn from(e: ServiceError) -> Self {
+        let code = match &e {
+            ServiceError::RateLimited { .. } | ServiceError::DailyBudget { .. } => {
+                ErrorCode::RateLimited
+            }
+            ServiceError::BadIdentifier(_) => ErrorCode::Validation,
+            ServiceError::Forbidden { .. } => ErrorCode::Auth,
+            _ => ErrorCode::Upstream,
+        };
+        let mut err = ToolError::new(code, e.to_string());
+        if let ServiceError::RateLimited { secs, .. } = e {
+            err = err.with_detail("retry_after", secs.to_string());
+        }
+        err
+    }
+}
+
 impl From<SourceError> for ToolError {
     fn from(e: SourceError) -> Self {
         let code = match e.blame() {
@@ -297,7 +318,7 @@ mod tests {
 
     #[test]
     fn tool_errors_become_mcp_errors_by_their_code() {
-        let not_found: rmcp::ErrorData = ToolError::new(ErrorCode::NotFound, "no such item").into();
+        let not_found: rmcp::ErrorData = ToolError::not_found("no such item").into();
         assert_eq!(not_found.code.0, -32002);
         assert_eq!(not_found.data.unwrap()["code"], "ZOTERO_NOT_FOUND");
         let invalid: rmcp::ErrorData = ToolError::invalid("uri", "bad").into();

@@ -7,7 +7,7 @@ use rmcp::model::{GetPromptResult, Prompt, PromptArgument, PromptMessage, Role};
 use serde_json::{Map, Value};
 use zotero_api::{LibraryRef, ObjectKey};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::mcp::resources::{link, uri, View, JSON, MARKDOWN, TEXT};
 use crate::tools::params::quote;
 

@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::items::LibraryVersion;
 use zotero_api::LibraryRef;
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::mcp::resources::{self, Uri};
 use crate::service::ZoteroService;
 use crate::tools::tool::ToolContext;

@@ -19,9 +19,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::config::Config;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::tools::params::null_is_default;
-use crate::tools::{publish, Definition, Hints, ToolName, ToolSet};
+use crate::tools::{support::publish, Definition, Hints, ToolName, ToolSet};
 
 /// The discovery tool's name.
 pub const ENABLE_TOOLS: &str = "zotero_enable_tools";
@@ -82,9 +82,7 @@ impl Offer {
     pub fn refusal(&self, tool: ToolName) -> Option<ToolError> {
         let name = tool.name();
         if self.read_only && tool.writes() {
-            let e = ToolError::new(
-                ErrorCode::Auth,
-                format!(
+            let e = ToolError::auth(format!(
                     "{name} changes the library, and read-only mode is on (ZOTERO_READ_ONLY=1); \
                      to allow changes, unset ZOTERO_READ_ONLY (or set it to 0) and restart the server"
                 ),
@@ -92,32 +90,26 @@ impl Offer {
             return Some(e.with_detail("variable", "ZOTERO_READ_ONLY"));
         }
         if self.local_only && tool.writes() {
-            let e = ToolError::new(
-                ErrorCode::Auth,
-                format!(
-                    "{name} changes the library, and this server reads through the Zotero desktop \
+            let e = ToolError::auth(format!(
+                "{name} changes the library, and this server reads through the Zotero desktop \
                      app's local API (ZOTERO_LOCAL=1) or Zotero's database (ZOTERO_DATA_DIR) \
                      only, which it uses read-only; set ZOTERO_API_KEY and ZOTERO_USER_ID \
                      (https://www.zotero.org/settings/keys) and restart the server to write \
                      through the Web API, or run `zotero-mcp authorize` to write through \
                      Zotero 10"
-                ),
-            );
+            ));
             return Some(e.with_detail("missing", vec!["ZOTERO_API_KEY", "ZOTERO_USER_ID"]));
         }
         let set = tool.set();
         if !self.sets.contains(&set) {
             let sets: Vec<&str> = self.sets.iter().map(|s| s.name()).collect();
-            let e = ToolError::new(
-                ErrorCode::Auth,
-                format!(
-                    "{name} is in the tool set '{}', which ZOTERO_TOOLSETS ({}) leaves out; \
+            let e = ToolError::auth(format!(
+                "{name} is in the tool set '{}', which ZOTERO_TOOLSETS ({}) leaves out; \
                      add {} to ZOTERO_TOOLSETS and restart the server to use it",
-                    set.name(),
-                    sets.join(","),
-                    set.name()
-                ),
-            );
+                set.name(),
+                sets.join(","),
+                set.name()
+            ));
             return Some(
                 e.with_detail("variable", "ZOTERO_TOOLSETS")
                     .with_detail("tool_set", set.name()),
@@ -292,9 +284,9 @@ pub fn definition() -> Definition {
         description: "List tool families not listed yet, or enable some for this session; \
             answers each new tool's input schema.",
         input_schema: publish::input_schema::<EnableToolsParams>(),
-        output_schema: crate::mcp::envelope::output_schema(
-            publish::data_schema::<EnableToolsData>(),
-        ),
+        output_schema: crate::tools::support::publish::output_schema(publish::data_schema::<
+            EnableToolsData,
+        >()),
         // Changes what this session lists, nothing outside the server.
         hints: Hints {
             read_only: true,
@@ -339,7 +331,7 @@ pub fn enable(
     session: bool,
     tool: impl Fn(ToolName) -> Tool,
 ) -> Result<Outcome, ToolError> {
-    let params: EnableToolsParams = crate::tools::parse::arguments(args)?;
+    let params: EnableToolsParams = crate::tools::support::parse::arguments(args)?;
     if params.families.len() > 8 {
         return Err(ToolError::invalid(
             "families",
@@ -419,10 +411,7 @@ pub fn enable(
         list_changed,
     };
     let data = serde_json::to_value(data).map_err(|e| {
-        ToolError::new(
-            ErrorCode::Internal,
-            format!("{ENABLE_TOOLS} could not write its answer: {e}"),
-        )
+        ToolError::internal(format!("{ENABLE_TOOLS} could not write its answer: {e}"))
     })?;
     Ok(Outcome { data, list_changed })
 }

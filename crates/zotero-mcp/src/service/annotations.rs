@@ -16,7 +16,7 @@ use zotero_api::{Library, ObjectKey};
 use zotero_text::locate::{locate, note_rect, LocateError, Located, Near};
 use zotero_text::{Document, Rect};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::ZoteroService;
 
 /// What a [`DocumentSource`] answers.
@@ -304,13 +304,10 @@ async fn pdf_attachment(
         .read_objects(ObjectKind::Item, std::slice::from_ref(key), cancel)
         .await?;
     let Some(item) = found.get(key.as_str()) else {
-        return Err(ToolError::new(
-            ErrorCode::NotFound,
-            format!(
-                "'attachment_key': no item with key {key} in this library; \
+        return Err(ToolError::not_found(format!(
+            "'attachment_key': no item with key {key} in this library; \
                  zotero_get_item_children lists an item's attachments"
-            ),
-        )
+        ))
         .with_detail("field", "attachment_key"));
     };
     if field_value(&item.data, "deleted") == Value::Bool(true) {
@@ -378,10 +375,9 @@ async fn only_pdf_of(
         [one] => ObjectKey::parse(&one.key())
             .map(|k| (k, (*one).clone()))
             .map_err(|_| {
-                ToolError::new(
-                    ErrorCode::Upstream,
-                    format!("Zotero answered an attachment of {key} with a malformed key"),
-                )
+                ToolError::upstream(format!(
+                    "Zotero answered an attachment of {key} with a malformed key"
+                ))
             }),
         [] => Err(ToolError::invalid(
             "attachment_key",

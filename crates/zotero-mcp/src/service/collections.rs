@@ -10,7 +10,7 @@ use zotero_api::collection_writes::{CollectionChange, DeletePlan, Refusal};
 use zotero_api::edit::{field_value, EditOutcome, EditStatus};
 use zotero_api::{Library, ObjectKey};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::ZoteroService;
 
 /// A rename or move as written (in a dry run: as it would be).
@@ -191,15 +191,11 @@ fn question(plan: &DeletePlan) -> String {
 /// taken name is blamed on (name for a rename, parent_key for a move).
 pub fn refused(r: Refusal, field: &str) -> ToolError {
     match r {
-        Refusal::NotFound(k) => ToolError::new(
-            ErrorCode::NotFound,
-            format!("no collection with key {k} in this library; list them with zotero_list_collections"),
+        Refusal::NotFound(k) => ToolError::not_found(format!("no collection with key {k} in this library; list them with zotero_list_collections"),
         )
         .with_detail("field", "collection_key")
         .with_detail("key", k),
-        Refusal::ParentNotFound(k) => ToolError::new(
-            ErrorCode::NotFound,
-            format!("'parent_key': no collection with key {k} in this library; list them with zotero_list_collections"),
+        Refusal::ParentNotFound(k) => ToolError::not_found(format!("'parent_key': no collection with key {k} in this library; list them with zotero_list_collections"),
         )
         .with_detail("field", "parent_key")
         .with_detail("key", k),

@@ -5,7 +5,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::edit::{Edit, EditOutcome, ObjectKind};
 use zotero_api::Library;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 
 /// Applies `edit` to its object of `lib` (or, in a dry run, says what would change).
 pub async fn edit_one(
@@ -21,9 +21,6 @@ pub async fn edit_one(
         .into_iter()
         .next()
         .ok_or_else(|| {
-            ToolError::new(
-                ErrorCode::Internal,
-                format!("the edit engine answered no outcome for {key}"),
-            )
+            ToolError::internal(format!("the edit engine answered no outcome for {key}"))
         })
 }

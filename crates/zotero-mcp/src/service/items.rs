@@ -8,7 +8,7 @@ use zotero_api::edit::{Edit, EditOutcome, ObjectKind, SetEdit};
 use zotero_api::model::Creator;
 use zotero_api::{Library, ObjectKey};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::edit::edit_one;
 use crate::service::ZoteroService;
 use crate::text::quote;
@@ -57,11 +57,10 @@ impl ZoteroService {
             .read_objects(ObjectKind::Item, std::slice::from_ref(&key), cancel)
             .await?;
         let Some(item) = found.get(key.as_str()) else {
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!("no item with key {key} in this library"),
-            )
-            .with_detail("field", "item_key"));
+            return Err(
+                ToolError::not_found(format!("no item with key {key} in this library"))
+                    .with_detail("field", "item_key"),
+            );
         };
         let item_type = item
             .data
@@ -144,9 +143,7 @@ impl ZoteroService {
                 .read_objects(ObjectKind::Collection, &wanted, cancel)
                 .await?;
             if let Some(missing) = wanted.iter().find(|k| !there.contains_key(k.as_str())) {
-                return Err(ToolError::new(
-                    ErrorCode::NotFound,
-                    format!(
+                return Err(ToolError::not_found(format!(
                         "no collection with key {missing} in this library; list them with zotero_list_collections"
                     ),
                 )

@@ -23,7 +23,7 @@ use zotero_api::{Library, LibraryRef, ObjectKey, ZoteroClient};
 use zotero_sources::{Fetcher, PrepareOptions, PreparedFile, SourceSpec};
 
 use crate::config::Config;
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 
 /// Why the service could not be set up at start: the part that failed and why, so the user
 /// knows which setting to change.

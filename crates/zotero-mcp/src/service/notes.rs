@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::edit::{Edit, EditOutcome, ObjectKind};
 use zotero_api::{Library, ObjectKey};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::edit::edit_one;
 use crate::service::ZoteroService;
 
@@ -31,11 +31,10 @@ impl ZoteroService {
             .read_objects(ObjectKind::Item, std::slice::from_ref(&key), cancel)
             .await?;
         let Some(current) = found.get(key.as_str()) else {
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!("no note with key {key} in this library"),
-            )
-            .with_detail("key", key.as_str()));
+            return Err(
+                ToolError::not_found(format!("no note with key {key} in this library"))
+                    .with_detail("key", key.as_str()),
+            );
         };
         let item_type = current.item_type();
         if item_type != "note" {

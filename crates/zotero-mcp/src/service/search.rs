@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::LibraryRef;
 use zotero_index::{Hit, Mode, SearchQuery};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::index::{self as search_index, Freshness};
 use crate::service::ZoteroService;
 
@@ -73,16 +73,13 @@ impl ZoteroService {
             }
         };
         if matches!(query.mode, Mode::Semantic) && encoder.is_none() {
-            return Err(ToolError::new(
-                ErrorCode::Validation,
-                format!(
-                    "mode semantic needs the sentence model, and there is none: {}; use mode \
+            return Err(ToolError::validation(format!(
+                "mode semantic needs the sentence model, and there is none: {}; use mode \
                      keyword or hybrid meanwhile",
-                    model_note.as_deref().unwrap_or(
-                        "ZOTERO_EMBEDDING_MODEL is none (set it to a model to search by meaning)"
-                    )
-                ),
-            )
+                model_note.as_deref().unwrap_or(
+                    "ZOTERO_EMBEDDING_MODEL is none (set it to a model to search by meaning)"
+                )
+            ))
             .with_detail("field", "mode"));
         }
         // The libraries' versions now are asked while the index is searched, so that the
@@ -130,9 +127,7 @@ impl ZoteroService {
                 Ok(out)
             })
             .await
-            .map_err(|e| {
-                ToolError::new(ErrorCode::Internal, format!("the search stopped: {e}"))
-            })??
+            .map_err(|e| ToolError::internal(format!("the search stopped: {e}")))??
         };
         let mut hits = Vec::new();
         let mut index = Vec::new();

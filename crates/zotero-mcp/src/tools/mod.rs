@@ -18,31 +18,11 @@ pub mod research;
 pub mod support;
 pub mod tags;
 
-// Each tool stays reachable as `tools::<name>`, whatever its family folder.
-pub use cite::{citation_text, export};
-pub use collections::{
-    add_item_to_collection, create_collection, list_collections, remove_item_from_collection,
-    update_collection,
-};
-pub use files::{attach_arxiv_pdf, get_item_fulltext, upload_attachment};
-pub use identify::add_by_identifier;
-pub use index::{search_database_status, semantic_search, update_search_database};
-pub use items::{
-    create_item, get_item, get_item_children, get_item_metadata, get_sort_values, list_items,
-    list_libraries, search_items, trash_items, update_item,
-};
-pub use notes::{create_annotation, create_note, get_annotations, get_notes, update_note};
-pub use research::check_manuscript;
-pub use research::check_retractions;
-pub use research::find_related;
-pub use support::{budget, changes, confirm, output, parse, publish};
-pub use tags::{list_tags, manage_tags};
-
 pub mod tool;
 
 use serde_json::{Map, Value};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 pub use tool::{Definition, Hints, ToolContext, ToolSet, ZoteroTool};
 
 fn definition<T: ZoteroTool>() -> Definition {
@@ -50,15 +30,15 @@ fn definition<T: ZoteroTool>() -> Definition {
         name: T::NAME,
         title: T::TITLE,
         description: T::DESCRIPTION,
-        input_schema: publish::input_schema::<T::Params>(),
-        output_schema: crate::mcp::envelope::output_schema(publish::data_schema::<T::Data>()),
+        input_schema: support::publish::input_schema::<T::Params>(),
+        output_schema: support::publish::output_schema(support::publish::data_schema::<T::Data>()),
         hints: T::HINTS,
     }
 }
 
 /// The arguments as `T`'s `Params`, having passed serde's checks and `T::validate`.
 pub fn checked<T: ZoteroTool>(args: Option<Map<String, Value>>) -> Result<T::Params, ToolError> {
-    let params = parse::arguments::<T::Params>(args)?;
+    let params = support::parse::arguments::<T::Params>(args)?;
     T::validate(&params)?;
     Ok(params)
 }
@@ -82,12 +62,8 @@ async fn call<T: ZoteroTool>(
 ) -> Result<Value, ToolError> {
     let params = checked::<T>(args)?;
     let data = T::run(params, ctx).await?;
-    serde_json::to_value(data).map_err(|e| {
-        ToolError::new(
-            ErrorCode::Internal,
-            format!("{} could not write its answer: {e}", T::NAME),
-        )
-    })
+    serde_json::to_value(data)
+        .map_err(|e| ToolError::internal(format!("{} could not write its answer: {e}", T::NAME)))
 }
 
 /// The one table of tools: yields [`ToolName`] (in this order, the seed's), and from each
@@ -148,40 +124,40 @@ macro_rules! tools {
 }
 
 tools! {
-    SearchItems => search_items::SearchItems,
-    ListCollections => list_collections::ListCollections,
-    GetItem => get_item::GetItem,
-    CreateItem => create_item::CreateItem,
-    UploadAttachment => upload_attachment::UploadAttachment,
-    AttachArxivPdf => attach_arxiv_pdf::AttachArxivPdf,
-    GetSortValues => get_sort_values::GetSortValues,
-    AddItemToCollection => add_item_to_collection::AddItemToCollection,
-    ListLibraries => list_libraries::ListLibraries,
-    ListItems => list_items::ListItems,
-    ListTags => list_tags::ListTags,
-    GetItemFulltext => get_item_fulltext::GetItemFulltext,
-    GetItemMetadata => get_item_metadata::GetItemMetadata,
+    SearchItems => items::search_items::SearchItems,
+    ListCollections => collections::list_collections::ListCollections,
+    GetItem => items::get_item::GetItem,
+    CreateItem => items::create_item::CreateItem,
+    UploadAttachment => files::upload_attachment::UploadAttachment,
+    AttachArxivPdf => files::attach_arxiv_pdf::AttachArxivPdf,
+    GetSortValues => items::get_sort_values::GetSortValues,
+    AddItemToCollection => collections::add_item_to_collection::AddItemToCollection,
+    ListLibraries => items::list_libraries::ListLibraries,
+    ListItems => items::list_items::ListItems,
+    ListTags => tags::list_tags::ListTags,
+    GetItemFulltext => files::get_item_fulltext::GetItemFulltext,
+    GetItemMetadata => items::get_item_metadata::GetItemMetadata,
     Cite => cite::format::Cite,
-    Export => export::Export,
-    GetItemChildren => get_item_children::GetItemChildren,
-    GetNotes => get_notes::GetNotes,
-    GetAnnotations => get_annotations::GetAnnotations,
-    UpdateItem => update_item::UpdateItem,
-    TrashItems => trash_items::TrashItems,
-    CreateNote => create_note::CreateNote,
-    UpdateNote => update_note::UpdateNote,
-    RemoveItemFromCollection => remove_item_from_collection::RemoveItemFromCollection,
-    ManageTags => manage_tags::ManageTags,
-    CreateCollection => create_collection::CreateCollection,
-    UpdateCollection => update_collection::UpdateCollection,
-    AddByIdentifier => add_by_identifier::AddByIdentifier,
-    SemanticSearch => semantic_search::SemanticSearch,
-    SearchDatabaseStatus => search_database_status::SearchDatabaseStatus,
-    UpdateSearchDatabase => update_search_database::UpdateSearchDatabase,
-    CheckManuscript => check_manuscript::CheckManuscript,
-    CheckRetractions => check_retractions::CheckRetractions,
-    FindRelated => find_related::FindRelated,
-    CreateAnnotation => create_annotation::CreateAnnotation,
+    Export => cite::export::Export,
+    GetItemChildren => items::get_item_children::GetItemChildren,
+    GetNotes => notes::get_notes::GetNotes,
+    GetAnnotations => notes::get_annotations::GetAnnotations,
+    UpdateItem => items::update_item::UpdateItem,
+    TrashItems => items::trash_items::TrashItems,
+    CreateNote => notes::create_note::CreateNote,
+    UpdateNote => notes::update_note::UpdateNote,
+    RemoveItemFromCollection => collections::remove_item_from_collection::RemoveItemFromCollection,
+    ManageTags => tags::manage_tags::ManageTags,
+    CreateCollection => collections::create_collection::CreateCollection,
+    UpdateCollection => collections::update_collection::UpdateCollection,
+    AddByIdentifier => identify::add_by_identifier::AddByIdentifier,
+    SemanticSearch => index::semantic_search::SemanticSearch,
+    SearchDatabaseStatus => index::search_database_status::SearchDatabaseStatus,
+    UpdateSearchDatabase => index::update_search_database::UpdateSearchDatabase,
+    CheckManuscript => research::check_manuscript::CheckManuscript,
+    CheckRetractions => research::check_retractions::CheckRetractions,
+    FindRelated => research::find_related::FindRelated,
+    CreateAnnotation => notes::create_annotation::CreateAnnotation,
 }
 
 impl ToolName {
@@ -217,10 +193,10 @@ mod tests {
 
     #[test]
     fn cross_field_checks_name_the_field() {
-        use add_item_to_collection::AddItemToCollection as Add;
-        use create_item::CreateItem as Create;
-        use search_items::SearchItems as Search;
-        use upload_attachment::UploadAttachment as Upload;
+        use collections::add_item_to_collection::AddItemToCollection as Add;
+        use files::upload_attachment::UploadAttachment as Upload;
+        use items::create_item::CreateItem as Create;
+        use items::search_items::SearchItems as Search;
         let key = "X42A7DEE";
         assert_eq!(
             check::<Search>(json!({"query": "x", "start": 1, "offset": 2})).unwrap_err(),
@@ -263,16 +239,16 @@ mod tests {
             "item_type"
         );
         assert_eq!(
-            check::<create_note::CreateNote>(
+            check::<notes::create_note::CreateNote>(
                 json!({"content": "x", "parent_key": key, "collection_key": key})
             )
             .unwrap_err(),
             "collection_key"
         );
-        assert!(
-            check::<create_note::CreateNote>(json!({"content": "x", "collection_key": key}))
-                .is_ok()
-        );
+        assert!(check::<notes::create_note::CreateNote>(
+            json!({"content": "x", "collection_key": key})
+        )
+        .is_ok());
         assert_eq!(
             check::<Create>(json!({"item_type": "book", "title": "x", "creators": [
                 {"creator_type": "author", "name": "CERN"},

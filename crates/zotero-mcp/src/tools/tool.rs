@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::upload::ProgressFn;
 
 pub use crate::config::ToolSet;
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::ZoteroService;
 
 /// One MCP tool.

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use zotero_api::{Library, ObjectKey};
 use zotero_emulator::testing::{get, lib};
 use zotero_emulator::{Emulator, Fault, FaultKind};
-use zotero_mcp::mcp::envelope::{ErrorCode, ToolError};
+use zotero_mcp::error::ToolError;
 use zotero_mcp::service::annotations::{DocumentFuture, DocumentSource};
 use zotero_text::{Document, DocumentKind, Glyph, Page, PageStatus};
 
@@ -36,9 +36,7 @@ impl DocumentSource for Documents {
         _cancel: &'a CancellationToken,
     ) -> DocumentFuture<'a> {
         let found = self.0.get(attachment.as_str()).cloned();
-        Box::pin(async move {
-            found.ok_or_else(|| ToolError::new(ErrorCode::NotFound, "no file in this test"))
-        })
+        Box::pin(async move { found.ok_or_else(|| ToolError::not_found("no file in this test")) })
     }
 }
 

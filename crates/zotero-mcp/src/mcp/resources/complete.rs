@@ -3,7 +3,7 @@
 use zotero_api::LibraryRef;
 
 use super::list::list_items_params;
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::tools::collections::list_collections::{ListCollections, ListCollectionsParams};
 use crate::tools::items::list_items::{ListItems, ListItemsParams};
 use crate::tools::params::{LibraryParam, Limit, Start};

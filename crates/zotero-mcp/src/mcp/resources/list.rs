@@ -3,11 +3,11 @@
 use rmcp::model::{ListResourcesResult, Resource};
 
 use super::uri::{styles_resource, uri, View, JSON};
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::notes::markdown::cut_chars;
 use crate::tools::items::list_items::{ListItems, ListItemsParams};
-use crate::tools::output::Item;
 use crate::tools::params::{quote, ItemSort, LibraryParam, Limit, SortDirection, Start};
+use crate::tools::support::output::Item;
 use crate::tools::{self, ToolContext};
 
 /// Items per page of `resources/list` (the most recently modified first).

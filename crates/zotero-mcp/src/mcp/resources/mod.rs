@@ -18,7 +18,7 @@ pub use self::list::{list, LIST_PAGE};
 use self::render::{annotations_markdown, fulltext_text, json_text, notes_markdown};
 pub use self::render::{ANNOTATIONS_CHARS, NOTES_CHARS};
 pub use self::uri::{link, templates, uri, Uri, View, JSON, MARKDOWN, STYLES_URI, TEXT};
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::tools::files::get_item_fulltext::{GetItemFulltext, GetItemFulltextParams, MaxChars};
 use crate::tools::items::get_item_metadata::{
     GetItemMetadata, GetItemMetadataParams, MetadataFormat,

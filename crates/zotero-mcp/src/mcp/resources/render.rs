@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::notes::markdown::{close_open_fence, escape_lines, escape_text, link_to};
 use crate::tools::files::get_item_fulltext::GetItemFulltextData;
 use crate::tools::notes::get_annotations::GetAnnotationsData;
@@ -19,7 +19,7 @@ pub const ANNOTATIONS_CHARS: usize = 18_000;
 /// `v` as indented JSON, or compact when indenting would take it past the budget.
 fn to_json(v: &Value) -> String {
     let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
-    if pretty.chars().count() <= crate::tools::budget::ANSWER_CHARS {
+    if pretty.chars().count() <= crate::budget::ANSWER_CHARS {
         pretty
     } else {
         serde_json::to_string(v).unwrap_or_default()
@@ -32,12 +32,8 @@ pub(super) fn json_text<T: Serialize>(
     data: &T,
     read_on: Option<String>,
 ) -> Result<String, ToolError> {
-    let mut value = serde_json::to_value(data).map_err(|e| {
-        ToolError::new(
-            ErrorCode::Internal,
-            format!("a resource could not write its answer: {e}"),
-        )
-    })?;
+    let mut value = serde_json::to_value(data)
+        .map_err(|e| ToolError::internal(format!("a resource could not write its answer: {e}")))?;
     if let (Some(read_on), Value::Object(m)) = (read_on, &mut value) {
         m.insert("read_on".into(), Value::from(read_on));
     }

@@ -4,7 +4,7 @@
 use rmcp::model::{Resource, ResourceTemplate, Role};
 use zotero_api::{LibraryRef, ObjectKey};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::tools::params::{quote, STYLES_URL};
 
 pub const JSON: &str = "application/json";

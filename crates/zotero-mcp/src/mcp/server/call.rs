@@ -11,8 +11,9 @@ use serde_json::Value;
 use tracing::Instrument;
 use zotero_api::upload::ProgressFn;
 
-use crate::mcp::envelope::{self, ErrorCode, ToolError};
-use crate::tools::confirm::{ConfirmFn, Confirmation};
+use crate::error::ToolError;
+use crate::mcp::envelope;
+use crate::tools::support::confirm::{ConfirmFn, Confirmation};
 use crate::tools::{ToolName, ToolSet};
 
 /// What a tool's progress counts: bytes for uploads, objects for the others.
@@ -109,10 +110,9 @@ where
 {
     match tokio::spawn(call).await {
         Ok(result) => result,
-        Err(_) => Err(ToolError::new(
-            ErrorCode::Internal,
-            format!("{name} failed inside the server; the server is still running"),
-        )),
+        Err(_) => Err(ToolError::internal(format!(
+            "{name} failed inside the server; the server is still running"
+        ))),
     }
 }
 
@@ -132,6 +132,7 @@ pub fn tool_result(result: Result<Value, ToolError>) -> CallToolResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[tokio::test]
     async fn a_panicking_tool_becomes_an_internal_error_envelope() {

@@ -18,7 +18,7 @@ use tracing::Instrument;
 use super::call::{confirmer, correlation_id, guarded, progress_reporter, tool_result};
 use super::log_level::ClientLogLevel;
 use super::ZoteroServer;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::mcp::surface;
 use crate::tools::{ToolContext, ToolName};
 

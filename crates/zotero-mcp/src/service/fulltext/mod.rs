@@ -20,7 +20,7 @@ use zotero_text::{Document, PageStatus};
 
 use self::cache::status_name;
 pub use self::reader::FileReader;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 use crate::service::ZoteroService;
 
 /// The most attachments of one item whose files are tried, in reading order.
@@ -128,7 +128,7 @@ impl ZoteroService {
                 Err(e) => return Err(e),
             }
         }
-        Err(failure.unwrap_or_else(|| ToolError::new(ErrorCode::NotFound, "no file")))
+        Err(failure.unwrap_or_else(|| ToolError::not_found("no file")))
     }
 
     /// The document of attachment `key` (read first, as a write depends on it), from the
@@ -147,10 +147,9 @@ impl ZoteroService {
             )
             .await?;
         let Some(att) = found.get(key.as_str()) else {
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!("no attachment with key {key} in this library"),
-            ));
+            return Err(ToolError::not_found(format!(
+                "no attachment with key {key} in this library"
+            )));
         };
         self.document(lib, att, cancel).await
     }
@@ -203,9 +202,7 @@ fn assemble(
             .find(|s| *s != PageStatus::Text)
             .unwrap_or(PageStatus::NoTextLayer);
         let reason = status_name(why);
-        return Err(ToolError::new(
-            ErrorCode::NotFound,
-            format!(
+        return Err(ToolError::not_found(format!(
                 "the pages read of attachment {att_key} have no text ({reason}): a scan needs OCR, an encrypted or damaged file must be opened and saved again in a PDF reader"
             ),
         )
@@ -243,8 +240,7 @@ fn assemble(
     let end = paged.next_offset.unwrap_or(paged.total_chars);
     spans.retain(|s| s.end_offset > page.offset && s.offset < end.max(page.offset + 1));
     Ok(FileText {
-        item_key: ObjectKey::parse(&item.key())
-            .map_err(|e| ToolError::new(ErrorCode::Internal, e.to_string()))?,
+        item_key: ObjectKey::parse(&item.key()).map_err(|e| ToolError::internal(e.to_string()))?,
         item_type: item.item_type(),
         title: field(item, "title").unwrap_or_default().to_string(),
         attachment: Attachment {

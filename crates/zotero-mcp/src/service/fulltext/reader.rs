@@ -18,7 +18,7 @@ use zotero_text::{Document, TextError};
 
 use super::cache::{CacheKey, DocCache};
 use crate::config::ExtractFn;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 
 /// How attachments' files are read for their text.
 #[derive(Clone)]
@@ -61,7 +61,7 @@ impl From<ReadError> for ToolError {
         match e {
             ReadError::File(e) => e.into(),
             ReadError::Text { key, error } => text_error(&key, error),
-            e @ ReadError::Stopped(_) => ToolError::new(ErrorCode::Internal, e.to_string()),
+            e @ ReadError::Stopped(_) => ToolError::internal(e.to_string()),
         }
     }
 }

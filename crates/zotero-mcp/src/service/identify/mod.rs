@@ -24,7 +24,7 @@ use self::lookup::{
 };
 pub use self::outcome::{AddOutcome, AddStatus, PdfOutcome, PdfStatus};
 use self::pdf::{attach_pdf, existing_pdf};
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::ZoteroService;
 
 /// What to add and where.

@@ -57,7 +57,7 @@ use std::path::{Path, PathBuf};
 use zotero_api::LibraryRef;
 use zotero_index::{Index, IndexError, LibraryId, Remedy};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::{ErrorCode, ToolError};
 
 pub use freshness::{current_version, freshness, freshness_of, Freshness};
 pub use settings::{IndexFiles, ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
@@ -111,14 +111,11 @@ pub fn no_index(library: LibraryRef) -> ToolError {
     } else {
         format!("{BUILD_COMMAND} --library {library}")
     };
-    ToolError::new(
-        ErrorCode::NotFound,
-        format!(
-            "the library {library} has no search index yet; build it with `{cmd}` (or the tool \
+    ToolError::not_found(format!(
+        "the library {library} has no search index yet; build it with `{cmd}` (or the tool \
              zotero_update_search_database), then search again; zotero_search_items searches \
              by words meanwhile"
-        ),
-    )
+    ))
     .with_detail("command", cmd)
 }
 

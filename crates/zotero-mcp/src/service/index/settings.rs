@@ -11,7 +11,7 @@ use zotero_hub::{ModelCache, ModelCacheError, Progress as ModelProgress};
 use zotero_index::{Encoder, VectorCache};
 
 use super::BUILD_COMMAND;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 
 /// The encoder of a search or an update, when there is one: without, the index is
 /// keyword-only and every answer says so.
@@ -188,8 +188,7 @@ impl SearchSettings {
 
     pub fn dir(&self) -> Result<&Path, ToolError> {
         self.dir.as_deref().map_err(|why| {
-            ToolError::new(ErrorCode::Validation, why.to_string())
-                .with_detail("variable", "ZOTERO_INDEX_DIR")
+            ToolError::validation(why.to_string()).with_detail("variable", "ZOTERO_INDEX_DIR")
         })
     }
 }

@@ -11,7 +11,7 @@ use zotero_api::ZoteroError;
 use zotero_index::IndexError;
 
 use super::index_error;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 
 /// What an update is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -150,11 +150,11 @@ impl From<UpdateError> for ToolError {
             UpdateError::Zotero(e) => e.into(),
             UpdateError::Encoder { ref model, .. } => {
                 let model = model.clone();
-                ToolError::new(ErrorCode::Validation, e.to_string())
+                ToolError::validation(e.to_string())
                     .with_detail("variable", "ZOTERO_EMBEDDING_MODEL")
                     .with_detail("model", model)
             }
-            e @ UpdateError::Stopped(_) => ToolError::new(ErrorCode::Internal, e.to_string()),
+            e @ UpdateError::Stopped(_) => ToolError::internal(e.to_string()),
         }
     }
 }

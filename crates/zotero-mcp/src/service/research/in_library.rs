@@ -16,7 +16,7 @@ use zotero_api::items::{ItemFilter, ItemListing, QuickSearchMode};
 use zotero_api::Library;
 use zotero_metadata::identifiers::fold_doi;
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 
 /// How many candidates one title search reads.
 const CANDIDATES: u32 = 25;

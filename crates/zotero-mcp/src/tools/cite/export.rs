@@ -6,8 +6,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::budget;
+use crate::budget;
+use crate::error::ToolError;
 use crate::tools::params::{
     library, null_is_default, ExportFormatParam, ExportLimit, LibraryParam, List, ObjectKey, Start,
 };

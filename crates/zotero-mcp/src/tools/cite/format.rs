@@ -7,9 +7,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_api::export::CiteOptions;
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::budget;
-use crate::tools::citation_text::{render, TextFormat};
+use crate::budget;
+use crate::error::ToolError;
+use crate::tools::cite::citation_text::{render, TextFormat};
 use crate::tools::params::{
     library, null_is_default, LibraryParam, List, Locale, ObjectKey, Start, StyleId,
 };

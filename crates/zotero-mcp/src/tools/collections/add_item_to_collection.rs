@@ -3,10 +3,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::edit::edit_one;
-use crate::tools::changes::{self, Change, ObjectResult, Status};
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
+use crate::tools::support::changes::{self, Change, ObjectResult, Status};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::collections::CollectionRef;
 use zotero_api::edit::{Edit, ObjectKind};

@@ -4,7 +4,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::collections::refused;
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};

@@ -5,10 +5,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::budget;
-use crate::tools::output::Collection;
+use crate::budget;
+use crate::error::ToolError;
 use crate::tools::params::{library, null_is_default, LibraryParam, Limit, ObjectKey, Start};
+use crate::tools::support::output::Collection;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::collection_tree::{CollectionScope, TreeNode, TREE_MAX};
 

@@ -4,11 +4,11 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::edit::edit_one;
-use crate::tools::add_item_to_collection::collection_target;
-use crate::tools::changes::{self, Change, ObjectResult, Status};
+use crate::tools::collections::add_item_to_collection::collection_target;
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
+use crate::tools::support::changes::{self, Change, ObjectResult, Status};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{Edit, ObjectKind};
 

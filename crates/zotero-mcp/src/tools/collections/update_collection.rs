@@ -5,10 +5,10 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::collections::Deletion;
-use crate::tools::changes::{self, ObjectResult};
 use crate::tools::params::{library, limits, LibraryParam, NonBlank, ObjectKey};
+use crate::tools::support::changes::{self, ObjectResult};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::collection_writes::CollectionChange;
 use zotero_api::edit::ObjectKind;

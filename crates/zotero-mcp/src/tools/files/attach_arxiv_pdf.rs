@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::output::Attached;
+use crate::error::ToolError;
 use crate::tools::params::{given, library, Arxiv, FieldText, LibraryParam, ObjectKey};
+use crate::tools::support::output::Attached;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_sources::{PrepareOptions, SourceSpec};
 

@@ -10,9 +10,9 @@ use serde::{de, Deserialize, Deserializer, Serialize};
 use zotero_api::fulltext::{DocumentKind, FullTextPage, PageRequest, Section, TextSource};
 use zotero_api::LibraryRef;
 
-use crate::mcp::envelope::ToolError;
+use crate::budget;
+use crate::error::ToolError;
 use crate::service::fulltext::{FileText, ItemText};
-use crate::tools::budget;
 use crate::tools::params::{library, null_is_default, LibraryParam, ObjectKey, Start, WholeNumber};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 

@@ -3,11 +3,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::output::Attached;
+use crate::error::ToolError;
 use crate::tools::params::{
     given, library, limits, Base64, FieldText, LibraryParam, NonBlank, ObjectKey, Text,
 };
+use crate::tools::support::output::Attached;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_sources::{PrepareOptions, SourceSpec};
 

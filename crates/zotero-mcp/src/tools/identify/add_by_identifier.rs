@@ -5,9 +5,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::identify::{add_by_identifiers, AddOutcome, AddRequest, AddStatus, PdfStatus};
-use crate::tools::add_item_to_collection::collection_target;
+use crate::tools::collections::add_item_to_collection::collection_target;
 use crate::tools::params::{library, limits, LibraryParam, List, NonBlank, ObjectKey, Tags, Text};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 

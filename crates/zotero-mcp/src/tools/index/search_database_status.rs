@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_api::LibraryRef;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::index::{self as search_index, BUILD_COMMAND};
 use crate::service::time::UtcTime;
-use crate::tools::semantic_search::SearchLibrary;
+use crate::tools::index::semantic_search::SearchLibrary;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 /// The `zotero_get_search_database_status` tool.
@@ -159,7 +159,7 @@ pub async fn statuses(
                 .collect::<Vec<_>>()
         })
         .await
-        .map_err(|e| ToolError::new(ErrorCode::Internal, format!("the status stopped: {e}")))?
+        .map_err(|e| ToolError::internal(format!("the status stopped: {e}")))?
     };
     let mut out = Vec::new();
     for (lib, status, ahead) in read {

@@ -11,10 +11,10 @@ use serde_json::Value;
 use zotero_api::LibraryRef;
 use zotero_index::{Filters, Mode, SearchQuery};
 
-use crate::mcp::envelope::ToolError;
+use crate::budget;
+use crate::error::ToolError;
 use crate::service::index::Freshness;
 use crate::service::search::{LibraryHit, Scope};
-use crate::tools::budget;
 use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 

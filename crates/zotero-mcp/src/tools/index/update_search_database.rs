@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::index::{
     self as search_index, Phase, Progress, ProgressCallback, UpdateOptions, UpdateReport,
 };

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::output::Item;
+use crate::error::ToolError;
 use crate::tools::params::{
     given, library, limits, null_is_default, Creator, FieldText, FieldValue, LibraryParam, List,
     NonBlank, Tags,
 };
+use crate::tools::support::output::Item;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::write::NewItem;
 

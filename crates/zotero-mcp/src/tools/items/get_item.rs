@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::output::ItemWithAttachments;
+use crate::error::ToolError;
 use crate::tools::params::{library, LibraryParam, ObjectKey};
+use crate::tools::support::output::ItemWithAttachments;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 /// The `zotero_get_item` tool.

@@ -8,9 +8,9 @@ use zotero_api::children::{annotation_url, color_name, object_key, Annotation};
 use zotero_api::model::WireObject;
 use zotero_api::LibraryRef;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::budget;
+use crate::error::ToolError;
 use crate::notes::markdown::{cut_chars, note_title};
-use crate::tools::budget;
 use crate::tools::params::{
     library, null_is_default, ChildKind, LibraryParam, Limit, List, ObjectKey, Start,
 };
@@ -221,7 +221,7 @@ impl ZoteroTool for GetItemChildren {
                 .collect()
         })
         .await
-        .map_err(|e| ToolError::new(ErrorCode::Internal, format!("summarizing failed: {e}")))?;
+        .map_err(|e| ToolError::internal(format!("summarizing failed: {e}")))?;
         let total = all.len() as u64;
         let start = usize::try_from(p.start.get()).unwrap_or(usize::MAX);
         let children: Vec<Child> = all

@@ -12,7 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_api::export::ExportFormat;
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::tools::items::item_markdown;
 use crate::tools::items::metadata::{field_part, first_chars, metadata, MAX_BIBTEX_CHARS};
 pub use crate::tools::items::metadata::{ItemCollection, ItemMetadata, TypedTag};

@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::client::{DEFAULT_SORT, FALLBACK_SORT, SORT_VALUES};
 

@@ -5,12 +5,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::output::{listed_page, Item};
+use crate::error::ToolError;
 use crate::tools::params::{
     library, null_is_default, ExcludeTags, FilterTags, ItemSort, ItemTypes, LibraryParam, Limit,
     ObjectKey, SortDirection, Start, Version,
 };
+use crate::tools::support::output::{listed_page, Item};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::items::{ItemFilter, ItemListing};
 

@@ -4,8 +4,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::get_sort_values::NoParams;
+use crate::error::ToolError;
+use crate::tools::items::get_sort_values::NoParams;
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
 /// The `zotero_list_libraries` tool.

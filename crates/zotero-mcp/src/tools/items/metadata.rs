@@ -11,8 +11,8 @@ use serde_json::Value;
 use zotero_api::metadata::ItemRecord;
 use zotero_api::model::{not_field, NotField, WireObject, ZoteroRetraction};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::budget;
+use crate::budget;
+use crate::error::ToolError;
 use crate::tools::params::Creator;
 
 /// The most characters (of JSON) of one field an answer carries; `field` and `offset` read

@@ -6,12 +6,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::output::{listed_page, Item};
+use crate::error::ToolError;
 use crate::tools::params::{
     library, limits, null_is_default, ExcludeTags, FilterTags, ItemTypes, LibraryParam, Limit,
     NonBlank, ObjectKey, QMode, SortKey, Start, TagConditions,
 };
+use crate::tools::support::output::{listed_page, Item};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::client::SearchQuery;
 

@@ -5,9 +5,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::changes::{Counts, ObjectResult};
+use crate::error::ToolError;
 use crate::tools::params::{library, limits, LibraryParam, List, ObjectKey};
+use crate::tools::support::changes::{Counts, ObjectResult};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{Edit, ObjectKind};
 

@@ -5,12 +5,12 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::items::ItemUpdate;
-use crate::tools::changes::{single, Change, ObjectResult, Status};
 use crate::tools::params::{
     library, limits, FieldMap, FieldText, LibraryParam, List, ObjectKey, Tags, Version,
 };
+use crate::tools::support::changes::{single, Change, ObjectResult, Status};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{ObjectKind, SetEdit};
 
@@ -127,7 +127,7 @@ impl ZoteroTool for UpdateItem {
             }
         }
         if let Some(creators) = &p.creators {
-            crate::tools::create_item::creators(creators)?;
+            crate::tools::items::create_item::creators(creators)?;
         }
         let nothing = named_values(p).is_empty()
             && p.fields.as_ref().is_none_or(FieldMap::is_empty)
@@ -150,7 +150,7 @@ impl ZoteroTool for UpdateItem {
         let lib = ctx.svc.library(library(p.library))?;
         let key = p.item_key.key().clone();
         let creators = match &p.creators {
-            Some(c) => Some(crate::tools::create_item::creators(c)?),
+            Some(c) => Some(crate::tools::items::create_item::creators(c)?),
             None => None,
         };
         let keys = |l: &Option<List<ObjectKey, { limits::BATCH }>>| -> Vec<String> {

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::annotations::{AnnotationRequest, NewKind};
 use crate::tools::params::{
     library, null_is_default, AnnotationColor, FieldText, LibraryParam, NonBlank, ObjectKey, Tags,

@@ -5,7 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::notes::html::{Removed, MAX_NOTE_CHARS};
 use crate::tools::notes::note_content::{cut, sanitize, ContentFormat, ANSWER_HTML_CHARS};
 use crate::tools::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Tags};
@@ -170,13 +170,10 @@ async fn check_parent(
         .read_objects(ObjectKind::Item, &[key.key().clone()], &ctx.cancel)
         .await?;
     let Some(parent) = found.get(key.as_str()) else {
-        return Err(ToolError::new(
-            ErrorCode::NotFound,
-            format!(
-                "'parent_key': no item with key {key} in this library; find the item with \
+        return Err(ToolError::not_found(format!(
+            "'parent_key': no item with key {key} in this library; find the item with \
                  zotero_search_items, or leave parent_key out for a standalone note"
-            ),
-        )
+        ))
         .with_detail("field", "parent_key"));
     };
     let item_type = parent.item_type();
@@ -245,12 +242,9 @@ async fn check_collection(
     if found.contains_key(key.as_str()) {
         return Ok(());
     }
-    Err(ToolError::new(
-        ErrorCode::NotFound,
-        format!(
-            "'collection_key': no collection with key {key} in this library; \
+    Err(ToolError::not_found(format!(
+        "'collection_key': no collection with key {key} in this library; \
              zotero_list_collections lists them"
-        ),
-    )
+    ))
     .with_detail("field", "collection_key"))
 }

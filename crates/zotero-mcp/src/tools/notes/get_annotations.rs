@@ -8,9 +8,9 @@ use serde::{Deserialize, Serialize};
 use zotero_api::children::{annotation_url, color_name, Annotation};
 use zotero_api::LibraryRef;
 
-use crate::mcp::envelope::ToolError;
+use crate::budget;
+use crate::error::ToolError;
 use crate::notes::markdown::cut_chars;
-use crate::tools::budget;
 use crate::tools::params::{
     library, null_is_default, AnnotationChars, AnnotationColor, AnnotationType, FilterTags,
     LibraryParam, Limit, List, ObjectKey, Start,

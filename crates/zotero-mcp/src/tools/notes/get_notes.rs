@@ -7,9 +7,9 @@ use zotero_api::children::Note as StoredNote;
 use zotero_api::response::Page;
 use zotero_api::LibraryRef;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::budget;
+use crate::error::ToolError;
 use crate::notes::markdown::{cut_chars, note_title, note_to_markdown, safe_piece};
-use crate::tools::budget;
 use crate::tools::params::{
     library, null_is_default, LibraryParam, NoteChars, NoteLimit, ObjectKey, Start,
 };
@@ -176,12 +176,7 @@ impl ZoteroTool for GetNotes {
                 .collect::<Vec<_>>()
         })
         .await
-        .map_err(|e| {
-            ToolError::new(
-                ErrorCode::Internal,
-                format!("converting the notes failed: {e}"),
-            )
-        })?;
+        .map_err(|e| ToolError::internal(format!("converting the notes failed: {e}")))?;
         let (notes, cut) = budget::fit_page(notes, budget::PAGE_CHARS);
         Ok(GetNotesData {
             next_start: budget::next_start(p.start.get(), notes.len(), cut, page.next_start),

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::notes::html::{note_html, NoteFormat, NoteRefused, SanitizedNote};
 use crate::notes::markdown::cut_chars;
 
@@ -33,12 +33,7 @@ impl From<ContentFormat> for NoteFormat {
 pub async fn sanitize(content: String, format: ContentFormat) -> Result<SanitizedNote, ToolError> {
     let note = tokio::task::spawn_blocking(move || note_html(&content, format.into()))
         .await
-        .map_err(|e| {
-            ToolError::new(
-                ErrorCode::Internal,
-                format!("converting the note failed: {e}"),
-            )
-        })?;
+        .map_err(|e| ToolError::internal(format!("converting the note failed: {e}")))?;
     note.map_err(|e| {
         let what = match e {
             NoteRefused::TooDeep { .. } => "nest its elements less deeply",

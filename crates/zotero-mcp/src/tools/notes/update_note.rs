@@ -5,13 +5,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::notes::html::{Removed, MAX_NOTE_CHARS};
-use crate::tools::changes::{self, ObjectResult};
 use crate::tools::notes::note_content::{
     cut_value, excerpts, sanitize, ContentFormat, ANSWER_HTML_CHARS,
 };
 use crate::tools::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Version};
+use crate::tools::support::changes::{self, ObjectResult};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::ObjectKind;
 

@@ -5,13 +5,13 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::budget;
+use crate::error::ToolError;
 use crate::service::research::manuscript::cites::Format;
 use crate::service::research::manuscript::{
     self as check, CitationLine, Draft, QuotationLine, Report, RetractedLine, Summary, UncitedLine,
     MAX_DRAFT_BYTES,
 };
-use crate::tools::budget;
 use crate::tools::params::{library, null_is_default, LibraryParam, NonBlank, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 

@@ -8,12 +8,12 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
+use crate::budget;
+use crate::error::ToolError;
 use crate::service::research::retractions::{
     check_scope, CheckedWith, Cuts, RetractionState, RetractionStatus, Scope, MAX_DOI_CHARS,
     MAX_STATUS_CHARS, MAX_TEXT_CHARS,
 };
-use crate::tools::budget;
 use crate::tools::params::{library, null_is_default, LibraryParam, List, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 

@@ -6,12 +6,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use zotero_metadata::identifiers::{self, Identifier};
 
-use crate::mcp::envelope::ToolError;
+use crate::budget::PAGE_CHARS;
+use crate::error::ToolError;
 use crate::service::research::graph::{
     self, find_related, Cursor, Direction, RelatedRequest, Seed, Work, WorkList,
 };
 use crate::service::research::in_library::MatchedBy;
-use crate::tools::budget::PAGE_CHARS;
 use crate::tools::params::{library, limits, LibraryParam, List, ObjectKey, Text};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 

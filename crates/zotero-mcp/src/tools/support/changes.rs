@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use zotero_api::edit::{Conflict, EditOutcome, EditStatus, FieldChange, ObjectKind};
 
 /// One field, before → after.
@@ -186,34 +186,23 @@ pub fn single(result: ObjectResult, noun: &str) -> Result<ObjectResult, ToolErro
     let key = result.key.clone();
     match result.status {
         Status::Changed | Status::Unchanged | Status::WouldChange => Ok(result),
-        Status::Conflict => Err(ToolError::new(
-            ErrorCode::Validation,
-            format!("{noun} {key}: {message}"),
-        )
-        .with_detail("reason", "changed_in_zotero")
-        .with_detail("key", key)
-        .with_detail("written", false)
-        .with_detail("conflicts", json!(result.conflicts))),
-        Status::Stale => Err(ToolError::new(
-            ErrorCode::Validation,
-            format!("{noun} {key}: {message}"),
-        )
-        .with_detail("reason", "version_changed")
-        .with_detail("key", key)
-        .with_detail("written", false)
-        .with_detail("version", json!(result.version))),
-        Status::NotFound => {
-            Err(ToolError::new(ErrorCode::NotFound, message).with_detail("key", key))
+        Status::Conflict => Err(ToolError::validation(format!("{noun} {key}: {message}"))
+            .with_detail("reason", "changed_in_zotero")
+            .with_detail("key", key)
+            .with_detail("written", false)
+            .with_detail("conflicts", json!(result.conflicts))),
+        Status::Stale => Err(ToolError::validation(format!("{noun} {key}: {message}"))
+            .with_detail("reason", "version_changed")
+            .with_detail("key", key)
+            .with_detail("written", false)
+            .with_detail("version", json!(result.version))),
+        Status::NotFound => Err(ToolError::not_found(message).with_detail("key", key)),
+        Status::NotAttempted => {
+            Err(ToolError::validation(format!("{noun} {key}: {message}"))
+                .with_detail("written", false))
         }
-        Status::NotAttempted => Err(ToolError::new(
-            ErrorCode::Validation,
-            format!("{noun} {key}: {message}"),
-        )
-        .with_detail("written", false)),
-        Status::Failed => Err(ToolError::new(
-            result
-                .upstream_status
-                .map_or(ErrorCode::Upstream, ErrorCode::for_status),
+        Status::Failed => Err(ToolError::for_status(
+            result.upstream_status,
             format!("{noun} {key}: {message}"),
         )
         .with_detail("key", key)),

@@ -3,7 +3,7 @@
 //! A client without elicitation is not asked: the tool's description and hints already told
 //! the agent what the call does.
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::tools::tool::ToolContext;
 pub use crate::tools::tool::{ConfirmFn, Confirmation};
 
@@ -22,10 +22,9 @@ impl ToolContext {
         match answer {
             Confirmation::Confirmed => Ok(true),
             Confirmation::NotAsked => Ok(false),
-            Confirmation::Declined(why) => Err(ToolError::new(
-                ErrorCode::Validation,
-                format!("{tool}: not confirmed ({why}); nothing was written"),
-            )
+            Confirmation::Declined(why) => Err(ToolError::validation(format!(
+                "{tool}: not confirmed ({why}); nothing was written"
+            ))
             .with_detail("reason", "not_confirmed")
             .with_detail("written", false)),
         }

@@ -1,6 +1,5 @@
-//! What the tools share: the answer budget, write reports, confirmation, output caps, argument parsing and schema publishing.
+//! What the tools share: write reports, confirmation, output caps, argument parsing and schema publishing.
 
-pub mod budget;
 pub mod changes;
 pub mod confirm;
 pub mod output;

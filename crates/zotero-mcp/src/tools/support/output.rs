@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use zotero_api::LibraryRef;
 
-use crate::tools::budget;
+use crate::budget;
 use crate::tools::params::{Creator, Tag};
 
 /// An item; fields it lacks are left out.

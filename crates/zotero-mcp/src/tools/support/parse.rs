@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use serde_path_to_error::Segment;
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 
 /// The arguments as `P`, or the refusal naming the first field that is wrong.
 pub fn arguments<P: DeserializeOwned>(args: Option<Map<String, Value>>) -> Result<P, ToolError> {
@@ -174,7 +174,7 @@ mod tests {
     fn refused(v: Value) -> (String, String) {
         let map = v.as_object().cloned();
         let e = arguments::<P>(map).unwrap_err();
-        assert_eq!(e.code, crate::mcp::envelope::ErrorCode::Validation);
+        assert_eq!(e.code, crate::error::ErrorCode::Validation);
         let field = e.details["field"].as_str().unwrap().to_string();
         assert!(e.message.contains(&field), "{field}: {}", e.message);
         (field, e.message)

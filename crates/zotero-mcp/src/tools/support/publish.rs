@@ -6,7 +6,7 @@
 use schemars::generate::{Contract, SchemaSettings};
 use schemars::transform::{transform_subschemas, Transform};
 use schemars::{JsonSchema, Schema};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 /// The input schema of a tool whose arguments deserialize into `P`.
 pub fn input_schema<P: JsonSchema>() -> Map<String, Value> {
@@ -205,6 +205,36 @@ fn drop_null(prop: &mut Value) {
         kept.insert(k, v);
     }
     *obj = kept;
+}
+
+/// The JSON Schema of the envelope around a tool's `data` schema (the tool's output schema).
+///
+/// `data` and `error` are each either an object or `null`: a widened `type` says that in fewer
+/// bytes than an `anyOf` with a null branch, and means the same (`properties`, `required` and
+/// `additionalProperties` only apply to objects).
+pub fn output_schema(mut data: Map<String, Value>) -> Map<String, Value> {
+    data.insert("type".into(), json!(["object", "null"]));
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "ok": { "type": "boolean" },
+            "data": data,
+            "error": {
+                "type": ["object", "null"],
+                "properties": {
+                    "code": { "type": "string" },
+                    "message": { "type": "string" },
+                    "details": { "type": "object" }
+                },
+                "required": ["code", "message", "details"]
+            }
+        },
+        "required": ["ok", "data", "error"]
+    });
+    match schema {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::budget;
+use crate::budget;
+use crate::error::ToolError;
 use crate::tools::params::{
     library, limits, null_is_default, FilterTags, ItemTypes, LibraryParam, Limit, NonBlank,
     ObjectKey, QMode, SortDirection, Start,

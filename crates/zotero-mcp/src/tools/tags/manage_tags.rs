@@ -4,9 +4,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::mcp::envelope::ToolError;
-use crate::tools::changes::{Counts, ObjectResult, Status};
+use crate::error::ToolError;
 use crate::tools::params::{library, quote, LibraryParam, Tag};
+use crate::tools::support::changes::{Counts, ObjectResult, Status};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 use zotero_api::edit::{EditOutcome, ObjectKind};
 use zotero_api::tag_changes::{unsearchable, TagChange};

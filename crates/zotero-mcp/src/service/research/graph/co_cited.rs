@@ -8,7 +8,7 @@ use zotero_metadata::services::{WorksQuery, MAX_IDS_PER_FILTER};
 use super::cursor::{Cursor, ListKind};
 use super::works::{at, fit, id_number, short_id, work_of};
 use super::{Graph, Related, Seed, Work, WorkList, LIST_FIELDS};
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 
 impl Graph<'_> {
     /// The works most often in the seeds' reference lists, from `offset`.
@@ -72,7 +72,7 @@ impl Graph<'_> {
                 .metadata
                 .openalex_works(&query, self.cancel)
                 .await
-                .map_err(|e| self.service_error(e))?;
+                .map_err(ToolError::from)?;
             for w in found.results {
                 if let Some(id) = short_id(at(&w, "id")) {
                     by_id.insert(id, w);

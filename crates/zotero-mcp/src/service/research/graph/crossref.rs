@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::cursor::{Cursor, ListKind};
 use super::works::{at, crossref_reference, fit};
 use super::{Graph, Work, WorkList};
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 
 impl Graph<'_> {
     /// Crossref's `reference` list of `doi` from `offset` (in Crossref's order: it has no
@@ -22,7 +22,7 @@ impl Graph<'_> {
             .metadata
             .crossref_work(doi, self.cancel)
             .await
-            .map_err(|e| self.service_error(e))?;
+            .map_err(ToolError::from)?;
         let refs: Vec<Value> = record
             .as_ref()
             .and_then(|r| at(r, "reference").as_array())

@@ -19,7 +19,7 @@ use zotero_api::items::{Direction, ItemFilter, ItemListing};
 use zotero_api::Library;
 use zotero_metadata::identifiers::fold_doi;
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::research::retractions::item_doi;
 
 /// The most top-level items read for their DOIs.

@@ -18,10 +18,10 @@ mod works;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use zotero_api::{Library, ObjectKey};
-use zotero_metadata::services::{ServiceError, WorksQuery};
+use zotero_metadata::services::WorksQuery;
 
 use super::in_library::{self, InLibrary, WorkKeys};
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::ZoteroService;
 use works::{at, fit, short_id, work_of};
 use zotero_metadata::identifiers::fold_doi;
@@ -254,9 +254,9 @@ impl Graph<'_> {
             }
             Cursor::Offset { offset, .. } => {
                 let related = self.co_cited(seeds, offset, chars).await?;
-                related.co_cited.ok_or_else(|| {
-                    ToolError::new(ErrorCode::Internal, "the co-cited list went missing")
-                })
+                related
+                    .co_cited
+                    .ok_or_else(|| ToolError::internal("the co-cited list went missing"))
             }
         }
     }
@@ -290,7 +290,7 @@ impl Graph<'_> {
             .metadata
             .openalex_work_by_doi(doi, SEED_FIELDS, self.cancel)
             .await
-            .map_err(|e| self.service_error(e))
+            .map_err(ToolError::from)
     }
 
     /// One page of an OpenAlex list from `at`, within `chars`.
@@ -304,8 +304,7 @@ impl Graph<'_> {
             cursor,
         } = at
         else {
-            return Err(ToolError::new(
-                ErrorCode::Internal,
+            return Err(ToolError::internal(
                 "an OpenAlex page was asked without an OpenAlex cursor",
             ));
         };
@@ -325,7 +324,7 @@ impl Graph<'_> {
             .metadata
             .openalex_works(&query, self.cancel)
             .await
-            .map_err(|e| self.service_error(e))?;
+            .map_err(ToolError::from)?;
         let fetched = page.results.len();
         let mut works: Vec<Work> = page
             .results
@@ -391,21 +390,5 @@ impl Graph<'_> {
             doi: work.doi.clone(),
         };
         in_library::find(&self.lib, &keys, self.cancel).await
-    }
-
-    fn service_error(&self, e: ServiceError) -> ToolError {
-        let code = match &e {
-            ServiceError::RateLimited { .. } | ServiceError::DailyBudget { .. } => {
-                ErrorCode::RateLimited
-            }
-            ServiceError::BadIdentifier(_) => ErrorCode::Validation,
-            ServiceError::Forbidden { .. } => ErrorCode::Auth,
-            _ => ErrorCode::Upstream,
-        };
-        let mut err = ToolError::new(code, self.svc.metadata.clean_to(&e.to_string(), 600));
-        if let ServiceError::RateLimited { secs, .. } = e {
-            err = err.with_detail("retry_after", secs.to_string());
-        }
-        err
     }
 }

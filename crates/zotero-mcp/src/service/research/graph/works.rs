@@ -4,8 +4,8 @@
 use serde_json::Value;
 
 use super::Work;
+use crate::budget::json_chars;
 use crate::service::research::in_library;
-use crate::tools::budget::json_chars;
 use zotero_metadata::identifiers::fold_doi;
 
 /// What a missing field reads as.

@@ -12,7 +12,7 @@ use super::library::LibraryIndex;
 use super::matching::Haystack;
 use super::work;
 use super::FETCH_CONCURRENCY;
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 use crate::service::ZoteroService;
 
 /// A cited item's text, as read for the check.
@@ -51,12 +51,8 @@ pub(super) async fn fetch_texts(
     let mut texts = HashMap::new();
     let mut requests = 0;
     while let Some(done) = tasks.join_next().await {
-        let (i, got) = done.map_err(|e| {
-            ToolError::new(
-                ErrorCode::Internal,
-                format!("reading a full text failed: {e}"),
-            )
-        })?;
+        let (i, got) =
+            done.map_err(|e| ToolError::internal(format!("reading a full text failed: {e}")))?;
         let (text, sent) = got?;
         requests += sent;
         if let Some(t) = text {

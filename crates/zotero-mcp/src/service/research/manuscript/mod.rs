@@ -30,7 +30,7 @@ use zotero_api::items::ItemFilter;
 use zotero_api::model::{Item, WireObject};
 use zotero_api::{LibraryRef, ObjectKey};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::research::retractions::{self, CheckedWith, RetractionState};
 use crate::service::ZoteroService;
 use cites::Format;

@@ -8,7 +8,7 @@ use std::cell::Cell;
 use tokio_util::sync::CancellationToken;
 use zotero_api::ZoteroError;
 
-use crate::mcp::envelope::{ErrorCode, ToolError};
+use crate::error::ToolError;
 
 /// The meter of one piece of CPU-bound work.
 pub struct Work {
@@ -81,9 +81,8 @@ where
     match job.await {
         Ok((_, true)) => Err(ZoteroError::Cancelled.into()),
         Ok((out, false)) => Ok(out),
-        Err(e) => Err(ToolError::new(
-            ErrorCode::Internal,
-            format!("the manuscript check stopped: {e}"),
-        )),
+        Err(e) => Err(ToolError::internal(format!(
+            "the manuscript check stopped: {e}"
+        ))),
     }
 }

@@ -6,7 +6,7 @@
 //! status remembers what was cut ([`Cuts`]) for the answer to say so.
 
 use super::{Notice, RetractionStatus};
-use crate::tools::budget::json_chars;
+use crate::budget::json_chars;
 
 /// The most characters of a DOI (the item's or a notice's); real DOIs are far shorter.
 pub const MAX_DOI_CHARS: usize = 200;

@@ -25,7 +25,7 @@ use zotero_api::{Library, ObjectKey};
 use zotero_metadata::identifiers::fold_doi;
 use zotero_metadata::services::{ServiceError, CROSSREF_DOIS_PER_REQUEST};
 
-use crate::mcp::envelope::ToolError;
+use crate::error::ToolError;
 use crate::service::ZoteroService;
 pub use bounds::{Cuts, MAX_DOI_CHARS, MAX_LABEL_CHARS, MAX_STATUS_CHARS, MAX_TEXT_CHARS};
 use crossref::{fetch_works, from_crossref};
