@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 use zotero_api::error::UpstreamAnswer;
 use zotero_api::ZoteroError;
+use zotero_index::{IndexError, Remedy};
 use zotero_metadata::services::ServiceError;
 use zotero_sources::{Blame, SourceError};
 
@@ -278,6 +279,63 @@ impl From<ServiceError> for ToolError {
     }
 }
 
+/// The public code of an index error. Everything the user can fix (the directory, a file's
+/// permissions, a full disk, a damaged or foreign file, another model's vectors) is
+/// `ZOTERO_VALIDATION_ERROR`, as Zotero's own 409/412 (a state to resolve before the call
+/// can succeed, not a retry); another update running is `ZOTERO_RATE_LIMITED`; only what
+/// would be this program's defect (a query SQLite refused, a lock mixed up) is internal.
+fn index_error_code(e: &IndexError) -> ErrorCode {
+    match e {
+        IndexError::NoSemantic { .. }
+        | IndexError::LibraryId(_)
+        | IndexError::NoDirectory
+        | IndexError::Corrupt { .. }
+        | IndexError::ModelMismatch { .. }
+        | IndexError::Io { .. }
+        | IndexError::Storage { .. }
+        // A model that cannot run here: the user picks another (ZOTERO_EMBEDDING_MODEL).
+        | IndexError::Encode(_) => ErrorCode::Validation,
+        IndexError::Busy { .. } => ErrorCode::RateLimited,
+        IndexError::WrongLock { .. } | IndexError::Sqlite(_) => ErrorCode::Internal,
+    }
+}
+
+/// An index error as a tool error: what to do is in the message; `details` name the path,
+/// and the variable (`ZOTERO_INDEX_DIR`) or the command (`update-db --full`) that fixes it.
+impl From<IndexError> for ToolError {
+    fn from(e: IndexError) -> Self {
+        index_error(e)
+    }
+}
+
+fn index_error(e: IndexError) -> ToolError {
+    let mut err = ToolError::new(index_error_code(&e), e.to_string());
+    match &e {
+        IndexError::Corrupt { path, .. } | IndexError::ModelMismatch { path, .. } => {
+            err = err
+                .with_detail("command", zotero_index::error::REBUILD_HINT)
+                .with_detail("path", path.display().to_string());
+        }
+        IndexError::Io { path, remedy, .. } | IndexError::Storage { path, remedy, .. } => {
+            err = err.with_detail("path", path.display().to_string());
+            match remedy {
+                Remedy::Directory | Remedy::Space => {
+                    err = err.with_detail("variable", "ZOTERO_INDEX_DIR");
+                }
+                Remedy::File => {
+                    err = err.with_detail("command", zotero_index::error::REBUILD_HINT);
+                }
+                Remedy::NotAFile => {}
+            }
+        }
+        IndexError::NoDirectory => err = err.with_detail("variable", "ZOTERO_INDEX_DIR"),
+        IndexError::Encode(_) => err = err.with_detail("variable", "ZOTERO_EMBEDDING_MODEL"),
+        IndexError::Busy { path } => err = err.with_detail("path", path.display().to_string()),
+        _ => {}
+    }
+    err
+}
+
 impl From<SourceError> for ToolError {
     fn from(e: SourceError) -> Self {
         let code = match e.blame() {
@@ -315,6 +373,31 @@ pub fn zotero_mcp_error(e: ZoteroError) -> rmcp::ErrorData {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
+
+    /// Only the server's own defects are internal; a full disk (not made in the tests of the
+    /// tools) is the user's to resolve, naming the variable that moves the index.
+    #[test]
+    fn index_errors_are_internal_only_for_defects() {
+        let path = PathBuf::from("/data/index/user.sqlite");
+        let full = index_error(IndexError::Storage {
+            path: path.clone(),
+            reason: "database or disk is full".into(),
+            remedy: Remedy::Space,
+        });
+        assert_eq!(full.code, ErrorCode::Validation);
+        assert_eq!(full.details["variable"], "ZOTERO_INDEX_DIR");
+        assert!(
+            full.message.contains("free some disk space"),
+            "{}",
+            full.message
+        );
+        let lock = IndexError::WrongLock {
+            lock: path.clone(),
+            index: path,
+        };
+        assert_eq!(index_error(lock).code, ErrorCode::Internal);
+    }
 
     #[test]
     fn tool_errors_become_mcp_errors_by_their_code() {

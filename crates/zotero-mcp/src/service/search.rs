@@ -101,22 +101,22 @@ impl ZoteroService {
             tokio::task::spawn_blocking(move || {
                 let mut out = Vec::new();
                 for lib in libraries {
-                    let Some(index) = search_index::open_existing(&dir, lib)
-                        .map_err(search_index::index_error)?
+                    let Some(index) =
+                        search_index::open_existing(&dir, lib).map_err(ToolError::from)?
                     else {
                         return Err(search_index::no_index(lib));
                     };
                     let answer = index
                         .search_cached(encoder.as_deref(), &query, &vectors)
-                        .map_err(search_index::index_error)?;
+                        .map_err(ToolError::from)?;
                     // Not the whole status: counting its items takes as long as a search.
-                    let indexed = index.library_version().map_err(search_index::index_error)?;
+                    let indexed = index.library_version().map_err(ToolError::from)?;
                     // The database, the index's source when configured, shows local edits
                     // the library version does not.
                     let ahead = match &database {
                         Some(db) => {
                             let marks = search_index::DbMarks::read(&index)
-                                .map_err(search_index::index_error)?
+                                .map_err(ToolError::from)?
                                 .items_only();
                             search_index::database_ahead(db, lib, &marks)
                         }

@@ -55,9 +55,9 @@ mod update;
 use std::path::{Path, PathBuf};
 
 use zotero_api::LibraryRef;
-use zotero_index::{Index, IndexError, LibraryId, Remedy};
+use zotero_index::{Index, IndexError, LibraryId};
 
-use crate::error::{ErrorCode, ToolError};
+use crate::error::ToolError;
 
 pub use freshness::{current_version, freshness, freshness_of, Freshness};
 pub use settings::{IndexFiles, ModelSource, ModelUnavailable, SearchSettings, SharedEncoder};
@@ -129,82 +129,5 @@ pub fn open_existing(dir: &Path, library: LibraryRef) -> Result<Option<Index>, I
     Index::open(dir, &index_id(library)).map(Some)
 }
 
-/// The public code of an index error. Everything the user can fix (the directory, a file's
-/// permissions, a full disk, a damaged or foreign file, another model's vectors) is
-/// `ZOTERO_VALIDATION_ERROR`, as Zotero's own 409/412 (a state to resolve before the call
-/// can succeed, not a retry); another update running is `ZOTERO_RATE_LIMITED`; only what
-/// would be this program's defect (a query SQLite refused, a lock mixed up) is internal.
-pub fn index_error_code(e: &IndexError) -> ErrorCode {
-    match e {
-        IndexError::NoSemantic { .. }
-        | IndexError::LibraryId(_)
-        | IndexError::NoDirectory
-        | IndexError::Corrupt { .. }
-        | IndexError::ModelMismatch { .. }
-        | IndexError::Io { .. }
-        | IndexError::Storage { .. }
-        // A model that cannot run here: the user picks another (ZOTERO_EMBEDDING_MODEL).
-        | IndexError::Encode(_) => ErrorCode::Validation,
-        IndexError::Busy { .. } => ErrorCode::RateLimited,
-        IndexError::WrongLock { .. } | IndexError::Sqlite(_) => ErrorCode::Internal,
-    }
-}
-
-/// An index error as a tool error: what to do is in the message; `details` name the path,
-/// and the variable (`ZOTERO_INDEX_DIR`) or the command (`update-db --full`) that fixes it.
-pub fn index_error(e: IndexError) -> ToolError {
-    let mut err = ToolError::new(index_error_code(&e), e.to_string());
-    match &e {
-        IndexError::Corrupt { path, .. } | IndexError::ModelMismatch { path, .. } => {
-            err = err
-                .with_detail("command", zotero_index::error::REBUILD_HINT)
-                .with_detail("path", path.display().to_string());
-        }
-        IndexError::Io { path, remedy, .. } | IndexError::Storage { path, remedy, .. } => {
-            err = err.with_detail("path", path.display().to_string());
-            match remedy {
-                Remedy::Directory | Remedy::Space => {
-                    err = err.with_detail("variable", "ZOTERO_INDEX_DIR");
-                }
-                Remedy::File => {
-                    err = err.with_detail("command", zotero_index::error::REBUILD_HINT);
-                }
-                Remedy::NotAFile => {}
-            }
-        }
-        IndexError::NoDirectory => err = err.with_detail("variable", "ZOTERO_INDEX_DIR"),
-        IndexError::Encode(_) => err = err.with_detail("variable", "ZOTERO_EMBEDDING_MODEL"),
-        IndexError::Busy { path } => err = err.with_detail("path", path.display().to_string()),
-        _ => {}
-    }
-    err
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Only the server's own defects are internal; a full disk (not made in the tests of the
-    /// tools) is the user's to resolve, naming the variable that moves the index.
-    #[test]
-    fn index_errors_are_internal_only_for_defects() {
-        let path = PathBuf::from("/data/index/user.sqlite");
-        let full = index_error(IndexError::Storage {
-            path: path.clone(),
-            reason: "database or disk is full".into(),
-            remedy: Remedy::Space,
-        });
-        assert_eq!(full.code, ErrorCode::Validation);
-        assert_eq!(full.details["variable"], "ZOTERO_INDEX_DIR");
-        assert!(
-            full.message.contains("free some disk space"),
-            "{}",
-            full.message
-        );
-        let lock = IndexError::WrongLock {
-            lock: path.clone(),
-            index: path,
-        };
-        assert_eq!(index_error(lock).code, ErrorCode::Internal);
-    }
-}
+mod tests {}

@@ -10,7 +10,6 @@ use serde::Serialize;
 use zotero_api::ZoteroError;
 use zotero_index::IndexError;
 
-use super::index_error;
 use crate::error::ToolError;
 
 /// What an update is doing.
@@ -146,7 +145,7 @@ pub enum UpdateError {
 impl From<UpdateError> for ToolError {
     fn from(e: UpdateError) -> Self {
         match e {
-            UpdateError::Index(e) => index_error(e),
+            UpdateError::Index(e) => e.into(),
             UpdateError::Zotero(e) => e.into(),
             UpdateError::Encoder { ref model, .. } => {
                 let model = model.clone();

@@ -125,7 +125,7 @@ pub async fn statuses(
 ) -> Result<SearchDatabaseStatusData, ToolError> {
     let dir = svc.search.dir()?.to_path_buf();
     // A directory that cannot hold indexes is the answer, not "no index yet" for each library.
-    zotero_index::check_dir(&dir).map_err(search_index::index_error)?;
+    zotero_index::check_dir(&dir).map_err(ToolError::from)?;
     let libraries: Vec<LibraryRef> = match which {
         Some(SearchLibrary::One(l)) => vec![l],
         Some(SearchLibrary::All) | None => {
