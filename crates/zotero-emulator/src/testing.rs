@@ -9,6 +9,11 @@ use serde_json::Value;
 
 use crate::{Emulator, API_KEY, USER_ID};
 
+/// Signed requests to the emulated OAuth endpoints and the person's answer on its page.
+pub mod oauth {
+    pub use crate::oauth::client::*;
+}
+
 pub struct Resp {
     pub status: u16,
     pub headers: hyper::HeaderMap,
