@@ -10,8 +10,7 @@
 //! work on the API with the access they were granted ([`Emulator::oauth_grant_instead`]
 //! makes Zotero grant more than asked). What is guessed is in the README.
 
-pub(crate) mod client;
-mod sig;
+pub(crate) mod sig;
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};

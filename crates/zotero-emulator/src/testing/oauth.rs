@@ -6,8 +6,8 @@ use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::sig;
-use crate::testing::{send, Resp};
+use super::{send, Resp};
+use crate::oauth::sig;
 use crate::{Emulator, OAUTH_CLIENT_KEY, OAUTH_CLIENT_SECRET};
 
 /// One signed `POST` to an OAuth endpoint; change a field to make it wrong.
