@@ -305,3 +305,26 @@ async fn finish(
         ExitCode::FAILURE
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_asks_for_no_write_anywhere() {
+        assert_eq!(Login::access(false, None), AccessRequest::READ_WRITE);
+        assert_eq!(Login::access(true, None), AccessRequest::READ_ONLY);
+        let capped = Login::access(true, Some("write"));
+        assert!(!capped.write);
+        assert_eq!(capped.groups, GroupLevel::Read);
+        assert_eq!(Login::access(false, Some("none")).groups, GroupLevel::None);
+        assert_eq!(
+            asked(&AccessRequest::READ_WRITE),
+            "read your library and its notes, write to it, and write to all your groups"
+        );
+        assert_eq!(
+            asked(&Login::access(true, Some("none"))),
+            "read your library and its notes, and not reach your groups"
+        );
+    }
+}
