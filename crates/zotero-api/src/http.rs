@@ -171,6 +171,11 @@ impl HttpClient {
         Self::build(config, base, None)
     }
 
+    /// A client of another Zotero host that takes no API key (zotero.org's OAuth endpoints).
+    pub fn new_keyless(config: &ClientConfig, base: &str) -> Result<Arc<Self>, ZoteroError> {
+        Self::build(config, base, None)
+    }
+
     fn build(
         config: &ClientConfig,
         base: &str,

@@ -26,6 +26,7 @@ pub mod library;
 pub mod local_writes;
 pub mod metadata;
 pub mod model;
+pub mod oauth;
 pub mod progress;
 pub mod response;
 pub mod retractions;

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::library::{Visible, KEYS_CURRENT_JSON};
 use super::libs::LibraryId;
-use super::{Emulator, State, API_KEY, USER_ID};
+use super::{Emulator, State, USER_ID};
 
 /// The emulator user's role in a group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,12 +266,12 @@ fn explicit(key: &KeyAccess, lib: LibraryId, perm: Perm) -> bool {
     }
 }
 
-/// `GET /keys/current` (or `/keys/{key}`).
-pub(crate) fn keys_current(st: &State) -> Value {
+/// `GET /keys/current` (or `/keys/{key}`) for `key`, which may do what `access` says.
+pub(crate) fn keys_current(key: &str, access: &KeyAccess) -> Value {
     let mut v: Value = serde_json::from_str(KEYS_CURRENT_JSON).unwrap();
-    v["key"] = json!(API_KEY);
+    v["key"] = json!(key);
     v["userID"] = json!(USER_ID);
-    match st.access.json() {
+    match access.json() {
         Some(a) => v["access"] = a,
         None => {
             if let Some(m) = v.as_object_mut() {

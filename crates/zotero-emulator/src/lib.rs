@@ -37,6 +37,7 @@ mod libs;
 mod local;
 mod mappings;
 mod metadata;
+mod oauth;
 mod params;
 mod props;
 mod reads;
@@ -62,6 +63,7 @@ pub use library::{Library, TITLE_WORDS};
 pub use libs::LibraryId;
 pub use local::{DesktopRelease, DialogAnswer, LOCAL_DATA_DIR};
 pub use metadata::{crossref_article, openalex_work, ArxivPaper, MetadataHost};
+pub use oauth::{Preset, OAUTH_CLIENT_KEY, OAUTH_CLIENT_SECRET, TIMESTAMP_WINDOW_SECS, USERNAME};
 pub use storage::StoredFile;
 pub use stored::FullText;
 pub use view::LibraryView;
@@ -366,6 +368,8 @@ pub(crate) struct State {
     pub(crate) groups: BTreeMap<u64, groups::Group>,
     /// What the API key may do.
     pub(crate) access: KeyAccess,
+    /// zotero.org's OAuth: sign-ins under way and the keys they made (`oauth/`).
+    pub(crate) oauth: oauth::OAuthState,
     /// Known files, the fake S3 bucket, queued uploads, quotas.
     pub(crate) files: storage::FileStore,
     /// The fake web host and arXiv.
@@ -415,6 +419,7 @@ impl Emulator {
             libs: BTreeMap::from([(LibraryId::USER, lib)]),
             groups: BTreeMap::new(),
             access: KeyAccess::default(),
+            oauth: oauth::OAuthState::default(),
             files,
             web: web::WebState::default(),
             meta: metadata::MetaState::catalogue(),

@@ -3,20 +3,21 @@
 //! (`/users/{id}/…`, `/groups/{id}/…`) with the key's access checked as `ApiController` and
 //! the controllers do it, `/keys/current`, the groups, item types and fields.
 
-use super::access::{keys_current, Creds, Perm};
+use super::access::{keys_current, Creds, KeyAccess, Perm};
 use super::files::{self, FileRights};
 use super::libs::LibraryId;
 use super::storage::BUCKET_PATH;
-use super::{collwrites, groups, hf, mappings, metadata, reads, s3, schema, web, writes};
+use super::{collwrites, groups, hf, mappings, metadata, oauth, reads, s3, schema, web, writes};
 use super::{Answer, Recorded, State, API_KEY, USER_ID};
 
-/// What the request's credentials amount to.
+/// What the request's credentials amount to: none, or a key with what it may do (the
+/// emulator's own key, or one made by an OAuth sign-in).
 enum Auth {
     None,
-    Valid,
+    Valid { key: String, access: KeyAccess },
 }
 
-fn authenticate(req: &Recorded) -> Result<Auth, Answer> {
+fn authenticate(st: &State, req: &Recorded) -> Result<Auth, Answer> {
     let mut key = req.header("zotero-api-key").map(str::to_string);
     if key.is_none() {
         key = req
@@ -41,8 +42,17 @@ fn authenticate(req: &Recorded) -> Result<Auth, Answer> {
     }
     match key {
         None => Ok(Auth::None),
-        Some(k) if k == API_KEY => Ok(Auth::Valid),
-        Some(_) => Err(Answer::text(403, "Invalid key")),
+        Some(k) if k == API_KEY => Ok(Auth::Valid {
+            access: st.access.clone(),
+            key: k,
+        }),
+        Some(k) => match st.oauth.keys.get(&k) {
+            Some(access) => Ok(Auth::Valid {
+                access: access.clone(),
+                key: k,
+            }),
+            None => Err(Answer::text(403, "Invalid key")),
+        },
     }
 }
 
@@ -80,12 +90,15 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
     if let Some(a) = metadata::handle(st, base, req) {
         return a;
     }
+    if let Some(a) = oauth::handle(st, req, body) {
+        return a;
+    }
     if let Some(v) = req.header("zotero-api-version") {
         if !matches!(v.trim(), "1" | "2" | "3") {
             return Answer::text(400, &format!("Invalid API version '{v}'"));
         }
     }
-    let auth = match authenticate(req) {
+    let auth = match authenticate(st, req) {
         Ok(a) => a,
         Err(e) => return e,
     };
@@ -107,8 +120,17 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
             if !is_read {
                 return Answer::text(405, "Method not allowed");
             }
-            let ok = matches!(auth, Auth::Valid) && (*k == "current" || *k == API_KEY);
-            if !ok {
+            let Auth::Valid { key, access } = &auth else {
+                return Answer::text(
+                    403,
+                    if *k == "current" {
+                        "Forbidden"
+                    } else {
+                        "Invalid key"
+                    },
+                );
+            };
+            if *k != "current" && k != key {
                 return Answer::text(
                     403,
                     if *k == "current" {
@@ -118,7 +140,7 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
                     },
                 );
             }
-            return Answer::json(&keys_current(st));
+            return Answer::json(&keys_current(key, access));
         }
         ["users", id, rest @ ..] => {
             let anonymous = matches!(auth, Auth::None);
@@ -127,8 +149,10 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
             if id.parse::<u64>().ok() != Some(USER_ID) || anonymous && !listing {
                 return Answer::text(403, "Forbidden");
             }
-            let access = st.access.clone();
-            let creds = (!anonymous).then_some(&access);
+            let creds = match &auth {
+                Auth::Valid { access, .. } => Some(access),
+                Auth::None => None,
+            };
             if rest == ["groups"] && !is_read {
                 // Creating groups is for the super-user.
                 return Answer::text(403, "Forbidden");
@@ -148,8 +172,10 @@ pub(crate) fn handle(st: &mut State, base: &str, req: &Recorded, body: &[u8]) ->
             if !st.groups.contains_key(&gid) {
                 return Answer::text(404, "Not found");
             }
-            let access = st.access.clone();
-            let creds = matches!(auth, Auth::Valid).then_some(&access);
+            let creds = match &auth {
+                Auth::Valid { access, .. } => Some(access),
+                Auth::None => None,
+            };
             if rest.is_empty() {
                 if !is_read {
                     // Creating, changing and deleting groups is for the super-user.

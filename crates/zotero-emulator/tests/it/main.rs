@@ -17,6 +17,7 @@ mod fulltext;
 mod hosts;
 mod libraries;
 mod metadata;
+mod oauth;
 mod schema;
 mod selftest;
 mod writes;

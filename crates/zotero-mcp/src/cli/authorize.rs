@@ -152,7 +152,7 @@ pub async fn run(config: Config, args: Authorize) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    let Some(dir) = config.zotero.local_key_dir.clone() else {
+    let Some(dir) = config.zotero.config_dir.clone() else {
         return fail(
             exit::FAILED,
             "granted, but there is no config directory (set XDG_CONFIG_HOME or HOME), or run with --print",

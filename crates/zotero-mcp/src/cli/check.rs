@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use tokio_util::sync::CancellationToken;
 use zotero_api::{LibraryId, LibraryInfo, Permissions, ZoteroClient};
 
-use crate::config::Config;
+use crate::config::{Config, KeySource};
 
 /// Exit code 2: nothing is configured; 1: a configured backend failed; 0: all good.
 pub async fn run(config: Config) -> ExitCode {
@@ -18,7 +18,7 @@ pub async fn run(config: Config) -> ExitCode {
         && config.database.is_none()
     {
         eprintln!(
-            "zotero-mcp check: set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too), or ZOTERO_LOCAL=1 to read through the Zotero desktop app, or ZOTERO_DATA_DIR=/path/to/Zotero to read Zotero's own database",
+            "zotero-mcp check: run `zotero-mcp login` to sign in with Zotero, or set {} (create a key at https://www.zotero.org/settings/keys; your user ID is shown there too), or ZOTERO_LOCAL=1 to read through the Zotero desktop app, or ZOTERO_DATA_DIR=/path/to/Zotero to read Zotero's own database",
             missing.join(" and ")
         );
         return ExitCode::from(2);
@@ -139,8 +139,22 @@ fn group_line(l: &LibraryInfo) -> String {
     )
 }
 
-async fn web(config: &Config, client: &ZoteroClient, cancel: &CancellationToken) -> bool {
+/// The Web API: where, whose key (and where the key came from, never the key), what it may
+/// do in each library. `login` reports a new key with it.
+pub(super) async fn web(
+    config: &Config,
+    client: &ZoteroClient,
+    cancel: &CancellationToken,
+) -> bool {
     println!("API base:  {}", config.zotero.api_base);
+    match &config.zotero.key_source {
+        KeySource::Env => println!("key:       from ZOTERO_API_KEY"),
+        KeySource::Stored(path) => println!(
+            "key:       stored by `zotero-mcp login` in {} (ZOTERO_API_KEY is not set)",
+            path.display()
+        ),
+        KeySource::None => {}
+    }
     // Read now, and kept for the group listing below: one `/keys/current`.
     let info = match client.access(true, cancel).await {
         Ok(i) => i,

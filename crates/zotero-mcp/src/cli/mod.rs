@@ -1,11 +1,12 @@
 //! The command line: serve MCP on stdio (default) or Streamable HTTP (`serve --http`), `check`
-//! the configuration, add papers by identifier (`add`), build the search index (`update-db`,
+//! the configuration, sign in with Zotero (`login`), add papers by identifier (`add`), build the search index (`update-db`,
 //! `db-status`), or print the tool list. Every command's printing lives here.
 
 pub mod add;
 pub mod authorize;
 pub mod check;
 pub mod index;
+pub mod login;
 
 use std::process::ExitCode;
 
@@ -100,6 +101,34 @@ enum Command {
         #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=3600))]
         wait: u64,
     },
+    /// Sign in with Zotero in the browser (zotero.org's OAuth) and store the web API key it
+    /// makes, with your user ID, for this user (no key to copy). Needs an application
+    /// registered at zotero.org/oauth/apps: ZOTERO_OAUTH_CLIENT_KEY, ZOTERO_OAUTH_CLIENT_SECRET.
+    Login {
+        /// Open no browser: print the address to open on stdout, and take Zotero's answer on
+        /// the loopback port or as the address pasted on stdin (containers, remote shells).
+        #[arg(long)]
+        print: bool,
+        /// Ask for no write access (read the library, its notes and your groups).
+        #[arg(long)]
+        read_only: bool,
+        /// Access to all your groups: none, read or write (default: write; read with
+        /// --read-only).
+        #[arg(long, value_parser = ["none", "read", "write"])]
+        groups: Option<String>,
+        /// Refuse a key that may do more than asked (it is then not stored).
+        #[arg(long)]
+        strict: bool,
+        /// How many seconds to wait for the answer (1 to 3600).
+        #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        wait: u64,
+        /// The loopback port Zotero's answer comes back to (default: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// The key's name on zotero.org's list of keys.
+        #[arg(long, default_value = "zotero-mcp")]
+        name: String,
+    },
     /// Print the tools this server lists: as JSON (the default), or as Markdown.
     Tools {
         /// JSON output: every tool as `tools/list` gives it (the default).
@@ -129,30 +158,12 @@ pub fn main() -> ExitCode {
         }
     };
     match cli.command {
-        Some(Command::Tools { markdown: true, .. }) => {
-            print!("{}", crate::tool_docs::reference());
-            ExitCode::SUCCESS
-        }
         Some(Command::Tools {
-            readme_table: true, ..
-        }) => {
-            print!("{}", crate::tool_docs::readme_table());
-            ExitCode::SUCCESS
-        }
-        Some(Command::Tools { budget: true, .. }) => {
-            print!("{}", crate::tool_docs::budget());
-            ExitCode::SUCCESS
-        }
-        Some(Command::Tools { .. }) => match serde_json::to_string_pretty(&tool_definitions()) {
-            Ok(s) => {
-                println!("{s}");
-                ExitCode::SUCCESS
-            }
-            Err(e) => {
-                eprintln!("zotero-mcp: {e}");
-                ExitCode::FAILURE
-            }
-        },
+            markdown,
+            readme_table,
+            budget,
+            ..
+        }) => tools(markdown, readme_table, budget),
         Some(Command::Check) => run(crate::cli::check::run(config)),
         Some(Command::Authorize {
             print,
@@ -164,6 +175,25 @@ pub fn main() -> ExitCode {
                 print,
                 app_name,
                 wait: std::time::Duration::from_secs(wait),
+            },
+        )),
+        Some(Command::Login {
+            print,
+            read_only,
+            groups,
+            strict,
+            wait,
+            port,
+            name,
+        }) => run(crate::cli::login::run(
+            config,
+            crate::cli::login::Login {
+                print,
+                access: crate::cli::login::Login::access(read_only, groups.as_deref()),
+                strict,
+                wait: std::time::Duration::from_secs(wait),
+                port,
+                name,
             },
         )),
         Some(Command::UpdateDb {
@@ -208,6 +238,26 @@ pub fn main() -> ExitCode {
         }
         None | Some(Command::Serve { http: None }) => run(crate::transport::stdio::serve(config)),
     }
+}
+
+/// `tools`: the reference in Markdown, the README's table, the byte budget, or the JSON.
+fn tools(markdown: bool, readme_table: bool, budget: bool) -> ExitCode {
+    if markdown {
+        print!("{}", crate::tool_docs::reference());
+    } else if readme_table {
+        print!("{}", crate::tool_docs::readme_table());
+    } else if budget {
+        print!("{}", crate::tool_docs::budget());
+    } else {
+        match serde_json::to_string_pretty(&tool_definitions()) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("zotero-mcp: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn run(fut: impl std::future::Future<Output = ExitCode>) -> ExitCode {

@@ -14,10 +14,13 @@ pub mod local_writes;
 mod log;
 mod metadata;
 mod net;
+mod oauth;
 mod parse;
+pub mod private_file;
 mod text;
 mod tools;
 mod uploads;
+pub mod web_key;
 mod zotero;
 
 pub use database::DatabaseConfig;
@@ -26,10 +29,13 @@ pub use index::{DownloadFiles, IndexConfig, ModelSource, NoIndexDir};
 pub use log::LogConfig;
 pub use metadata::MetadataConfig;
 pub use net::{NetConfig, RetryConfig};
+pub use oauth::OAuthConfig;
 pub use text::{ExtractFn, TextConfig};
 pub use tools::{ToolSet, ToolsConfig};
 pub use uploads::{UploadsConfig, DEFAULT_ARXIV_BASE, DEFAULT_UPLOAD_MAX_BYTES};
-pub use zotero::{ZoteroConfig, CREDENTIAL_VARS, DEFAULT_API_BASE, DEFAULT_LOCAL_API_BASE};
+pub use zotero::{
+    KeySource, ZoteroConfig, CREDENTIAL_VARS, DEFAULT_API_BASE, DEFAULT_LOCAL_API_BASE,
+};
 
 pub use zotero_api::config::{ApiKey, CacheConfig};
 
@@ -47,6 +53,8 @@ pub struct ConfigError {
 #[derive(Debug, Clone)]
 pub struct Config {
     pub zotero: ZoteroConfig,
+    /// zotero.org's OAuth for `zotero-mcp login`.
+    pub oauth: OAuthConfig,
     pub net: NetConfig,
     pub metadata: MetadataConfig,
     pub uploads: UploadsConfig,
@@ -54,7 +62,8 @@ pub struct Config {
     pub index: IndexConfig,
     pub tools: ToolsConfig,
     pub log: LogConfig,
-    /// Every configured secret (the Zotero API key, the local API keys,
+    /// Every configured secret (the Zotero API key, the local API keys, the OAuth client
+    /// secret,
     /// `ZOTERO_NCBI_API_KEY`, `ZOTERO_MCP_HTTP_TOKEN`, `HF_TOKEN`): scrubbed from what outside hosts answer before
     /// it is shown or logged.
     pub secrets: zotero_net::Secrets,
@@ -79,6 +88,7 @@ impl Config {
         };
         let log = LogConfig::parse(&get)?;
         let zotero = ZoteroConfig::parse(&get)?;
+        let oauth = OAuthConfig::parse(&get)?;
         let net = NetConfig::parse(&get)?;
         let uploads = UploadsConfig::parse(&get)?;
         let metadata = MetadataConfig::parse(&get)?;
@@ -108,12 +118,14 @@ impl Config {
                         .as_ref()
                         .map(|k| k.expose().to_string()),
                     get("ZOTERO_MCP_HTTP_TOKEN"),
+                    oauth.client.as_ref().map(|c| c.secret.expose().to_string()),
                     get("HF_TOKEN"),
                 ])
                 .flatten(),
         );
         Ok(Config {
             zotero,
+            oauth,
             net,
             metadata,
             uploads,

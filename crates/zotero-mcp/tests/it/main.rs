@@ -45,6 +45,7 @@ mod listing;
 mod local_authorize;
 mod local_unavailable;
 mod local_writes;
+mod login;
 mod manuscript;
 mod metadata_hardening;
 mod note_writes;

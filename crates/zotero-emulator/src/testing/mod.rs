@@ -1,6 +1,7 @@
 //! A plain hyper client of the emulator, for its self-tests and for tests elsewhere that
 //! speak to it directly (not through the Zotero client): requests with the emulator's key,
-//! items, templates, the file upload flow.
+//! items, templates, the file upload flow, and signed requests to the emulated OAuth
+//! (`oauth.rs`).
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
@@ -8,6 +9,9 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 use crate::{Emulator, API_KEY, USER_ID};
+
+/// Signed requests to the emulated OAuth endpoints and the person's answer on its page.
+pub mod oauth;
 
 pub struct Resp {
     pub status: u16,
