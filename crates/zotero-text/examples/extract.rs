@@ -21,7 +21,15 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let kind = sniff(&bytes).unwrap_or(DocumentKind::Text);
+    // The first bytes say the kind; else the name's extension (an EPUB whose `mimetype`
+    // entry carries an extra field is not sniffed).
+    let kind = sniff(&bytes).unwrap_or(if path.ends_with(".epub") {
+        DocumentKind::Epub
+    } else if path.ends_with(".pdf") {
+        DocumentKind::Pdf
+    } else {
+        DocumentKind::Text
+    });
     match extract(&bytes, kind, &Limits::default()) {
         Ok(doc) => {
             let json = args.iter().any(|a| a == "--json");

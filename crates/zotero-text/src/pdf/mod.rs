@@ -6,6 +6,7 @@ mod font;
 mod interp;
 mod labels;
 mod layout;
+mod lex;
 mod obj;
 mod std14;
 
@@ -161,6 +162,26 @@ fn inherit<'d>(doc: &'d Document, dict: &'d Dictionary, mut node: PageRef<'d>) -
     node
 }
 
+/// Whether every stream the page's `/Contents` names was found (a reference that leads
+/// nowhere, or through too many references, makes the page damaged rather than empty).
+fn contents_found(doc: &Document, page: ObjectId) -> bool {
+    let ids = doc.get_page_contents(page);
+    let named = doc
+        .get_dictionary(page)
+        .ok()
+        .and_then(|d| d.get(b"Contents").ok())
+        .is_some_and(|c| match c {
+            Object::Reference(_) => true,
+            Object::Array(a) => !a.is_empty(),
+            _ => false,
+        });
+    if ids.is_empty() {
+        return !named;
+    }
+    ids.iter()
+        .all(|id| doc.get_object(*id).and_then(Object::as_stream).is_ok())
+}
+
 fn read_page(
     doc: &Document,
     page: &PageRef<'_>,
@@ -183,16 +204,19 @@ fn read_page(
         rotation,
     };
     let Some(id) = page.id else { return Ok(result) };
-    let content = match doc.get_page_content_with_limit(id, limit) {
+    let room = limit.min(budget.decoded_room());
+    let content = match doc.get_page_content_with_limit(id, room) {
         Ok(content) => content,
         Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. })) => {
-            return Err(TextError::DecodedTooLarge { limit })
+            return Err(interp::too_large(budget, limit))
         }
         Err(_) => return Ok(result),
     };
+    budget.decoded(content.len())?;
     let mut interp = Interp::new(doc, budget, fonts, content.len());
-    let whole = interp.run(&content, page.resources, IDENTITY)?;
+    let whole = interp.run(&content, page.resources, IDENTITY)? && contents_found(doc, id);
     let (text, glyphs) = layout::layout(&interp.glyphs, rotation, budget)?;
+    budget.glyphs(glyphs.len())?;
     result.status = if !whole {
         PageStatus::Damaged
     } else if text.is_empty() {

@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+pub mod hostile;
+
 /// A PDF under construction: object `n` is `objects[n - 1]`.
 #[derive(Default)]
 pub struct Pdf {

@@ -79,6 +79,9 @@ fn text_error(key: &str, e: TextError) -> ToolError {
     let (code, reason) = match e {
         TextError::TooLarge { .. }
         | TextError::DecodedTooLarge { .. }
+        | TextError::ContentTooLarge { .. }
+        | TextError::TooMuchText { .. }
+        | TextError::TooManyObjects { .. }
         | TextError::TooManyPages { .. } => (ErrorCode::Validation, "too_large"),
         TextError::TimedOut { .. } => (ErrorCode::Upstream, "timed_out"),
         TextError::Encrypted => (ErrorCode::NotFound, "encrypted"),
