@@ -3,7 +3,9 @@
 # tests/support/hostile.rs (examples/hostile.rs), then reads each in its own process through
 # examples/extract.rs under /usr/bin/time -v, and prints one line per file: wall seconds, peak
 # RSS, the outcome (the error, or the pages and their statuses). A case still running after
-# 120 s is killed and printed as a hang. Not run by tests or CI.
+# 120 s is killed and printed as a hang; address space is capped at 4 GiB (a case over it
+# aborts and is printed as a crash) so that a runaway case cannot starve the machine. Not run
+# by tests or CI.
 #   sh crates/zotero-text/benches/hostile.sh [DIR] [NAME…]
 set -u
 dir=${1:-/tmp/zotero-text-hostile}
@@ -21,7 +23,7 @@ for f in "$dir"/*; do
     for n in "$@"; do [ "$n" = "$case_name" ] && keep=1; done
     [ $keep = 1 ] || continue
   fi
-  out=$(timeout 120 /usr/bin/time -v "$target/release/examples/extract" "$f" --json 2>/tmp/hostile.err)
+  out=$(ulimit -v 4194304; timeout 120 /usr/bin/time -v "$target/release/examples/extract" "$f" --json 2>/tmp/hostile.err)
   rc=$?
   secs=$(grep 'Elapsed (wall' /tmp/hostile.err | awk '{print $NF}')
   rss=$(grep 'Maximum resident' /tmp/hostile.err | awk '{printf "%.0f", $NF/1024}')

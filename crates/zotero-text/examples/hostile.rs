@@ -2,7 +2,7 @@
 //! the README's bounds section: `cargo run --release -p zotero-text --example hostile -- DIR
 //! [NAME…]`, then each file through `examples/extract.rs` under `/usr/bin/time -v`
 //! (`benches/hostile.sh` does both).
-#![allow(clippy::print_stdout, clippy::unwrap_used)]
+#![allow(clippy::print_stdout, clippy::unwrap_used, clippy::indexing_slicing)]
 
 #[path = "../tests/support/mod.rs"]
 mod support;

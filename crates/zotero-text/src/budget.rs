@@ -43,6 +43,10 @@ impl Budget {
         }
     }
 
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
+    }
+
     /// Fails once the wall time is spent.
     pub(crate) fn check(&self) -> Result<(), TextError> {
         if Instant::now() > self.deadline {

@@ -116,9 +116,10 @@ pub enum TextError {
     /// More text than [`Limits::max_glyphs`].
     #[error("the file has more than {limit} characters of text, over the limit for reading it")]
     TooMuchText { limit: usize },
-    /// A PDF with more objects (or nested deeper) than can be read within the memory bound.
-    #[error("the PDF has {objects} objects, over the limit of {limit} for reading its text")]
-    TooManyObjects { objects: usize, limit: usize },
+    /// A PDF made of more objects and values (numbers, names, strings, arrays…) than can be
+    /// loaded within the memory bound.
+    #[error("the PDF is made of more than {limit} objects and values ({values} counted), too many to read its text within the memory bound")]
+    TooManyObjects { values: usize, limit: usize },
     #[error("the file is encrypted with a password; open it in Zotero to read it")]
     Encrypted,
     #[error("the file is damaged and has no readable structure: {reason}")]

@@ -110,7 +110,8 @@ impl<'d, 'b> Interp<'d, 'b> {
             tl: 0.0,
             rise: 0.0,
         };
-        self.run_with(content, resources, gs)
+        let whole = self.run_with(content, resources, gs)?;
+        Ok(whole && !self.cut)
     }
 
     fn run_with(

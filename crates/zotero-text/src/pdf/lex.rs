@@ -32,6 +32,8 @@ pub(crate) enum Kind {
 pub(crate) struct Lexer<'a> {
     bytes: &'a [u8],
     pub(crate) pos: usize,
+    /// The deepest parentheses nested in the last literal string read.
+    pub(crate) string_depth: usize,
 }
 
 fn is_space(b: u8) -> bool {
@@ -51,7 +53,11 @@ fn is_regular(b: u8) -> bool {
 
 impl<'a> Lexer<'a> {
     pub(crate) fn new(bytes: &'a [u8]) -> Self {
-        Self { bytes, pos: 0 }
+        Self {
+            bytes,
+            pos: 0,
+            string_depth: 0,
+        }
     }
 
     fn at(&self, i: usize) -> Option<u8> {
@@ -74,6 +80,7 @@ impl<'a> Lexer<'a> {
         }
         let start = self.pos;
         let b = self.at(start)?;
+        self.string_depth = 0;
         let kind = match b {
             b'[' | b'{' => {
                 self.pos += 1;
@@ -134,7 +141,10 @@ impl<'a> Lexer<'a> {
             self.pos += 1;
             match b {
                 b'\\' => self.pos += 1,
-                b'(' => depth += 1,
+                b'(' => {
+                    depth += 1;
+                    self.string_depth = self.string_depth.max(depth);
+                }
                 b')' => {
                     depth = depth.saturating_sub(1);
                     if depth == 0 {
@@ -206,7 +216,8 @@ pub(crate) struct ContentBounds {
     pub(crate) operands: usize,
     /// Items inside one operand (an array's, a dictionary's, nested ones counted).
     pub(crate) items: usize,
-    /// Brackets open at once.
+    /// Brackets open at once, or parentheses inside a string (lopdf's parser stops at 100
+    /// and silently ignores the rest of the stream).
     pub(crate) depth: usize,
 }
 
@@ -249,7 +260,12 @@ pub(crate) fn content_prefix(content: &[u8], bounds: &ContentBounds) -> Option<u
             _ if depth > 0 => items += 1,
             _ => operands += 1,
         }
-        if operands > bounds.operands || items > bounds.items || depth > bounds.depth {
+        let nested = depth.max(if t.kind == Kind::Str {
+            lx.string_depth
+        } else {
+            0
+        });
+        if operands > bounds.operands || items > bounds.items || nested > bounds.depth {
             return Some(start);
         }
     }
@@ -318,6 +334,7 @@ mod tests {
         assert_eq!(content_prefix(b"(a) Tj 1 2 3 4 cm", &small), Some(7));
         assert_eq!(content_prefix(b"(a) Tj [1 2 3 4 5] TJ", &small), Some(7));
         assert_eq!(content_prefix(b"[[[1]]] TJ", &small), Some(0));
+        assert_eq!(content_prefix(b"(a) Tj (((b))) Tj", &small), Some(7));
         // Inline image data is not tokens.
         assert_eq!(
             content_prefix(b"BI /W 1 ID \x01 2 3 4 5 6 7 EI (a) Tj", &small),

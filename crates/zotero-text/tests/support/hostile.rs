@@ -46,19 +46,21 @@ pub fn cases() -> Vec<Case> {
         c("flate-bomb-1gb", P, flate_bomb),
         c("flate-bomb-every-page", P, flate_bomb_every_page),
         c("length-lies", P, length_lies),
-        c("page-tree-200k-pages", P, many_pages),
+        c("page-tree-100k-pages", P, many_pages),
         c("huge-content-glyphs", P, huge_content),
         c("huge-operand-run", P, huge_operands),
         c("huge-tj-array", P, huge_tj_array),
         c("huge-inline-image", P, huge_inline_image),
         c("form-fan-out", P, form_fan_out),
         c("every-object-broken", P, every_object_broken),
+        c("values-under-the-limit-numbers", P, under_the_limit_numbers),
+        c("values-under-the-limit-dicts", P, under_the_limit_dicts),
         c("html-200k-nested-divs", Html, html_deep_divs),
         c("html-200k-nested-formatting", Html, html_deep_formatting),
         c("html-200k-tables", Html, html_deep_tables),
         c("epub-zip-bomb", Epub, epub_bomb),
         c("epub-sizes-that-lie", Epub, epub_lying_sizes),
-        c("epub-100k-entries", Epub, epub_many_entries),
+        c("epub-25k-entries", Epub, epub_many_entries),
         c("epub-nested-archive", Epub, epub_nested),
         c("epub-deep-chapter", Epub, epub_deep_chapter),
         c("epub-200k-spine-items", Epub, epub_huge_spine),
@@ -316,10 +318,13 @@ fn object_stream(first: usize, n: usize, body: &str) -> Vec<u8> {
     )
 }
 
-/// One object stream of 4,000,000 small objects (~100 MB decoded).
+/// An object stream that inflates to 1 GiB (its header names one object).
 fn object_stream_bomb() -> Vec<u8> {
     let mut pdf = Pdf::default();
-    pdf.add(object_stream(1_000, 4_000_000, "[1 2]"));
+    pdf.add(Pdf::stream(
+        "/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode",
+        &zlib_of_repeated(b' ', 1 << 30),
+    ));
     document_in_after(pdf)
 }
 
@@ -353,11 +358,12 @@ fn object_stream_shared_offset() -> Vec<u8> {
     document_in_after(pdf)
 }
 
-/// An update whose cross-reference section lists 1,000,000 objects at the offset of one
-/// 10 MB array.
+/// An update whose cross-reference section lists 500,000 objects at the offset of one
+/// array of 400,000 numbers (within the values' limit once, 2 × 10^11 values if parsed per
+/// entry).
 fn xref_shared_offset() -> Vec<u8> {
     let mut pdf = Pdf::default();
-    let big = pdf.add(format!("[{}]", "1 ".repeat(5_000_000)));
+    let big = pdf.add(format!("[{}]", "1 ".repeat(400_000)));
     let mut out = document_in_after(pdf);
     let needle = format!("\n{big} 0 obj\n");
     let at = out
@@ -386,11 +392,11 @@ fn xref_shared_offset() -> Vec<u8> {
             .unwrap()
     };
     let (size, root) = (field("/Size "), field("/Root "));
-    let n = 1_000_000;
+    let n = 500_000;
     let second = out.len();
     let mut table = format!("xref\n{size} {n}\n");
     for _ in 0..n {
-        let _ = write!(table, "{at:010} 00000 n \n");
+        let _ = writeln!(table, "{at:010} 00000 n ");
     }
     let _ = write!(
         table,
@@ -430,15 +436,15 @@ fn flate_bomb() -> Vec<u8> {
     pdf.finish(catalog, "")
 }
 
-/// 5,000 pages sharing one content stream that inflates to just under the per-stream limit
-/// (127 MiB of spaces): each page alone is within bounds, all of them together are not.
+/// 5,000 pages sharing one content stream that inflates to 16 MiB of spaces: each page
+/// alone is within bounds, all of them together (80 GB) are not.
 fn flate_bomb_every_page() -> Vec<u8> {
     let mut pdf = Pdf::default();
     let catalog = pdf.reserve();
     let tree = pdf.reserve();
     let content = pdf.add(Pdf::stream(
         "/Filter /FlateDecode",
-        &zlib_of_repeated(b' ', 127 << 20),
+        &zlib_of_repeated(b' ', 16 << 20),
     ));
     let kids: Vec<String> = (0..5_000)
         .map(|_| {
@@ -487,58 +493,54 @@ fn length_lies() -> Vec<u8> {
     out.into_bytes()
 }
 
-/// 200,000 pages in one flat tree.
+/// 100,000 pages in one flat tree.
 fn many_pages() -> Vec<u8> {
-    let pages = vec![PageSpec::text(text_at(72.0, 700.0, 12.0, "p")); 200_000];
+    let pages = vec![PageSpec::text(text_at(72.0, 700.0, 12.0, "p")); 100_000];
     document(&pages, "")
 }
 
-/// One page whose content shows 100 million glyphs (compressed to a few hundred KB).
+/// One page whose content shows 2 million glyphs.
 fn huge_content() -> Vec<u8> {
     let op = b"(abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuv) Tj\n";
     compressed_page(&zlib_of_pattern(
         b"BT /F1 1 Tf 0 0 Td\n",
         op,
-        1_000_000,
+        20_000,
         b"ET\n",
     ))
 }
 
-/// One operator with 60 million operands before it.
+/// One operator with 5 million operands before it.
 fn huge_operands() -> Vec<u8> {
     compressed_page(&zlib_of_pattern(
         b"BT /F1 12 Tf ",
         b"1 ",
-        60_000_000,
+        5_000_000,
         b"(x) Tj ET\n",
     ))
 }
 
-/// One `TJ` array of 20 million strings and numbers.
+/// One `TJ` array of 2 million strings and numbers.
 fn huge_tj_array() -> Vec<u8> {
     compressed_page(&zlib_of_pattern(
         b"BT /F1 12 Tf 72 700 Td [",
         b"(a) -10 ",
-        10_000_000,
+        1_000_000,
         b"] TJ ET\n",
     ))
 }
 
-/// An inline image of 100 MB (10,000 × 10,000 gray), then text.
+/// An inline image of 25 MB (5,000 × 5,000 gray), then text.
 fn huge_inline_image() -> Vec<u8> {
-    let head = b"q BI /W 10000 /H 10000 /BPC 8 /CS /G ID ";
+    let head = b"q BI /W 5000 /H 5000 /BPC 8 /CS /G ID ";
     let tail = b"\nEI Q\nBT /F1 12 Tf 72 700 Td (after the image) Tj ET\n";
-    compressed_page(&zlib_of_pattern(
-        head,
-        b"\x80\x81\x82\x83",
-        25_000_000,
-        tail,
-    ))
+    compressed_page(&zlib_of_pattern(head, b"\x80\x81\x82\x83", 6_250_000, tail))
 }
 
 /// Twelve levels of forms, each drawing the next one 100 times: 100^12 runs if unbounded.
 fn form_fan_out() -> Vec<u8> {
     let mut pdf = Pdf::default();
+    let font = pdf.font();
     let ids: Vec<usize> = (0..12).map(|_| pdf.reserve()).collect();
     for (i, &id) in ids.iter().enumerate() {
         let (body, res) = match ids.get(i + 1) {
@@ -548,7 +550,7 @@ fn form_fan_out() -> Vec<u8> {
             ),
             None => (
                 "BT /F1 12 Tf 72 700 Td (leaf) Tj ET".to_owned(),
-                String::new(),
+                format!("/Resources << /Font << /F1 {font} 0 R >> >>"),
             ),
         };
         pdf.set(
@@ -564,10 +566,10 @@ fn form_fan_out() -> Vec<u8> {
     super::document_in(pdf, &[spec], "")
 }
 
-/// 200,000 objects that each start well and break, no cross-reference table.
+/// 50,000 objects that each start well and break, no cross-reference table.
 fn every_object_broken() -> Vec<u8> {
     let mut out = b"%PDF-1.7\n".to_vec();
-    for i in 1..=200_000 {
+    for i in 1..=50_000 {
         let _ = write!(
             unsafe_string(&mut out),
             "{i} 0 obj\n<< /Type /Page /Kids [{} 0 R /Contents << stream\nendobj\n",
@@ -579,6 +581,25 @@ fn every_object_broken() -> Vec<u8> {
 }
 
 /// One page (with the test font) whose content is `content`, already deflated.
+/// One array of 990,000 numbers: just within the values' limit, the memory it costs.
+fn under_the_limit_numbers() -> Vec<u8> {
+    let mut pdf = Pdf::default();
+    pdf.add(format!("[{}]", "1 ".repeat(990_000)));
+    document_in_after(pdf)
+}
+
+/// 50,000 small objects of 18 values each (a dictionary of 13, `N 0 obj`, `endobj`, its
+/// cross-reference entry): just within the values' limit.
+fn under_the_limit_dicts() -> Vec<u8> {
+    let mut pdf = Pdf::default();
+    for i in 0..50_000 {
+        pdf.add(format!(
+            "<< /Type /Annot /Subtype /Link /Rect [0 0 {i} 9] >>"
+        ));
+    }
+    document_in_after(pdf)
+}
+
 fn compressed_page(content: &[u8]) -> Vec<u8> {
     let mut pdf = Pdf::default();
     let catalog = pdf.reserve();
@@ -684,7 +705,7 @@ fn epub_bomb_sized(n: usize) -> Vec<u8> {
 }
 
 fn epub_many_entries() -> Vec<u8> {
-    let names: Vec<String> = (0..100_000).map(|i| format!("f/{i}.xhtml")).collect();
+    let names: Vec<String> = (0..25_000).map(|i| format!("f/{i}.xhtml")).collect();
     let mut files: Vec<(&str, &[u8])> = vec![("META-INF/container.xml", CONTAINER)];
     let opf = opf(1);
     files.push(("content.opf", &opf));
