@@ -459,3 +459,50 @@ dup 0 /minus put\ndup 50 /element put\ndup 102 /braceleft put\nreadonly def\ncur
     let bytes = support::document_in(pdf, &[page], "");
     assert_eq!(read(&bytes).pages[0].text, "x\u{2208}{\u{2212}");
 }
+
+#[test]
+fn running_headers_and_footers_are_marked_not_removed() {
+    // Five pages: a running head whose page number changes (arabic, then a roman-numbered
+    // front page), a footer with the page number, and body text that differs per page. The
+    // first page's title sits in the top band too, on that page only.
+    let pages: Vec<PageSpec> = (1..=5)
+        .map(|n| {
+            let head = if n == 1 {
+                "A Title Only Here".to_owned()
+            } else if n == 2 {
+                "Journal of Tests iv".to_owned()
+            } else {
+                format!("Journal of Tests {}", 100 + n)
+            };
+            let content = text_at(72.0, 750.0, 10.0, &head)
+                + &text_at(
+                    72.0,
+                    600.0,
+                    12.0,
+                    &format!("Body of page {n} says something"),
+                )
+                + &text_at(300.0, 40.0, 10.0, &format!("{n}"));
+            PageSpec::text(content)
+        })
+        .collect();
+    let doc = read(&document(&pages, ""));
+    let marks = zotero_text::running::running_lines(&doc);
+    assert_eq!(marks.len(), 5);
+    for (n, (page, spans)) in doc.pages.iter().zip(&marks).enumerate() {
+        let marked: Vec<&str> = spans
+            .iter()
+            .map(|&(s, e)| &page.text[s as usize..e as usize])
+            .collect();
+        let number = (n + 1).to_string();
+        let expected: Vec<String> = match n {
+            0 => vec![number],
+            1 => vec!["Journal of Tests iv".to_owned(), number],
+            _ => vec![format!("Journal of Tests {}", 101 + n), number],
+        };
+        assert_eq!(marked, expected, "page {}", n + 1);
+        // Nothing removed: the page's text still holds head, body and footer.
+        assert!(page.text.contains(&format!("Body of page {} says", n + 1)));
+    }
+    // The first page's title is not repeated: not marked.
+    assert!(doc.pages[0].text.starts_with("A Title Only Here"));
+}
