@@ -273,3 +273,26 @@ fn hostile_epubs_are_bounded() {
     assert_eq!(nested.len(), 1);
     assert!(nested[0].1.starts_with("PK"));
 }
+
+#[test]
+fn nesting_at_the_limit_is_parsed_on_a_2_mib_stack() {
+    // The deepest objects the scan lets through (100 brackets, the page's dictionary
+    // included) go to lopdf's recursive parser: on a thread with the stack the server's
+    // blocking threads have (tokio's 2 MiB), in this unoptimised build, they are read, not
+    // a stack overflow; one more is refused before lopdf sees it.
+    let read = |arrays: usize, dicts: usize| {
+        let arrays = format!("/X {}1{}", "[".repeat(arrays), "]".repeat(arrays));
+        let dicts = format!("/Y {}1{}", "<< /A ".repeat(dicts), ">> ".repeat(dicts));
+        let mut spec = support::PageSpec::text(support::text_at(72.0, 700.0, 12.0, "at the limit"));
+        spec.extra = format!("{arrays} {dicts}");
+        let bytes = support::document(&[spec], "");
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || extract(&bytes, zotero_text::DocumentKind::Pdf, &limits()))
+            .unwrap()
+            .join()
+            .unwrap()
+    };
+    assert_eq!(read(99, 99).unwrap().pages[0].text, "at the limit");
+    assert!(matches!(read(100, 0), Err(TextError::Damaged { .. })));
+}
