@@ -506,3 +506,37 @@ fn running_headers_and_footers_are_marked_not_removed() {
     // The first page's title is not repeated: not marked.
     assert!(doc.pages[0].text.starts_with("A Title Only Here"));
 }
+
+#[test]
+fn a_standard_font_without_widths_gives_each_character_its_own_width() {
+    // Helvetica with no /Widths, WinAnsi codes beyond ASCII: é (0xE9, 556/1000 em), an em
+    // dash (0x97, 1000), a straight quote (0x27, 191: not the curly one's 222); and Bold.
+    let mut pdf = Pdf::default();
+    let regular = pdf
+        .add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>");
+    let bold = pdf.add(
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
+    );
+    let page = PageSpec {
+        content: b"BT /F2 10 Tf 100 700 Td (caf\\351\\227'b) Tj /F3 10 Tf 100 600 Td (b) Tj ET\n"
+            .to_vec(),
+        fonts: format!("/F2 {regular} 0 R /F3 {bold} 0 R"),
+        ..PageSpec::default()
+    };
+    let doc = read(&support::document_in(pdf, &[page], ""));
+    let p = &doc.pages[0];
+    assert_eq!(p.text, "café—'b\nb");
+    // Advances in 1/1000 em at 10 pt: c 500, a 556, f 278, é 556, — 1000, ' 191, b 556;
+    // Helvetica-Bold's b 611.
+    let widths: Vec<f64> = p
+        .glyphs
+        .iter()
+        .map(|g| ((g.rect[2] - g.rect[0]) * 100.0).round())
+        .collect();
+    assert_eq!(
+        widths,
+        [500.0, 556.0, 278.0, 556.0, 1000.0, 191.0, 556.0, 611.0]
+    );
+    // The straight quote starts where the five glyphs before it end: 100 + 28.9.
+    assert!((p.glyphs[5].rect[0] - 128.9).abs() < 1e-9);
+}

@@ -101,10 +101,12 @@ impl Font {
             if let Ok(w) = desc.get(b"W") {
                 font.cid_widths = cid_widths(doc, resolve(doc, w));
             }
-        } else {
-            font.simple_widths(doc, dict, base_font, missing);
         }
         font.read_text(doc, dict, descriptor, limit)?;
+        if descendant.is_none() {
+            // After the text: a standard font's widths go by the character each code shows.
+            font.simple_widths(doc, dict, base_font, missing);
+        }
         Ok(font)
     }
 
@@ -177,7 +179,12 @@ impl Font {
             }
             _ => {
                 for (code, slot) in self.simple_widths.iter_mut().enumerate() {
-                    *slot = std14::width(base_font, code);
+                    let mut chars = self.simple_text.get(code).map(|t| t.chars());
+                    let one = chars
+                        .as_mut()
+                        .and_then(Iterator::next)
+                        .filter(|_| chars.as_mut().is_some_and(|c| c.next().is_none()));
+                    *slot = std14::width(base_font, code, one);
                 }
             }
         }
