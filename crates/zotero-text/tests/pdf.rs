@@ -540,3 +540,52 @@ fn a_standard_font_without_widths_gives_each_character_its_own_width() {
     // The straight quote starts where the five glyphs before it end: 100 + 28.9.
     assert!((p.glyphs[5].rect[0] - 128.9).abs() < 1e-9);
 }
+
+#[test]
+fn a_composite_truetype_font_without_to_unicode_is_read_through_its_cmap() {
+    // Identity-H, no /ToUnicode: the codes are glyph ids, and only the embedded program's
+    // cmap says which characters they draw (before, such a page had no text at all). The
+    // second font maps its CIDs through a /CIDToGIDMap stream (CID n → glyph 5 - n).
+    let mut pdf = Pdf::default();
+    let program = support::truetype_with_cmap(&['H', 'd', 'e', 'l', 'o', 'é']);
+    let file = pdf.add(Pdf::stream(
+        &format!("/Length1 {}", program.len()),
+        &program,
+    ));
+    let descriptor = pdf.add(format!(
+        "<< /Type /FontDescriptor /FontName /ABCDEF+Test /Flags 4 /FontBBox [0 -200 1000 800] \
+         /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 {file} 0 R >>"
+    ));
+    let gid_map = pdf.add(Pdf::stream("", &[0, 0, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1]));
+    let mut fonts = String::new();
+    for (name, map) in [
+        ("F2", String::new()),
+        ("F3", format!("/CIDToGIDMap {gid_map} 0 R")),
+    ] {
+        let cid = pdf.add(format!(
+            "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /ABCDEF+Test \
+             /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> \
+             /FontDescriptor {descriptor} 0 R /DW 600 {map} >>"
+        ));
+        let font = pdf.add(format!(
+            "<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+Test /Encoding /Identity-H \
+             /DescendantFonts [{cid} 0 R] >>"
+        ));
+        fonts += &format!("/{name} {font} 0 R ");
+    }
+    let page = PageSpec {
+        // F2: glyphs 1 3 4 4 5 = "Hello"; F3: CIDs 1 and 5 = glyphs 5 and 1 = "oH"; glyph 6
+        // through F2 = "é".
+        content: b"BT /F2 10 Tf 72 700 Td <00010003000400040005> Tj 0 -20 Td <0006> Tj \
+                   /F3 10 Tf 0 -20 Td <00010005> Tj ET\n"
+            .to_vec(),
+        fonts,
+        ..PageSpec::default()
+    };
+    let doc = read(&support::document_in(pdf, &[page], ""));
+    assert_eq!(doc.pages[0].status, PageStatus::Text);
+    assert_eq!(doc.pages[0].text, "Hello\né\noH");
+    // Each glyph keeps its box: /DW 600 at 10 pt.
+    let g = &doc.pages[0].glyphs[1];
+    assert_eq!(g.rect, [78.0, 698.0, 84.0, 708.0]);
+}

@@ -11,6 +11,7 @@ mod lex;
 mod obj;
 mod scan;
 mod std14;
+mod truetype;
 
 use std::collections::HashSet;
 
