@@ -1,6 +1,7 @@
 //! The wall-time bound of one extraction, checked cooperatively inside every loop that can
 //! grow with the input (pages, operators, glyphs, zip entries, DOM nodes).
 
+use std::cell::Cell;
 use std::time::Instant;
 
 use crate::document::{Limits, TextError};
@@ -10,7 +11,11 @@ pub(crate) struct Budget {
     pub(crate) limits: Limits,
     deadline: Instant,
     /// Checks of the clock are cheap but not free: only one call in `STRIDE` reads it.
-    ticks: std::cell::Cell<u32>,
+    ticks: Cell<u32>,
+    /// Bytes of content streams and forms decoded so far, all pages together.
+    decoded: Cell<usize>,
+    /// Glyphs read so far, all pages together.
+    glyphs: Cell<usize>,
 }
 
 const STRIDE: u32 = 256;
@@ -21,7 +26,9 @@ impl Budget {
         Self {
             limits: limits.clone(),
             deadline: now.checked_add(limits.max_duration).unwrap_or(now),
-            ticks: std::cell::Cell::new(0),
+            ticks: Cell::new(0),
+            decoded: Cell::new(0),
+            glyphs: Cell::new(0),
         }
     }
 
@@ -34,6 +41,10 @@ impl Budget {
         } else {
             Ok(())
         }
+    }
+
+    pub(crate) fn deadline(&self) -> Instant {
+        self.deadline
     }
 
     /// Fails once the wall time is spent.
@@ -53,6 +64,39 @@ impl Budget {
             Err(TextError::TooManyPages {
                 pages,
                 limit: self.limits.max_pages,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The bytes content may still decode to, all pages together.
+    pub(crate) fn decoded_room(&self) -> usize {
+        self.limits
+            .max_total_decoded_bytes
+            .saturating_sub(self.decoded.get())
+    }
+
+    /// Counts `bytes` of decoded content; fails past the document's total.
+    pub(crate) fn decoded(&self, bytes: usize) -> Result<(), TextError> {
+        let total = self.decoded.get().saturating_add(bytes);
+        self.decoded.set(total);
+        if total > self.limits.max_total_decoded_bytes {
+            Err(TextError::ContentTooLarge {
+                limit: self.limits.max_total_decoded_bytes,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Counts a page's `glyphs`; fails past the document's total.
+    pub(crate) fn glyphs(&self, glyphs: usize) -> Result<(), TextError> {
+        let total = self.glyphs.get().saturating_add(glyphs);
+        self.glyphs.set(total);
+        if total > self.limits.max_glyphs {
+            Err(TextError::TooMuchText {
+                limit: self.limits.max_glyphs,
             })
         } else {
             Ok(())

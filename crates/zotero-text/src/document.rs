@@ -20,6 +20,12 @@ pub struct Limits {
     pub max_input_bytes: usize,
     /// The most bytes any one decoded stream (or the sum of an EPUB's entries) may grow to.
     pub max_decoded_bytes: usize,
+    /// The most bytes all of a PDF's pages' content streams and forms may decode to together
+    /// (5,000 pages of just under `max_decoded_bytes` each would take minutes).
+    pub max_total_decoded_bytes: usize,
+    /// The most glyphs (characters of text with a box) in the whole document: each costs
+    /// ~45 bytes in the answer.
+    pub max_glyphs: usize,
     /// The most pages read.
     pub max_pages: usize,
     /// Wall time for the whole extraction.
@@ -31,6 +37,8 @@ impl Default for Limits {
         Self {
             max_input_bytes: 256 * 1024 * 1024,
             max_decoded_bytes: 128 * 1024 * 1024,
+            max_total_decoded_bytes: 512 * 1024 * 1024,
+            max_glyphs: 2_000_000,
             max_pages: 5_000,
             max_duration: std::time::Duration::from_secs(20),
         }
@@ -102,6 +110,16 @@ pub enum TextError {
     TimedOut { seconds: u64 },
     #[error("a stream of the file decodes to more than {limit} bytes (a decompression bomb?)")]
     DecodedTooLarge { limit: usize },
+    /// All the pages' content together decodes to more than [`Limits::max_total_decoded_bytes`].
+    #[error("the file's pages decode to more than {limit} bytes in all (a decompression bomb?)")]
+    ContentTooLarge { limit: usize },
+    /// More text than [`Limits::max_glyphs`].
+    #[error("the file has more than {limit} characters of text, over the limit for reading it")]
+    TooMuchText { limit: usize },
+    /// A PDF made of more objects and values (numbers, names, strings, arrays…) than can be
+    /// loaded within the memory bound.
+    #[error("the PDF is made of more than {limit} objects and values ({values} counted), too many to read its text within the memory bound")]
+    TooManyObjects { values: usize, limit: usize },
     #[error("the file is encrypted with a password; open it in Zotero to read it")]
     Encrypted,
     #[error("the file is damaged and has no readable structure: {reason}")]

@@ -3,6 +3,7 @@
 //! spine order, the text of each XHTML chapter. Labels are the item's number (page-list
 //! navigation is not read).
 
+use std::collections::HashMap;
 use std::io::{Cursor, Read};
 
 use zip::ZipArchive;
@@ -27,7 +28,7 @@ pub(crate) fn extract(bytes: &[u8], budget: &Budget) -> Result<Vec<Page>, TextEr
         budget,
     };
     let container = reader.read("META-INF/container.xml")?;
-    let opf_path = crate::html::elements(&container, &["rootfile"], budget)?
+    let opf_path = crate::html::elements(&container, &["rootfile"], 1, budget)?
         .into_iter()
         .find_map(|(_, attrs)| attr(&attrs, "full-path"))
         .ok_or_else(|| TextError::Damaged {
@@ -76,25 +77,32 @@ fn attr(attrs: &[(String, String)], name: &str) -> Option<String> {
         .map(|(_, v)| v.clone())
 }
 
-/// The archive paths of the spine's items, in order.
+/// The archive paths of the spine's items, in order. Manifest and spine together may list
+/// at most `MAX_ENTRIES` + the page limit elements (a book has hundreds): past that the
+/// file is refused, before any is joined.
 fn spine(opf: &[u8], base: &str, budget: &Budget) -> Result<Vec<String>, TextError> {
-    let elements = crate::html::elements(opf, &["item", "itemref"], budget)?;
-    let manifest: Vec<(String, String)> = elements
+    let limit = MAX_ENTRIES + budget.limits.max_pages;
+    let elements = crate::html::elements(opf, &["item", "itemref"], limit, budget)?;
+    if elements.len() > limit {
+        let spine = elements.iter().filter(|(tag, _)| tag == "itemref").count();
+        return Err(TextError::TooManyPages {
+            pages: spine.max(elements.len() - MAX_ENTRIES),
+            limit: budget.limits.max_pages,
+        });
+    }
+    let manifest: HashMap<String, String> = elements
         .iter()
         .filter(|(tag, _)| tag == "item")
         .filter_map(|(_, attrs)| Some((attr(attrs, "id")?, attr(attrs, "href")?)))
         .collect();
-    Ok(elements
+    let spine: Vec<String> = elements
         .iter()
         .filter(|(tag, _)| tag == "itemref")
         .filter_map(|(_, attrs)| attr(attrs, "idref"))
-        .filter_map(|idref| {
-            manifest
-                .iter()
-                .find(|(id, _)| *id == idref)
-                .map(|(_, href)| join(base, href))
-        })
-        .collect())
+        .filter_map(|idref| manifest.get(&idref).map(|href| join(base, href)))
+        .collect();
+    budget.pages(spine.len())?;
+    Ok(spine)
 }
 
 /// `href` (percent-encoded, relative to the package file's folder) as an archive path.

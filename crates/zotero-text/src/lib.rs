@@ -8,10 +8,13 @@
 //!   content interpreter and layout), `epub`, `html`, `plain`: the extractors.
 //! - `locate`: finding a quoted passage in a document and the rectangles that cover it, in
 //!   Zotero's own position format.
+//! - `running`: the running headers and footers of a document's pages, marked as ranges of
+//!   their text (never removed).
 
 pub mod document;
 pub mod extract;
 pub mod locate;
+pub mod running;
 
 mod budget;
 mod epub;

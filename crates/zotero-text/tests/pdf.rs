@@ -459,3 +459,133 @@ dup 0 /minus put\ndup 50 /element put\ndup 102 /braceleft put\nreadonly def\ncur
     let bytes = support::document_in(pdf, &[page], "");
     assert_eq!(read(&bytes).pages[0].text, "x\u{2208}{\u{2212}");
 }
+
+#[test]
+fn running_headers_and_footers_are_marked_not_removed() {
+    // Five pages: a running head whose page number changes (arabic, then a roman-numbered
+    // front page), a footer with the page number, and body text that differs per page. The
+    // first page's title sits in the top band too, on that page only.
+    let pages: Vec<PageSpec> = (1..=5)
+        .map(|n| {
+            let head = if n == 1 {
+                "A Title Only Here".to_owned()
+            } else if n == 2 {
+                "Journal of Tests iv".to_owned()
+            } else {
+                format!("Journal of Tests {}", 100 + n)
+            };
+            let content = text_at(72.0, 750.0, 10.0, &head)
+                + &text_at(
+                    72.0,
+                    600.0,
+                    12.0,
+                    &format!("Body of page {n} says something"),
+                )
+                + &text_at(300.0, 40.0, 10.0, &format!("{n}"));
+            PageSpec::text(content)
+        })
+        .collect();
+    let doc = read(&document(&pages, ""));
+    let marks = zotero_text::running::running_lines(&doc);
+    assert_eq!(marks.len(), 5);
+    for (n, (page, spans)) in doc.pages.iter().zip(&marks).enumerate() {
+        let marked: Vec<&str> = spans
+            .iter()
+            .map(|&(s, e)| &page.text[s as usize..e as usize])
+            .collect();
+        let number = (n + 1).to_string();
+        let expected: Vec<String> = match n {
+            0 => vec![number],
+            1 => vec!["Journal of Tests iv".to_owned(), number],
+            _ => vec![format!("Journal of Tests {}", 101 + n), number],
+        };
+        assert_eq!(marked, expected, "page {}", n + 1);
+        // Nothing removed: the page's text still holds head, body and footer.
+        assert!(page.text.contains(&format!("Body of page {} says", n + 1)));
+    }
+    // The first page's title is not repeated: not marked.
+    assert!(doc.pages[0].text.starts_with("A Title Only Here"));
+}
+
+#[test]
+fn a_standard_font_without_widths_gives_each_character_its_own_width() {
+    // Helvetica with no /Widths, WinAnsi codes beyond ASCII: é (0xE9, 556/1000 em), an em
+    // dash (0x97, 1000), a straight quote (0x27, 191: not the curly one's 222); and Bold.
+    let mut pdf = Pdf::default();
+    let regular = pdf
+        .add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>");
+    let bold = pdf.add(
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>",
+    );
+    let page = PageSpec {
+        content: b"BT /F2 10 Tf 100 700 Td (caf\\351\\227'b) Tj /F3 10 Tf 100 600 Td (b) Tj ET\n"
+            .to_vec(),
+        fonts: format!("/F2 {regular} 0 R /F3 {bold} 0 R"),
+        ..PageSpec::default()
+    };
+    let doc = read(&support::document_in(pdf, &[page], ""));
+    let p = &doc.pages[0];
+    assert_eq!(p.text, "café—'b\nb");
+    // Advances in 1/1000 em at 10 pt: c 500, a 556, f 278, é 556, — 1000, ' 191, b 556;
+    // Helvetica-Bold's b 611.
+    let widths: Vec<f64> = p
+        .glyphs
+        .iter()
+        .map(|g| ((g.rect[2] - g.rect[0]) * 100.0).round())
+        .collect();
+    assert_eq!(
+        widths,
+        [500.0, 556.0, 278.0, 556.0, 1000.0, 191.0, 556.0, 611.0]
+    );
+    // The straight quote starts where the five glyphs before it end: 100 + 28.9.
+    assert!((p.glyphs[5].rect[0] - 128.9).abs() < 1e-9);
+}
+
+#[test]
+fn a_composite_truetype_font_without_to_unicode_is_read_through_its_cmap() {
+    // Identity-H, no /ToUnicode: the codes are glyph ids, and only the embedded program's
+    // cmap says which characters they draw (before, such a page had no text at all). The
+    // second font maps its CIDs through a /CIDToGIDMap stream (CID n → glyph 5 - n).
+    let mut pdf = Pdf::default();
+    let program = support::truetype_with_cmap(&['H', 'd', 'e', 'l', 'o', 'é']);
+    let file = pdf.add(Pdf::stream(
+        &format!("/Length1 {}", program.len()),
+        &program,
+    ));
+    let descriptor = pdf.add(format!(
+        "<< /Type /FontDescriptor /FontName /ABCDEF+Test /Flags 4 /FontBBox [0 -200 1000 800] \
+         /ItalicAngle 0 /Ascent 800 /Descent -200 /CapHeight 700 /StemV 80 /FontFile2 {file} 0 R >>"
+    ));
+    let gid_map = pdf.add(Pdf::stream("", &[0, 0, 0, 5, 0, 4, 0, 3, 0, 2, 0, 1]));
+    let mut fonts = String::new();
+    for (name, map) in [
+        ("F2", String::new()),
+        ("F3", format!("/CIDToGIDMap {gid_map} 0 R")),
+    ] {
+        let cid = pdf.add(format!(
+            "<< /Type /Font /Subtype /CIDFontType2 /BaseFont /ABCDEF+Test \
+             /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> \
+             /FontDescriptor {descriptor} 0 R /DW 600 {map} >>"
+        ));
+        let font = pdf.add(format!(
+            "<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+Test /Encoding /Identity-H \
+             /DescendantFonts [{cid} 0 R] >>"
+        ));
+        fonts += &format!("/{name} {font} 0 R ");
+    }
+    let page = PageSpec {
+        // F2: glyphs 1 3 4 4 5 = "Hello"; F3: CIDs 1 and 5 = glyphs 5 and 1 = "oH"; glyph 6
+        // through F2 = "é".
+        content: b"BT /F2 10 Tf 72 700 Td <00010003000400040005> Tj 0 -20 Td <0006> Tj \
+                   /F3 10 Tf 0 -20 Td <00010005> Tj ET\n"
+            .to_vec(),
+        fonts,
+        ..PageSpec::default()
+    };
+    let doc = read(&support::document_in(pdf, &[page], ""));
+    assert_eq!(doc.pages[0].status, PageStatus::Text);
+    assert_eq!(doc.pages[0].text, "Hello\né\noH");
+    // Each glyph keeps its box: /DW 600 at 10 pt.
+    let g = &doc.pages[0].glyphs[1];
+    assert_eq!(g.rect, [78.0, 698.0, 84.0, 708.0]);
+}

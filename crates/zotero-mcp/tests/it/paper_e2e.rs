@@ -6,6 +6,7 @@
 //!
 //! The PDF is written by [`crate::pdf_fixture`].
 
+use base64::Engine;
 use serde_json::{json, Value};
 use zotero_emulator::testing::{get, lib};
 use zotero_emulator::{Emulator, HostedFile, API_KEY, USER_ID};
@@ -37,6 +38,12 @@ fn paper() -> Vec<u8> {
             }
         })
         .collect();
+    pdf(&pages)
+}
+
+/// A PDF of `pages`, each its lines at their baselines, in the test font; the catalog's
+/// `/PageLabels` numbers them from 215.
+fn pdf(pages: &[Vec<(String, f64)>]) -> Vec<u8> {
     let mut objects = head(215);
     let contents: Vec<String> = pages
         .iter()
@@ -258,5 +265,78 @@ async fn a_manuscript_quoting_the_paper_gets_its_printed_page_and_a_link_to_it()
         q[0]["link"],
         format!("zotero://open-pdf/library/items/{pdf}?page=3")
     );
+    server.stop().await;
+}
+
+/// Running headers and footers are marked in the answer's `pages`, never removed: each
+/// page's `running` ranges are character ranges of the whole text that hold its running
+/// head (the journal's name and the printed page number, which changes) and its footer.
+#[tokio::test]
+async fn running_headers_and_footers_are_marked_in_the_pages_read() {
+    let (_emu, server, _dir) = setup().await;
+    let pages: Vec<Vec<(String, f64)>> = (0..5)
+        .map(|i| {
+            vec![
+                (format!("Thermometry Letters {}", 215 + i), 760.0),
+                (format!("Body of page {} with its own words.", i + 1), 600.0),
+                (format!("Page {} of 5", i + 1), 30.0),
+            ]
+        })
+        .collect();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(pdf(&pages));
+    let upload = server
+        .call(
+            "zotero_upload_attachment",
+            json!({"item_key": "NLPML6K7", "file_bytes_base64": encoded, "filename": "letters.pdf"}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    let key = upload["attachment_key"].as_str().unwrap().to_string();
+    let read = server
+        .call(
+            "zotero_get_item_fulltext",
+            json!({"item_key": key, "pages": "215-219"}),
+        )
+        .await
+        .expect_ok()
+        .clone();
+    let text: Vec<char> = read["text"].as_str().unwrap().chars().collect();
+    assert_eq!(read["offset"], 0, "{read}");
+    let got = read["pages"].as_array().unwrap();
+    assert_eq!(got.len(), 5, "{read}");
+    for (i, page) in got.iter().enumerate() {
+        let marked: Vec<String> = page["running"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no running in {page}"))
+            .iter()
+            .map(|r| {
+                let (s, e) = (r[0].as_u64().unwrap(), r[1].as_u64().unwrap());
+                text[s as usize..e as usize].iter().collect()
+            })
+            .collect();
+        assert_eq!(
+            marked,
+            [
+                format!("Thermometry Letters {}", 215 + i),
+                format!("Page {} of 5", i + 1)
+            ],
+            "{page}"
+        );
+        // Marked, not removed: the page's part of the text still holds them and its body.
+        let (start, end) = (
+            page["offset"].as_u64().unwrap(),
+            page["end_offset"].as_u64().unwrap(),
+        );
+        let part: String = text[start as usize..end as usize].iter().collect();
+        assert!(
+            part.contains(&format!("Body of page {} with", i + 1)),
+            "{part}"
+        );
+        assert!(
+            part.contains(&marked[0]) && part.contains(&marked[1]),
+            "{part}"
+        );
+    }
     server.stop().await;
 }

@@ -9,6 +9,9 @@ use std::collections::{BTreeMap, HashMap};
 use lopdf::{Dictionary, Document, Encoding, Object};
 
 use super::obj::{num, resolve};
+
+/// The most bytes an embedded font program may decode to (a CJK TrueType font is ~20 MB).
+const MAX_PROGRAM: usize = 32 << 20;
 use super::std14;
 
 /// One font of a page, ready to map codes.
@@ -30,6 +33,11 @@ pub(crate) struct Font {
     /// Composite fonts: the `/ToUnicode` map, read per code (and cached).
     to_unicode: Option<Encoding<'static>>,
     cid_text: RefCell<HashMap<u32, String>>,
+    /// Composite TrueType fonts with `Identity-H`/`-V`: the program's glyph → character map
+    /// (its `cmap` read backwards), for codes `/ToUnicode` does not map (or when there is none).
+    glyph_text: HashMap<u16, char>,
+    /// Their `/CIDToGIDMap` as a stream (two bytes per CID); `None` is the identity.
+    cid_to_gid: Option<Vec<u8>>,
 }
 
 impl Font {
@@ -91,6 +99,8 @@ impl Font {
             simple_text: Vec::new(),
             to_unicode: None,
             cid_text: RefCell::new(HashMap::new()),
+            glyph_text: HashMap::new(),
+            cid_to_gid: None,
         };
         if let Some(desc) = descendant {
             font.default_width = desc
@@ -101,10 +111,13 @@ impl Font {
             if let Ok(w) = desc.get(b"W") {
                 font.cid_widths = cid_widths(doc, resolve(doc, w));
             }
-        } else {
-            font.simple_widths(doc, dict, base_font, missing);
+            font.truetype_glyphs(doc, dict, desc, descriptor, limit);
         }
         font.read_text(doc, dict, descriptor, limit)?;
+        if descendant.is_none() {
+            // After the text: a standard font's widths go by the character each code shows.
+            font.simple_widths(doc, dict, base_font, missing);
+        }
         Ok(font)
     }
 
@@ -158,6 +171,39 @@ impl Font {
         Ok(())
     }
 
+    /// A composite TrueType font's glyph → character map, from its embedded program's
+    /// `cmap`, when its codes are CIDs (`Identity-H`/`-V`).
+    fn truetype_glyphs(
+        &mut self,
+        doc: &Document,
+        dict: &Dictionary,
+        descendant: &Dictionary,
+        descriptor: Option<&Dictionary>,
+        limit: usize,
+    ) {
+        fn name<'a>(doc: &'a Document, d: &'a Dictionary, key: &[u8]) -> Option<&'a Object> {
+            d.get(key).ok().map(|o| resolve(doc, o))
+        }
+        let identity = matches!(
+            name(doc, dict, b"Encoding").and_then(|o| o.as_name().ok()),
+            Some(b"Identity-H" | b"Identity-V")
+        );
+        let truetype = descendant.get(b"Subtype").and_then(Object::as_name).ok()
+            == Some(b"CIDFontType2".as_slice());
+        if !identity || !truetype {
+            return;
+        }
+        let stream = |o: Option<&Object>| {
+            o.and_then(|o| o.as_stream().ok())
+                .and_then(|s| s.get_plain_content_with_limit(limit.min(MAX_PROGRAM)).ok())
+        };
+        let Some(program) = stream(descriptor.and_then(|d| name(doc, d, b"FontFile2"))) else {
+            return;
+        };
+        self.glyph_text = super::truetype::glyph_chars(&program);
+        self.cid_to_gid = stream(name(doc, descendant, b"CIDToGIDMap"));
+    }
+
     fn simple_widths(&mut self, doc: &Document, dict: &Dictionary, base_font: &[u8], missing: f64) {
         let first = dict
             .get(b"FirstChar")
@@ -177,7 +223,12 @@ impl Font {
             }
             _ => {
                 for (code, slot) in self.simple_widths.iter_mut().enumerate() {
-                    *slot = std14::width(base_font, code);
+                    let mut chars = self.simple_text.get(code).map(|t| t.chars());
+                    let one = chars
+                        .as_mut()
+                        .and_then(Iterator::next)
+                        .filter(|_| chars.as_mut().is_some_and(|c| c.next().is_none()));
+                    *slot = std14::width(base_font, code, one);
                 }
             }
         }
@@ -224,11 +275,29 @@ impl Font {
         if let Some(text) = cache.get(&code) {
             return text.clone();
         }
-        let text = decode(self.to_unicode.as_ref(), code_bytes);
+        let mut text = decode(self.to_unicode.as_ref(), code_bytes);
+        if text.is_empty() {
+            text = self.glyph_char(code).map(String::from).unwrap_or_default();
+        }
         if cache.len() < 65_536 {
             cache.insert(code, text.clone());
         }
         text
+    }
+}
+
+impl Font {
+    /// The character of CID `code` through the program's glyphs (see `truetype_glyphs`).
+    fn glyph_char(&self, code: u32) -> Option<char> {
+        let gid = match &self.cid_to_gid {
+            None => u16::try_from(code).ok()?,
+            Some(map) => {
+                let at = usize::try_from(code).ok()?.checked_mul(2)?;
+                u16::from_be_bytes(map.get(at..at + 2)?.try_into().ok()?)
+            }
+        };
+        let c = *self.glyph_text.get(&gid)?;
+        (!c.is_control()).then_some(c)
     }
 }
 

@@ -9,6 +9,7 @@ use lopdf::content::Content;
 use lopdf::{Dictionary, Document, Object, ObjectId};
 
 use super::font::Font;
+use super::lex::{content_prefix, CONTENT_BOUNDS};
 use super::obj::{apply, matrix, matrix_obj, mul, operand, resolve, Matrix, IDENTITY};
 use crate::budget::Budget;
 use crate::document::{Rect, TextError};
@@ -17,6 +18,11 @@ use crate::document::{Rect, TextError};
 const MAX_FORM_DEPTH: usize = 12;
 /// `q` nested deeper than this is not saved (a hostile stream could push forever).
 const MAX_SAVE_DEPTH: usize = 256;
+/// Glyphs read from one page at most (a dense page has ~10,000); past it the page is cut.
+const MAX_PAGE_GLYPHS: usize = 100_000;
+/// Forms run on one page at most (a form drawing another a hundred times, twelve deep,
+/// would run 100^12 times).
+const MAX_FORM_RUNS: usize = 10_000;
 
 /// One glyph as drawn: its text, its box, and where it sits on its baseline.
 #[derive(Debug, Clone)]
@@ -57,6 +63,9 @@ pub(crate) struct Interp<'d, 'b> {
     /// Bytes of form streams decoded for this page (charged against the decoded limit).
     decoded: usize,
     forms: Vec<ObjectId>,
+    form_runs: usize,
+    /// Set when a bound of the page was reached: the rest of its content is not read.
+    cut: bool,
     tm: Matrix,
     tlm: Matrix,
 }
@@ -75,13 +84,16 @@ impl<'d, 'b> Interp<'d, 'b> {
             glyphs: Vec::new(),
             decoded,
             forms: Vec::new(),
+            form_runs: 0,
+            cut: false,
             tm: IDENTITY,
             tlm: IDENTITY,
         }
     }
 
     /// Runs `content` with `resources` from `ctm`. A content stream that stops parsing part
-    /// way answers `Ok(false)` (what was read before is kept).
+    /// way, or that reaches a bound of the page (glyphs, forms, operands), answers `Ok(false)`
+    /// (what was read before is kept).
     pub(crate) fn run(
         &mut self,
         content: &[u8],
@@ -98,7 +110,8 @@ impl<'d, 'b> Interp<'d, 'b> {
             tl: 0.0,
             rise: 0.0,
         };
-        self.run_with(content, resources, gs)
+        let whole = self.run_with(content, resources, gs)?;
+        Ok(whole && !self.cut)
     }
 
     fn run_with(
@@ -108,9 +121,18 @@ impl<'d, 'b> Interp<'d, 'b> {
         mut gs: GState,
     ) -> Result<bool, TextError> {
         let mut stack: Vec<GState> = Vec::new();
-        let mut whole = true;
+        // lopdf's parser collects an operator's operands, and recurses into arrays: the
+        // stream is cut before a run of operands it would collect too many of.
+        let (content, mut whole) = match content_prefix(content, &CONTENT_BOUNDS) {
+            Some(cut) => (content.get(..cut).unwrap_or_default(), false),
+            None => (content, true),
+        };
         for op in Content::decode_iter(content) {
             self.budget.tick()?;
+            if self.cut {
+                whole = false;
+                break;
+            }
             let Ok(op) = op else {
                 whole = false;
                 break;
@@ -215,6 +237,10 @@ impl<'d, 'b> Interp<'d, 'b> {
         };
         for (code, code_bytes) in font.codes(bytes) {
             self.budget.tick()?;
+            if self.glyphs.len() >= MAX_PAGE_GLYPHS {
+                self.cut = true;
+                return Ok(());
+            }
             let w0 = font.width(code) * font.scale;
             let trm = mul(
                 &mul(
@@ -251,6 +277,10 @@ impl<'d, 'b> Interp<'d, 'b> {
             .ok()
             .map(Rc::new);
         self.fonts.insert(key, font.clone());
+        // A font may decode a large /ToUnicode: read the clock after each, not one in 256.
+        if self.budget.check().is_err() {
+            self.cut = true;
+        }
         font
     }
 
@@ -274,6 +304,11 @@ impl<'d, 'b> Interp<'d, 'b> {
         if self.forms.contains(&id) || self.forms.len() >= MAX_FORM_DEPTH {
             return Ok(());
         }
+        self.form_runs += 1;
+        if self.form_runs > MAX_FORM_RUNS {
+            self.cut = true;
+            return Ok(());
+        }
         let Ok(stream) = doc.get_object(id).and_then(Object::as_stream) else {
             return Ok(());
         };
@@ -281,15 +316,20 @@ impl<'d, 'b> Interp<'d, 'b> {
             return Ok(());
         }
         let limit = self.budget.limits.max_decoded_bytes;
-        let content = match stream.get_plain_content_with_limit(limit.saturating_sub(self.decoded))
-        {
+        let room = limit
+            .saturating_sub(self.decoded)
+            .min(self.budget.decoded_room());
+        let content = match stream.get_plain_content_with_limit(room) {
             Ok(c) => c,
             Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded {
                 ..
-            })) => return Err(TextError::DecodedTooLarge { limit }),
+            })) => {
+                return Err(too_large(self.budget, limit.saturating_sub(self.decoded)));
+            }
             Err(_) => return Ok(()),
         };
         self.decoded = self.decoded.saturating_add(content.len());
+        self.budget.decoded(content.len())?;
         let m = stream
             .dict
             .get(b"Matrix")
@@ -310,6 +350,20 @@ impl<'d, 'b> Interp<'d, 'b> {
         self.tm = tm;
         self.tlm = tlm;
         result.map(|_| ())
+    }
+}
+
+/// The error for content over `room` bytes: the page's own limit, or the document's total
+/// when that was the smaller.
+pub(crate) fn too_large(budget: &Budget, room: usize) -> TextError {
+    if budget.decoded_room() < room {
+        TextError::ContentTooLarge {
+            limit: budget.limits.max_total_decoded_bytes,
+        }
+    } else {
+        TextError::DecodedTooLarge {
+            limit: budget.limits.max_decoded_bytes,
+        }
     }
 }
 

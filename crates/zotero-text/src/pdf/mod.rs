@@ -3,11 +3,15 @@
 //! are ours, so every glyph keeps its box and every loop its bounds.
 
 mod font;
+mod guard;
 mod interp;
 mod labels;
 mod layout;
+mod lex;
 mod obj;
+mod scan;
 mod std14;
+mod truetype;
 
 use std::collections::HashSet;
 
@@ -41,13 +45,46 @@ pub(crate) fn extract(bytes: &[u8], budget: &Budget) -> Result<Vec<Page>, TextEr
     Ok(out)
 }
 
+/// The most bytes one object stream or cross-reference stream may decode to while the file
+/// is loaded (real ones hold a few hundred objects: kilobytes).
+const LOAD_DECODE_LIMIT: usize = 32 * 1024 * 1024;
+
+/// The file loaded by lopdf, after the scan (see [`scan`]) and under the guard ([`guard`]).
+/// A file whose page tree lopdf cannot reach is loaded again by scanning for its objects.
 fn load(bytes: &[u8], budget: &Budget) -> Result<Document, TextError> {
-    let limit = budget.limits.max_decoded_bytes;
+    let scan = scan::scan(bytes, budget)?;
+    let doc = load_with(bytes, budget, &scan, scan.reconstruct)?;
+    if scan.reconstruct || page_tree_reachable(&doc) {
+        return Ok(doc);
+    }
+    budget.check()?;
+    load_with(bytes, budget, &scan, true)
+}
+
+fn load_with(
+    bytes: &[u8],
+    budget: &Budget,
+    scan: &scan::Scan,
+    reconstruct: bool,
+) -> Result<Document, TextError> {
+    let limit = budget.limits.max_decoded_bytes.min(LOAD_DECODE_LIMIT);
     let options = LoadOptions {
         max_decompressed_size: Some(limit),
+        force_reconstruct: reconstruct,
         ..LoadOptions::default()
     };
-    match Document::load_mem_with_options(bytes, options) {
+    let guard = guard::Guard::new(
+        scan::MAX_VALUES.saturating_sub(scan.values),
+        scan::MAX_VALUES,
+        limit,
+        budget.deadline(),
+        budget.limits.max_duration.as_secs(),
+    );
+    let (doc, failed) = guard::load(bytes, options, guard);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match doc {
         // lopdf opens a file with the empty user password itself; one still encrypted
         // afterwards needs a password we do not have.
         Ok(doc) if doc.is_encrypted() => Err(TextError::Encrypted),
@@ -64,6 +101,16 @@ fn load(bytes: &[u8], budget: &Budget) -> Result<Document, TextError> {
             reason: err.to_string(),
         }),
     }
+}
+
+/// Whether the catalog's `/Pages` is a dictionary (lopdf's own test before it rebuilds a
+/// file; it does not rebuild a file loaded through a filter).
+fn page_tree_reachable(doc: &Document) -> bool {
+    doc.catalog()
+        .ok()
+        .and_then(|c| c.get(b"Pages").ok())
+        .and_then(|p| p.as_reference().ok())
+        .is_some_and(|id| doc.get_dictionary(id).is_ok())
 }
 
 /// A page and what it inherits from its ancestors.
@@ -161,6 +208,59 @@ fn inherit<'d>(doc: &'d Document, dict: &'d Dictionary, mut node: PageRef<'d>) -
     node
 }
 
+/// The page's content, decoded within `room` bytes. A single stream is decoded directly:
+/// lopdf's concatenation would copy it once more (twice the memory of a large page).
+fn page_content(doc: &Document, page: ObjectId, room: usize) -> lopdf::Result<Vec<u8>> {
+    match doc.get_page_contents(page).as_slice() {
+        [one] => match doc.get_object(*one).and_then(Object::as_stream) {
+            Ok(stream) => stream
+                .decompressed_content_with_limit(room)
+                .or_else(|e| match e {
+                    lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded {
+                        ..
+                    }) => Err(e),
+                    // As lopdf does: a stream that does not decode is read as it is.
+                    _ if stream.content.len() <= room => Ok(stream.content.clone()),
+                    _ => Err(lopdf::DecompressError::MemoryLimitExceeded { limit: room }.into()),
+                }),
+            Err(_) => Ok(Vec::new()),
+        },
+        _ => doc.get_page_content_with_limit(page, room),
+    }
+}
+
+/// Whether every stream the page's `/Contents` names was found (a reference that leads
+/// nowhere, or through too many references, makes the page damaged rather than empty).
+fn contents_found(doc: &Document, page: ObjectId) -> bool {
+    let ids = doc.get_page_contents(page);
+    let named = doc
+        .get_dictionary(page)
+        .ok()
+        .and_then(|d| d.get(b"Contents").ok())
+        .is_some_and(|c| match c {
+            Object::Reference(_) => true,
+            Object::Array(a) => !a.is_empty(),
+            _ => false,
+        });
+    if ids.is_empty() {
+        return !named;
+    }
+    // A stream lopdf could not delimit (its /Length unresolvable) is left empty.
+    ids.iter().all(|id| {
+        doc.get_object(*id)
+            .and_then(Object::as_stream)
+            .is_ok_and(|s| {
+                !s.content.is_empty()
+                    || s.dict
+                        .get(b"Length")
+                        .and_then(|l| doc.dereference(l))
+                        .and_then(|(_, l)| l.as_i64())
+                        .ok()
+                        == Some(0)
+            })
+    })
+}
+
 fn read_page(
     doc: &Document,
     page: &PageRef<'_>,
@@ -183,16 +283,19 @@ fn read_page(
         rotation,
     };
     let Some(id) = page.id else { return Ok(result) };
-    let content = match doc.get_page_content_with_limit(id, limit) {
+    let room = limit.min(budget.decoded_room());
+    let content = match page_content(doc, id, room) {
         Ok(content) => content,
         Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. })) => {
-            return Err(TextError::DecodedTooLarge { limit })
+            return Err(interp::too_large(budget, limit))
         }
         Err(_) => return Ok(result),
     };
+    budget.decoded(content.len())?;
     let mut interp = Interp::new(doc, budget, fonts, content.len());
-    let whole = interp.run(&content, page.resources, IDENTITY)?;
+    let whole = interp.run(&content, page.resources, IDENTITY)? && contents_found(doc, id);
     let (text, glyphs) = layout::layout(&interp.glyphs, rotation, budget)?;
+    budget.glyphs(glyphs.len())?;
     result.status = if !whole {
         PageStatus::Damaged
     } else if text.is_empty() {

@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+pub mod hostile;
+
 /// A PDF under construction: object `n` is `objects[n - 1]`.
 #[derive(Default)]
 pub struct Pdf {
@@ -164,4 +166,57 @@ pub fn deflate(data: &[u8]) -> Vec<u8> {
     let mut enc = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
     let _ = enc.write_all(data);
     enc.finish().unwrap_or_default()
+}
+
+/// A TrueType program holding only a `cmap` table: one format 4 subtable (3,1) mapping
+/// `chars` (ascending) to glyphs 1, 2, 3… in order, one segment each. Enough for a reader
+/// that maps glyphs back to characters; nothing draws with it.
+pub fn truetype_with_cmap(chars: &[char]) -> Vec<u8> {
+    let be16 = |out: &mut Vec<u8>, v: u16| out.extend_from_slice(&v.to_be_bytes());
+    let mut segs: Vec<(u16, u16)> = chars
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (*c as u16, i as u16 + 1))
+        .collect();
+    segs.push((0xFFFF, 0));
+    let n = segs.len() as u16;
+    let mut sub = Vec::new();
+    for v in [4u16, 16 + 8 * n, 0, 2 * n, 0, 0, 0] {
+        be16(&mut sub, v);
+    }
+    for (code, _) in &segs {
+        be16(&mut sub, *code);
+    }
+    be16(&mut sub, 0);
+    for (code, _) in &segs {
+        be16(&mut sub, *code);
+    }
+    for (code, gid) in &segs {
+        be16(
+            &mut sub,
+            if *code == 0xFFFF {
+                1
+            } else {
+                gid.wrapping_sub(*code)
+            },
+        );
+    }
+    for _ in &segs {
+        be16(&mut sub, 0);
+    }
+    let mut font = Vec::new();
+    font.extend_from_slice(&0x0001_0000u32.to_be_bytes());
+    for v in [1u16, 16, 0, 0] {
+        be16(&mut font, v);
+    }
+    font.extend_from_slice(b"cmap");
+    font.extend_from_slice(&0u32.to_be_bytes());
+    font.extend_from_slice(&28u32.to_be_bytes());
+    font.extend_from_slice(&(12 + sub.len() as u32).to_be_bytes());
+    for v in [0u16, 1, 3, 1] {
+        be16(&mut font, v);
+    }
+    font.extend_from_slice(&12u32.to_be_bytes());
+    font.extend(sub);
+    font
 }

@@ -63,6 +63,9 @@ pub struct PageSpan {
     pub status: &'static str,
     pub offset: u64,
     pub end_offset: u64,
+    /// Its running headers and footers (`zotero_text::running`): `[start, end)` in the
+    /// whole text's characters, as `offset`.
+    pub running: Vec<[u64; 2]>,
 }
 
 fn field<'a>(o: &'a WireObject, name: &str) -> Option<&'a str> {
@@ -175,6 +178,18 @@ impl ZoteroService {
     }
 }
 
+/// Byte ranges of `text` as character ranges of the whole text, `text` starting at `at`.
+fn char_ranges(text: &str, spans: &[zotero_text::running::Span], at: u64) -> Vec<[u64; 2]> {
+    let chars = |byte: u32| -> u64 {
+        let end = usize::try_from(byte).unwrap_or(usize::MAX).min(text.len());
+        text.get(..end).map_or(0, |t| t.chars().count() as u64)
+    };
+    spans
+        .iter()
+        .map(|&(s, e)| [at + chars(s), at + chars(e)])
+        .collect()
+}
+
 /// The selected pages of `doc` as one text, paged; each under its label, a page without
 /// text saying why. A selection with no text at all is an error naming the reason.
 fn assemble(
@@ -209,6 +224,7 @@ fn assemble(
         .with_detail("attachment_key", att_key.as_str())
         .with_detail("reason", reason));
     }
+    let marks = zotero_text::running::running_lines(doc);
     let mut pager = Pager::new(page);
     let mut spans = Vec::with_capacity(selected.len());
     for (n, p) in selected.iter().enumerate() {
@@ -217,8 +233,14 @@ fn assemble(
         }
         let offset = pager.position();
         pager.push(&pages::header(&p.label));
+        let mut running = Vec::new();
         let status = if has_text(p) {
-            pager.push(&p.text);
+            let at = pager.push(&p.text).start;
+            let page_marks = usize::try_from(p.index)
+                .ok()
+                .and_then(|i| marks.get(i))
+                .map_or(&[][..], Vec::as_slice);
+            running = char_ranges(&p.text, page_marks, at);
             "text"
         } else {
             let why = match p.status {
@@ -234,6 +256,7 @@ fn assemble(
             status,
             offset,
             end_offset: pager.position(),
+            running,
         });
     }
     let paged = pager.finish();

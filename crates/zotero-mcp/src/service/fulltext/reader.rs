@@ -6,7 +6,6 @@
 //! (`zotero_text::Limits`) and its result dropped.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -71,6 +70,9 @@ pub fn text_error_reason(e: &TextError) -> &'static str {
     match e {
         TextError::TooLarge { .. }
         | TextError::DecodedTooLarge { .. }
+        | TextError::ContentTooLarge { .. }
+        | TextError::TooMuchText { .. }
+        | TextError::TooManyObjects { .. }
         | TextError::TooManyPages { .. } => "too_large",
         TextError::TimedOut { .. } => "timed_out",
         TextError::Encrypted => "encrypted",
@@ -85,6 +87,9 @@ pub fn text_error(key: &str, e: TextError) -> ToolError {
     let code = match e {
         TextError::TooLarge { .. }
         | TextError::DecodedTooLarge { .. }
+        | TextError::ContentTooLarge { .. }
+        | TextError::TooMuchText { .. }
+        | TextError::TooManyObjects { .. }
         | TextError::TooManyPages { .. } => ErrorCode::Validation,
         TextError::TimedOut { .. } => ErrorCode::Upstream,
         TextError::Encrypted | TextError::Damaged { .. } | TextError::Unsupported => {
@@ -112,6 +117,45 @@ fn extract_kind(content_type: Option<&str>, bytes: &[u8]) -> Option<zotero_text:
         DocumentKind::Html => Some(K::Html),
         DocumentKind::Text => Some(K::Text),
         DocumentKind::Other => bytes.starts_with(b"%PDF-").then_some(K::Pdf),
+    }
+}
+
+/// Extractions running at once: each may hold a few hundred MB while it runs (its file,
+/// the PDF's objects, the pages read), so an agent asking for many files at once waits.
+const EXTRACTIONS: usize = 2;
+static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(EXTRACTIONS);
+/// How long past the extractor's own deadline the call waits for it. The extractor checks
+/// its deadline cooperatively and bounds what it cannot interrupt; should it still run
+/// over, the call answers and the thread ends on its own (its slot stays taken until then).
+const EXTRACT_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Runs `extract` on a blocking thread (never on the async workers), at most
+/// [`EXTRACTIONS`] at once, answering by its deadline and `grace` or at cancellation.
+async fn run_extract(
+    extract: ExtractFn,
+    bytes: Vec<u8>,
+    kind: zotero_text::DocumentKind,
+    limits: zotero_text::Limits,
+    grace: std::time::Duration,
+    cancel: &CancellationToken,
+) -> Result<Result<Document, TextError>, ReadError> {
+    let permit = tokio::select! {
+        permit = RUNNING.acquire() => permit.map_err(|e| ReadError::Stopped(e.to_string()))?,
+        () = cancel.cancelled() => return Err(ReadError::File(ZoteroError::Cancelled)),
+    };
+    let wait = limits.max_duration.saturating_add(grace);
+    let seconds = limits.max_duration.as_secs();
+    let job = tokio::task::spawn_blocking(move || {
+        let _slot = permit;
+        extract(&bytes, kind, &limits)
+    });
+    tokio::select! {
+        joined = tokio::time::timeout(wait, job) => match joined {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(e)) => Err(ReadError::Stopped(e.to_string())),
+            Err(_) => Ok(Err(TextError::TimedOut { seconds })),
+        },
+        () = cancel.cancelled() => Err(ReadError::File(ZoteroError::Cancelled)),
     }
 }
 
@@ -171,12 +215,15 @@ impl FileReader {
             max_input_bytes: usize::try_from(self.max_file_bytes).unwrap_or(usize::MAX),
             ..zotero_text::Limits::default()
         };
-        let bytes = Arc::new(file.bytes);
-        let job = tokio::task::spawn_blocking(move || extract(&bytes, kind, &text_limits));
-        let doc = tokio::select! {
-            done = job => done.map_err(|e| ReadError::Stopped(e.to_string()))?,
-            () = cancel.cancelled() => return Err(ReadError::File(ZoteroError::Cancelled)),
-        }
+        let doc = run_extract(
+            extract,
+            file.bytes,
+            kind,
+            text_limits,
+            EXTRACT_GRACE,
+            cancel,
+        )
+        .await?
         .map_err(|error| ReadError::Text {
             key: key.key.clone(),
             error,
@@ -186,5 +233,60 @@ impl FileReader {
             let _ = tokio::task::spawn_blocking(move || cache.put(&key, &d)).await;
         }
         Ok((doc, Some(from)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn stuck(
+        _: &[u8],
+        _: zotero_text::DocumentKind,
+        _: &zotero_text::Limits,
+    ) -> Result<Document, TextError> {
+        std::thread::sleep(std::time::Duration::from_millis(800));
+        Err(TextError::Unsupported)
+    }
+
+    #[tokio::test]
+    async fn an_extraction_past_its_deadline_answers_timed_out_without_waiting_for_it() {
+        let limits = zotero_text::Limits {
+            max_duration: std::time::Duration::ZERO,
+            ..zotero_text::Limits::default()
+        };
+        let grace = std::time::Duration::from_millis(10);
+        let cancel = CancellationToken::new();
+        let got = run_extract(
+            stuck,
+            Vec::new(),
+            zotero_text::DocumentKind::Pdf,
+            limits,
+            grace,
+            &cancel,
+        )
+        .await
+        .unwrap();
+        assert!(
+            matches!(got, Err(TextError::TimedOut { seconds: 0 })),
+            "{got:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_does_not_wait_for_its_extraction() {
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let got = run_extract(
+            stuck,
+            Vec::new(),
+            zotero_text::DocumentKind::Pdf,
+            zotero_text::Limits::default(),
+            EXTRACT_GRACE,
+            &cancel,
+        )
+        .await;
+        assert!(got.is_err());
     }
 }

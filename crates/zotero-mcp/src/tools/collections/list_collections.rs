@@ -86,9 +86,9 @@ pub struct ListCollectionsData {
     /// start of the next page; absent on the last
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_start: Option<u64>,
-    /// tree only, when the tree was cut at 500 collections (or, for a branch, 25 requests):
-    /// at least this many collections were left out; a collection whose parent was left out
-    /// is at the top with its parent_key. List a branch with parent_key
+    /// tree only, when cut at 500 collections (a branch: 25 requests): at least this many
+    /// were left out; one whose parent was left out is at the top with its parent_key. List
+    /// a branch with parent_key
     #[serde(skip_serializing_if = "Option::is_none")]
     pub omitted: Option<u64>,
 }

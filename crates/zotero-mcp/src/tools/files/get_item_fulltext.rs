@@ -137,6 +137,16 @@ pub struct PageInfo {
     pub offset: u64,
     /// Where it ends (exclusive)
     pub end_offset: u64,
+    /// Running headers/footers in its text (lines repeated at the top or bottom of most
+    /// pages, page numbers folded), marked, not removed: [start, end) in characters. The
+    /// schema says only "array": the whole tools/list answer has a byte budget.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "any_array")]
+    pub running: Vec<[u64; 2]>,
+}
+
+fn any_array(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "array" })
 }
 
 /// An attachment read for the text.
@@ -232,7 +242,7 @@ pub struct GetItemFulltextData {
     pub source: TextOrigin,
     /// The attachments whose text it is, in order
     pub sections: Vec<FulltextSection>,
-    /// The file's pages in this text (source file)
+    /// The file's pages here (source file)
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<PageInfo>,
     /// Attachments Zotero has no indexed text for
@@ -321,6 +331,7 @@ impl GetItemFulltextData {
                     status: p.status.to_string(),
                     offset: p.offset,
                     end_offset: p.end_offset,
+                    running: p.running,
                 })
                 .collect(),
             not_indexed: Vec::new(),

@@ -369,8 +369,7 @@ pub struct Attached {
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub already_attached: bool,
     /// Present in a dry run: nothing was written. Unless already_attached, this is the
-    /// attachment that would be created (attachment_key "" and version 0: they exist once
-    /// it is written)
+    /// attachment that would be created (attachment_key "", version 0 until written)
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dry_run: bool,
 }
