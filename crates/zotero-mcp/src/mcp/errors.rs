@@ -6,6 +6,9 @@ use serde_json::{json, Value};
 use zotero_api::error::UpstreamAnswer;
 use zotero_api::ZoteroError;
 use zotero_index::{IndexError, Remedy};
+use zotero_text::TextError;
+
+use crate::service::fulltext::reader::{text_error_reason, ReadError};
 use zotero_metadata::services::ServiceError;
 use zotero_sources::{Blame, SourceError};
 
@@ -334,6 +337,37 @@ fn index_error(e: IndexError) -> ToolError {
         _ => {}
     }
     err
+}
+
+/// Why an attachment's file gave no document.
+impl From<ReadError> for ToolError {
+    fn from(e: ReadError) -> Self {
+        match e {
+            ReadError::File(e) => e.into(),
+            ReadError::Text { key, error } => text_error(&key, error),
+            e @ ReadError::Stopped(_) => ToolError::internal(e.to_string()),
+        }
+    }
+}
+
+/// Why a file gave no document, as a tool error.
+fn text_error(key: &str, e: TextError) -> ToolError {
+    let reason = text_error_reason(&e);
+    let code = match e {
+        TextError::TooLarge { .. }
+        | TextError::DecodedTooLarge { .. }
+        | TextError::ContentTooLarge { .. }
+        | TextError::TooMuchText { .. }
+        | TextError::TooManyObjects { .. }
+        | TextError::TooManyPages { .. } => ErrorCode::Validation,
+        TextError::TimedOut { .. } => ErrorCode::Upstream,
+        TextError::Encrypted | TextError::Damaged { .. } | TextError::Unsupported => {
+            ErrorCode::NotFound
+        }
+    };
+    ToolError::new(code, format!("attachment {key}: {e}"))
+        .with_detail("attachment_key", key)
+        .with_detail("reason", reason)
 }
 
 impl From<SourceError> for ToolError {

@@ -12,7 +12,6 @@ pub mod index;
 pub mod items;
 pub mod notes;
 pub mod research;
-pub mod search;
 pub mod time;
 
 use std::sync::Arc;

@@ -115,7 +115,7 @@ const LONG_FNS: &[&str] = &[
     "zotero-mcp/src/service/research/graph/co_cited.rs::co_cited", // 103
     "zotero-mcp/src/service/research/graph/mod.rs::find_related", // 112
     "zotero-mcp/src/service/research/manuscript/cites/latex.rs::latex_command", // 105
-    "zotero-mcp/src/service/search.rs::index_search", // 126
+    "zotero-mcp/src/service/index/search.rs::index_search", // 126
     "zotero-mcp/src/tools/index/search_database_status.rs::statuses", // 107
     "zotero-mcp/src/tools/items/item_markdown.rs::render", // 106
     "zotero-mcp/src/tools/items/metadata.rs::metadata", // 134

@@ -17,7 +17,6 @@ use zotero_text::{Document, TextError};
 
 use super::cache::{CacheKey, DocCache};
 use crate::config::ExtractFn;
-use crate::error::{ErrorCode, ToolError};
 
 /// How attachments' files are read for their text.
 #[derive(Clone)]
@@ -55,16 +54,6 @@ pub enum ReadError {
     Stopped(String),
 }
 
-impl From<ReadError> for ToolError {
-    fn from(e: ReadError) -> Self {
-        match e {
-            ReadError::File(e) => e.into(),
-            ReadError::Text { key, error } => text_error(&key, error),
-            e @ ReadError::Stopped(_) => ToolError::internal(e.to_string()),
-        }
-    }
-}
-
 /// The name of an extractor's refusal, as the tools and the index's report give it.
 pub fn text_error_reason(e: &TextError) -> &'static str {
     match e {
@@ -79,26 +68,6 @@ pub fn text_error_reason(e: &TextError) -> &'static str {
         TextError::Damaged { .. } => "damaged",
         TextError::Unsupported => "unsupported",
     }
-}
-
-/// Why a file gave no document, as a tool error.
-pub fn text_error(key: &str, e: TextError) -> ToolError {
-    let reason = text_error_reason(&e);
-    let code = match e {
-        TextError::TooLarge { .. }
-        | TextError::DecodedTooLarge { .. }
-        | TextError::ContentTooLarge { .. }
-        | TextError::TooMuchText { .. }
-        | TextError::TooManyObjects { .. }
-        | TextError::TooManyPages { .. } => ErrorCode::Validation,
-        TextError::TimedOut { .. } => ErrorCode::Upstream,
-        TextError::Encrypted | TextError::Damaged { .. } | TextError::Unsupported => {
-            ErrorCode::NotFound
-        }
-    };
-    ToolError::new(code, format!("attachment {key}: {e}"))
-        .with_detail("attachment_key", key)
-        .with_detail("reason", reason)
 }
 
 fn field<'a>(o: &'a WireObject, name: &str) -> Option<&'a str> {

@@ -47,6 +47,7 @@ mod documents;
 mod files;
 mod freshness;
 mod run;
+pub mod search;
 mod settings;
 mod source_db;
 mod sync;

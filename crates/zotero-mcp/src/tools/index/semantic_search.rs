@@ -13,8 +13,8 @@ use zotero_index::{Filters, Mode, SearchQuery};
 
 use crate::budget;
 use crate::error::ToolError;
+use crate::service::index::search::{LibraryHit, Scope};
 use crate::service::index::Freshness;
-use crate::service::search::{LibraryHit, Scope};
 use crate::tools::params::{null_is_default, FilterTags, NonBlank, ObjectKey, Start};
 use crate::tools::tool::{Hints, ToolContext, ToolSet, ZoteroTool};
 
